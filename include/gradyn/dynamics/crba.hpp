@@ -1,0 +1,12 @@
+// Composite rigid-body algorithm: the joint-space inertia matrix M(q), armature on its diagonal.
+#pragma once
+
+#include "gradyn/dynamics/kinematics.hpp"
+
+namespace gradyn {
+
+/// Returns data.M, both triangles filled. Also fills data.liMi, oMi, Ic.
+template <class S>
+const MatrixX<S>& crba(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q);
+
+}  // namespace gradyn

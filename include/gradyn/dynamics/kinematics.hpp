@@ -1,0 +1,25 @@
+// Forward kinematics: q (and v) -> body poses (and spatial velocities).
+#pragma once
+
+#include "gradyn/model/data.hpp"
+
+namespace gradyn {
+
+template <class S> using VecRef = Eigen::Ref<const VectorX<S>>;
+
+/// Fills data.liMi and data.oMi from q.
+template <class S>
+void forward_kinematics(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q);
+
+/// Fills data.liMi, data.oMi and the body-frame velocities data.v from q and v.
+template <class S>
+void forward_kinematics(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v);
+
+/// Fills data.oMf (frame poses in the world) from data.oMi; call after forward_kinematics.
+template <class S>
+void update_frames(const ModelTpl<S>& model, DataTpl<S>& data);
+
+/// Throws ArgumentError unless x has `expected` entries; `what` names the argument.
+void check_size(const char* what, Eigen::Index actual, Eigen::Index expected);
+
+}  // namespace gradyn

@@ -1,0 +1,23 @@
+// Recursive Newton-Euler: inverse dynamics tau = M(q) a + C(q, v) v + g(q) (armature included
+// in M; passive spring and damper forces are not part of it, see passive.hpp).
+#pragma once
+
+#include "gradyn/dynamics/kinematics.hpp"
+
+namespace gradyn {
+
+/// Returns data.tau. Also fills data.liMi, oMi, v, a (gravity included), f.
+template <class S>
+const VectorX<S>& rnea(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                       const VecRef<S>& a);
+
+/// C(q, v) v + g(q) = rnea(q, v, 0). Returns data.tau.
+template <class S>
+const VectorX<S>& nonlinear_effects(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
+                                    const VecRef<S>& v);
+
+/// g(q) = rnea(q, 0, 0). Returns data.tau.
+template <class S>
+const VectorX<S>& generalized_gravity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q);
+
+}  // namespace gradyn

@@ -1,0 +1,40 @@
+// Loading models from files: URDF and MJCF. Every error names the file, the line and the element.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gradyn/model/builder.hpp"
+
+namespace gradyn {
+
+struct LoadOptions {
+  // URDF: add a free joint between the world and the root link. MJCF models declare their
+  // free joints themselves, and this must then be false.
+  bool floating_base = false;
+  // Receives warnings (e.g. a mesh file that does not exist). Null: warnings go to std::cerr.
+  std::vector<std::string>* warnings = nullptr;
+};
+
+/// Parses a URDF file into a builder (links, joints, inertials, origins with rpy, axes,
+/// limits, dynamics damping). `package://name/...` mesh paths are resolved by searching the
+/// file's ancestor directories for `name` and ROS_PACKAGE_PATH; relative paths against the
+/// file's directory; a missing mesh only warns.
+ModelBuilder parse_urdf(const std::string& path, const LoadOptions& options = {});
+ModelBuilder parse_urdf_string(const std::string& xml, const std::string& source_name = "<string>",
+                               const LoadOptions& options = {});
+Model load_urdf(const std::string& path, const LoadOptions& options = {});
+
+/// Parses an MJCF (MuJoCo XML) file: body tree, hinge/slide/ball/free joints, default classes,
+/// compiler angle units and euler sequence, inertia from geoms when a body has no <inertial>,
+/// armature, damping, stiffness and springref. Bodies with several joints become chains of
+/// massless bodies; bodies without joints are welded to their parent.
+ModelBuilder parse_mjcf(const std::string& path, const LoadOptions& options = {});
+ModelBuilder parse_mjcf_string(const std::string& xml, const std::string& source_name = "<string>",
+                               const LoadOptions& options = {});
+Model load_mjcf(const std::string& path, const LoadOptions& options = {});
+
+/// URDF or MJCF by extension (.urdf; .xml or .mjcf). Throws ModelError for other extensions.
+Model load(const std::string& path, const LoadOptions& options = {});
+
+}  // namespace gradyn

@@ -1,0 +1,76 @@
+// ModelBuilder: describe a robot as links joined by joints (the URDF view), then build() a Model.
+// Loaders (URDF, MJCF) and the Python API all go through here, so every model gets the same
+// checks: positive masses, positive-definite inertias, one root, no cycles, known parents.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gradyn/model/errors.hpp"
+#include "gradyn/model/model.hpp"
+
+namespace gradyn {
+
+struct LinkSpec {
+  std::string name;
+  // Inertia in the link frame. A link without inertia (std::nullopt) is massless: fine for
+  // frames and welded links, but a moving body whose whole subtree is massless is rejected.
+  std::optional<Inertia<double>> inertia;
+  SourceLocation where;
+};
+
+struct JointSpec {
+  std::string name;
+  JointType type = JointType::Fixed;
+  std::string parent;  // parent link name
+  std::string child;   // child link name
+  Pose<double> origin;  // joint frame in the parent link frame
+  // Child link frame in the joint's moved frame (identity for URDF; MJCF joint anchors and
+  // reference angles use it).
+  Pose<double> child_offset;
+  Vector3<double> axis = Vector3<double>(1, 0, 0);  // joint frame; normalised by build()
+  // Per DoF (broadcast when a single value is given for a multi-DoF joint).
+  double damping = 0, armature = 0, stiffness = 0;
+  double effort_limit = std::numeric_limits<double>::infinity();
+  double velocity_limit = std::numeric_limits<double>::infinity();
+  // Scalar joints only (revolute, prismatic): position limits, spring rest and reference value.
+  double lower = -std::numeric_limits<double>::infinity();
+  double upper = std::numeric_limits<double>::infinity();
+  double rest = 0;       // spring rest position
+  double reference = 0;  // value of q in the model's reference configuration q0
+  SourceLocation where;
+};
+
+struct BuildOptions {
+  bool floating_base = false;  // put a free joint between the world and the root link
+  std::string floating_base_name = "root";
+};
+
+class ModelBuilder {
+ public:
+  ModelBuilder& add_link(LinkSpec link);
+  ModelBuilder& add_joint(JointSpec joint);
+  ModelBuilder& set_gravity(const Vector3<double>& g) { gravity_ = g; return *this; }
+  ModelBuilder& set_name(std::string name) { name_ = std::move(name); return *this; }
+  ModelBuilder& set_source(std::string file) { source_ = std::move(file); return *this; }
+
+  const std::vector<LinkSpec>& links() const { return links_; }
+  const std::vector<JointSpec>& joints() const { return joints_; }
+
+  /// Checks the description and builds the model. Throws ModelError naming the element.
+  Model build(const BuildOptions& options = {}) const;
+
+ private:
+  std::vector<LinkSpec> links_;
+  std::vector<JointSpec> joints_;
+  Vector3<double> gravity_ = Vector3<double>(0, 0, -9.81);
+  std::string name_;
+  std::string source_;
+};
+
+/// Throws ModelError unless the inertia is physical: mass > 0 and a symmetric positive-definite
+/// rotational inertia.
+void check_inertia(const Inertia<double>& inertia, const SourceLocation& where);
+
+}  // namespace gradyn

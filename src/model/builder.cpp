@@ -1,0 +1,252 @@
+#include "gradyn/model/builder.hpp"
+
+#include <Eigen/Eigenvalues>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+namespace gradyn {
+
+std::string_view joint_type_name(JointType type) {
+  switch (type) {
+    case JointType::Fixed: return "fixed";
+    case JointType::Revolute: return "revolute";
+    case JointType::Continuous: return "continuous";
+    case JointType::Prismatic: return "prismatic";
+    case JointType::Spherical: return "spherical";
+    case JointType::Free: return "free";
+    case JointType::Planar: return "planar";
+  }
+  return "unknown";
+}
+
+static SourceLocation or_named(const SourceLocation& where, const char* kind, const std::string& name) {
+  if (!where.element.empty() || !where.file.empty()) return where;
+  SourceLocation w = where;
+  w.element = std::string("<") + kind + " name='" + name + "'>";
+  return w;
+}
+
+void check_inertia(const Inertia<double>& I, const SourceLocation& where) {
+  if (!std::isfinite(I.mass) || I.mass <= 0) {
+    std::ostringstream s;
+    s << "mass must be positive and finite, got " << I.mass;
+    throw ModelError(where, s.str());
+  }
+  if (!I.com.allFinite() || !I.inertia_com.allFinite()) throw ModelError(where, "inertia has non-finite entries");
+  const Matrix3<double>& J = I.inertia_com;
+  if ((J - J.transpose()).cwiseAbs().maxCoeff() > 1e-12 * (1 + J.cwiseAbs().maxCoeff()))
+    throw ModelError(where, "rotational inertia is not symmetric");
+  Eigen::SelfAdjointEigenSolver<Matrix3<double>> eig(J);
+  const Vector3<double> ev = eig.eigenvalues();
+  if (ev.minCoeff() <= 0) {
+    std::ostringstream s;
+    s << "rotational inertia is not positive definite (principal moments " << ev.transpose() << ")";
+    throw ModelError(where, s.str());
+  }
+}
+
+ModelBuilder& ModelBuilder::add_link(LinkSpec link) {
+  const SourceLocation where = or_named(link.where, "link", link.name);
+  if (link.name.empty()) throw ModelError(where, "a link needs a name");
+  for (const auto& l : links_)
+    if (l.name == link.name) throw ModelError(where, "duplicate link name '" + link.name + "'");
+  if (link.inertia) check_inertia(*link.inertia, where);
+  link.where = where;
+  links_.push_back(std::move(link));
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::add_joint(JointSpec joint) {
+  const SourceLocation where = or_named(joint.where, "joint", joint.name);
+  if (joint.name.empty()) throw ModelError(where, "a joint needs a name");
+  for (const auto& j : joints_)
+    if (j.name == joint.name) throw ModelError(where, "duplicate joint name '" + joint.name + "'");
+  const bool scalar = joint.type == JointType::Revolute || joint.type == JointType::Continuous ||
+                      joint.type == JointType::Prismatic;
+  if (scalar) {
+    const double n = joint.axis.norm();
+    if (!std::isfinite(n) || n < 1e-12) throw ModelError(where, "joint axis must be a non-zero vector");
+    joint.axis /= n;
+  }
+  auto nonneg = [&](double x, const char* what) {
+    if (!(x >= 0)) throw ModelError(where, std::string(what) + " must be non-negative, got " + std::to_string(x));
+  };
+  nonneg(joint.damping, "damping");
+  nonneg(joint.armature, "armature");
+  nonneg(joint.stiffness, "stiffness");
+  nonneg(joint.effort_limit, "effort limit");
+  nonneg(joint.velocity_limit, "velocity limit");
+  if (joint.lower > joint.upper) throw ModelError(where, "lower limit is above the upper limit");
+  if (!joint.origin.R.allFinite() || !joint.origin.p.allFinite()) throw ModelError(where, "origin is not finite");
+  joint.where = where;
+  joints_.push_back(std::move(joint));
+  return *this;
+}
+
+Model ModelBuilder::build(const BuildOptions& options) const {
+  const SourceLocation file_only{source_, 0, ""};
+  if (links_.empty()) throw ModelError(file_only, "the model has no links");
+
+  std::map<std::string, int> link_index;
+  for (int i = 0; i < static_cast<int>(links_.size()); ++i) link_index[links_[i].name] = i;
+
+  // The joint that moves each link (at most one: a second parent closes a loop).
+  std::vector<int> parent_joint(links_.size(), -1);
+  std::vector<std::vector<int>> child_joints(links_.size());
+  for (int j = 0; j < static_cast<int>(joints_.size()); ++j) {
+    const JointSpec& js = joints_[j];
+    auto p = link_index.find(js.parent);
+    if (p == link_index.end()) throw ModelError(js.where, "parent link '" + js.parent + "' does not exist");
+    auto c = link_index.find(js.child);
+    if (c == link_index.end()) throw ModelError(js.where, "child link '" + js.child + "' does not exist");
+    if (p->second == c->second) throw ModelError(js.where, "a joint cannot connect link '" + js.parent + "' to itself");
+    if (parent_joint[c->second] >= 0)
+      throw ModelError(js.where, "link '" + js.child + "' already has parent joint '" +
+                                     joints_[parent_joint[c->second]].name + "' (kinematic loops are not supported)");
+    parent_joint[c->second] = j;
+    child_joints[p->second].push_back(j);
+  }
+
+  std::vector<int> roots;
+  for (int i = 0; i < static_cast<int>(links_.size()); ++i)
+    if (parent_joint[i] < 0) roots.push_back(i);
+  if (roots.empty())
+    throw ModelError(joints_.front().where, "every link has a parent joint: the joints form a cycle");
+  if (roots.size() > 1)
+    throw ModelError(links_[roots[1]].where, "more than one root link ('" + links_[roots[0]].name + "' and '" +
+                                                 links_[roots[1]].name + "'): the model must be one tree");
+
+  Model m;
+  m.name = name_;
+  m.source = source_;
+  m.gravity = gravity_;
+
+  // Body of each link and the link frame's pose in that body (-1: welded to the world).
+  std::vector<int> link_body(links_.size(), -2);
+  std::vector<Pose<double>> link_in_body(links_.size());
+  std::vector<double> q0_values, lower, upper, rest;
+  std::vector<double> damping, armature, stiffness, effort, velocity;
+  std::vector<int> body_subtree_massive;
+
+  auto add_body = [&](const std::string& joint_name, JointType type, int parent_body, const Pose<double>& placement,
+                      const Vector3<double>& axis, const std::string& body_name) {
+    const int b = m.nbodies();
+    m.parent.push_back(parent_body);
+    m.joint_type.push_back(type);
+    m.idx_q.push_back(m.nq);
+    m.idx_v.push_back(m.nv);
+    m.joint_nq_.push_back(joint_nq(type));
+    m.joint_nv_.push_back(joint_nv(type));
+    m.nq += joint_nq(type);
+    m.nv += joint_nv(type);
+    m.joint_names.push_back(joint_name);
+    m.body_names.push_back(body_name);
+    m.joint_placement.push_back(placement);
+    m.joint_axis.push_back(axis);
+    m.body_inertia.push_back(Inertia<double>());
+    return b;
+  };
+  auto push_dof_params = [&](const JointSpec* js, JointType type) {
+    const int nq = joint_nq(type), nv = joint_nv(type);
+    const double inf = std::numeric_limits<double>::infinity();
+    for (int k = 0; k < nv; ++k) {
+      damping.push_back(js ? js->damping : 0.0);
+      armature.push_back(js ? js->armature : 0.0);
+      stiffness.push_back(js ? js->stiffness : 0.0);
+      effort.push_back(js ? js->effort_limit : inf);
+      velocity.push_back(js ? js->velocity_limit : inf);
+    }
+    Eigen::VectorXd qn(nq);
+    joint_neutral<double>(type, qn);
+    const bool scalar = nq == 1;
+    for (int k = 0; k < nq; ++k) {
+      const bool limited = scalar && js && type != JointType::Continuous;
+      lower.push_back(limited ? js->lower : -inf);
+      upper.push_back(limited ? js->upper : inf);
+      rest.push_back(scalar && js ? js->rest : qn[k]);
+      q0_values.push_back(scalar && js ? js->reference : qn[k]);
+    }
+  };
+
+  // Depth-first from the root: parents get lower body indices than their children.
+  const int root = roots[0];
+  if (options.floating_base) {
+    const int b = add_body(options.floating_base_name, JointType::Free, -1, Pose<double>(), Vector3<double>::Zero(),
+                           links_[root].name);
+    push_dof_params(nullptr, JointType::Free);
+    link_body[root] = b;
+  } else {
+    link_body[root] = -1;
+  }
+  m.frames.push_back({links_[root].name, FrameKind::Link, link_body[root], Pose<double>()});
+  if (links_[root].inertia && link_body[root] >= 0) m.body_inertia[link_body[root]] = *links_[root].inertia;
+
+  std::vector<int> stack(child_joints[root].rbegin(), child_joints[root].rend());
+  while (!stack.empty()) {
+    const int j = stack.back();
+    stack.pop_back();
+    const JointSpec& js = joints_[j];
+    const int pl = link_index.at(js.parent), cl = link_index.at(js.child);
+    const Pose<double> joint_in_parent_body = link_in_body[pl] * js.origin;
+    if (js.type == JointType::Fixed) {
+      link_body[cl] = link_body[pl];
+      link_in_body[cl] = joint_in_parent_body * js.child_offset;
+    } else {
+      const int b = add_body(js.name, js.type, link_body[pl], joint_in_parent_body, js.axis, js.child);
+      push_dof_params(&js, js.type);
+      link_body[cl] = b;
+      link_in_body[cl] = js.child_offset;
+      m.frames.push_back({js.name, FrameKind::Joint, b, Pose<double>()});
+    }
+    m.frames.push_back({js.child, FrameKind::Link, link_body[cl], link_in_body[cl]});
+    if (links_[cl].inertia && link_body[cl] >= 0) {
+      const int b = link_body[cl];
+      m.body_inertia[b] = m.body_inertia[b] + links_[cl].inertia->transformed(link_in_body[cl]);
+    }
+    for (auto it = child_joints[cl].rbegin(); it != child_joints[cl].rend(); ++it) stack.push_back(*it);
+  }
+
+  // A link not reached from the root sits on a cycle detached from the tree.
+  for (int i = 0; i < static_cast<int>(links_.size()); ++i)
+    if (link_body[i] == -2)
+      throw ModelError(joints_[parent_joint[i]].where,
+                       "link '" + links_[i].name + "' is not connected to the root: the joints form a cycle");
+
+  m.children.assign(m.nbodies(), {});
+  for (int b = 0; b < m.nbodies(); ++b)
+    if (m.parent[b] >= 0) m.children[m.parent[b]].push_back(b);
+
+  // Every moving body must carry mass somewhere in its subtree, or its acceleration is undefined.
+  std::vector<double> subtree_mass(m.nbodies(), 0.0);
+  for (int b = m.nbodies() - 1; b >= 0; --b) {
+    subtree_mass[b] += m.body_inertia[b].mass;
+    if (m.parent[b] >= 0) subtree_mass[m.parent[b]] += subtree_mass[b];
+  }
+  auto to_vec = [](const std::vector<double>& x) { return Eigen::Map<const Eigen::VectorXd>(x.data(), x.size()).eval(); };
+  m.damping = to_vec(damping);
+  m.armature = to_vec(armature);
+  m.stiffness = to_vec(stiffness);
+  m.effort_limit = to_vec(effort);
+  m.velocity_limit = to_vec(velocity);
+  m.q_rest = to_vec(rest);
+  m.lower_limit = to_vec(lower);
+  m.upper_limit = to_vec(upper);
+  m.q0 = to_vec(q0_values);
+  for (int b = 0; b < m.nbodies(); ++b) {
+    if (subtree_mass[b] > 0) continue;
+    const double arm = m.armature.segment(m.idx_v[b], m.joint_nv(b)).minCoeff();
+    if (arm > 0) continue;
+    const int j = m.joint_id(m.joint_names[b]);
+    SourceLocation where;
+    for (const auto& js : joints_)
+      if (js.name == m.joint_names[j]) where = js.where;
+    if (where.element.empty()) where = links_[root].where;
+    throw ModelError(where, "joint '" + m.joint_names[b] +
+                                "' moves only massless links: give a link in its subtree an <inertial> (or the "
+                                "joint armature)");
+  }
+  return m;
+}
+
+}  // namespace gradyn
