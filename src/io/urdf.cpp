@@ -1,0 +1,330 @@
+// URDF loader: <robot> with <link>s and <joint>s, read with tinyxml2 into a ModelBuilder.
+// Every error carries the file, the line of the offending element and the link or joint it
+// belongs to; the builder's own checks (inertia, tree shape) reuse the locations set here.
+#include <tinyxml2.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+#include <string_view>
+
+#include "gradyn/io/load.hpp"
+
+namespace gradyn {
+namespace {
+
+namespace fs = std::filesystem;
+using tinyxml2::XMLElement;
+
+struct UrdfContext {
+  std::string file;     // what error messages call the input
+  fs::path base_dir;    // relative mesh paths are resolved against this
+  const LoadOptions& options;
+};
+
+SourceLocation locate(const UrdfContext& ctx, const XMLElement* e, const std::string& owner) {
+  return SourceLocation{ctx.file, e ? e->GetLineNum() : 0, owner};
+}
+
+std::string describe(const char* tag, const char* name) {
+  return std::string("<") + tag + " name='" + (name ? name : "") + "'>";
+}
+
+void warn(const UrdfContext& ctx, const std::string& message) {
+  if (ctx.options.warnings) ctx.options.warnings->push_back(message);
+  else std::cerr << "gradyn: warning: " << message << '\n';
+}
+
+// Numbers the way URDF writes them ("1.", ".5", "+2", "1e-3"), independent of the C locale.
+bool parse_number(std::string_view token, double& out) {
+  if (!token.empty() && token.front() == '+') token.remove_prefix(1);
+  if (token.empty()) return false;
+  const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), out);
+  return ec == std::errc() && end == token.data() + token.size() && !std::isnan(out);
+}
+
+// Reads exactly `count` whitespace-separated numbers from attribute `attr` of `e`. A missing
+// attribute leaves `out` untouched (callers preset the URDF default).
+void read_numbers(const UrdfContext& ctx, const XMLElement* e, const char* attr, const std::string& owner,
+                  double* out, int count) {
+  const char* text = e->Attribute(attr);
+  if (!text) return;
+  std::vector<double> values;
+  std::string_view rest(text);
+  bool ok = true;
+  while (ok) {
+    const auto start = rest.find_first_not_of(" \t\r\n");
+    if (start == std::string_view::npos) break;
+    rest.remove_prefix(start);
+    const auto stop = std::min(rest.find_first_of(" \t\r\n"), rest.size());
+    double x = 0;
+    ok = parse_number(rest.substr(0, stop), x);
+    values.push_back(x);
+    rest.remove_prefix(stop);
+  }
+  if (!ok || static_cast<int>(values.size()) != count) {
+    std::ostringstream s;
+    s << "attribute " << attr << "=\"" << text << "\" of <" << e->Name() << "> must be " << count
+      << (count == 1 ? " number" : " numbers");
+    throw ModelError(locate(ctx, e, owner), s.str());
+  }
+  for (int i = 0; i < count; ++i) out[i] = values[i];
+}
+
+double read_number(const UrdfContext& ctx, const XMLElement* e, const char* attr, const std::string& owner,
+                   double fallback) {
+  double x = fallback;
+  read_numbers(ctx, e, attr, owner, &x, 1);
+  return x;
+}
+
+double require_number(const UrdfContext& ctx, const XMLElement* e, const char* attr, const std::string& owner) {
+  if (!e->Attribute(attr))
+    throw ModelError(locate(ctx, e, owner), std::string("<") + e->Name() + "> needs attribute " + attr);
+  return read_number(ctx, e, attr, owner, 0.0);
+}
+
+Vector3<double> read_vector3(const UrdfContext& ctx, const XMLElement* e, const char* attr, const std::string& owner,
+                             const Vector3<double>& fallback) {
+  Vector3<double> v = fallback;
+  if (e) read_numbers(ctx, e, attr, owner, v.data(), 3);
+  return v;
+}
+
+// <origin xyz rpy>: pose of a child frame in its parent frame; identity when absent.
+Pose<double> read_origin(const UrdfContext& ctx, const XMLElement* parent, const std::string& owner) {
+  const XMLElement* origin = parent->FirstChildElement("origin");
+  if (!origin) return Pose<double>();
+  const Vector3<double> xyz = read_vector3(ctx, origin, "xyz", owner, Vector3<double>::Zero());
+  const Vector3<double> rpy = read_vector3(ctx, origin, "rpy", owner, Vector3<double>::Zero());
+  return Pose<double>(rpy_to_matrix(rpy), xyz);
+}
+
+std::string require_attribute(const UrdfContext& ctx, const XMLElement* e, const char* attr,
+                              const std::string& owner) {
+  const char* value = e->Attribute(attr);
+  if (!value || !*value)
+    throw ModelError(locate(ctx, e, owner), std::string("<") + e->Name() + "> needs attribute " + attr);
+  return value;
+}
+
+// package://pkg/rest: an ancestor of the URDF's directory that is, or contains, a folder named
+// pkg, then the ROS_PACKAGE_PATH entries. Returns the first candidate that exists, else empty.
+fs::path resolve_package(const UrdfContext& ctx, const std::string& package, const std::string& rest) {
+  std::error_code ec;
+  std::vector<fs::path> roots;
+  for (fs::path dir = fs::absolute(ctx.base_dir, ec);; dir = dir.parent_path()) {
+    roots.push_back(dir);
+    if (dir == dir.parent_path()) break;
+  }
+  if (const char* env = std::getenv("ROS_PACKAGE_PATH")) {
+    std::string_view paths(env);
+    while (!paths.empty()) {
+      const auto colon = std::min(paths.find(':'), paths.size());
+      if (colon > 0) roots.emplace_back(std::string(paths.substr(0, colon)));
+      paths.remove_prefix(std::min(colon + 1, paths.size()));
+    }
+  }
+  for (const fs::path& root : roots) {
+    for (const fs::path& candidate : {root / package / rest, root.filename() == package ? root / rest : fs::path()}) {
+      if (!candidate.empty() && fs::is_regular_file(candidate, ec)) return candidate;
+    }
+  }
+  return {};
+}
+
+// Meshes are not loaded yet (geometry comes later); a missing mesh file must not stop a model
+// whose dynamics need only the inertials, so it only warns.
+void check_meshes(const UrdfContext& ctx, const XMLElement* link, const std::string& owner) {
+  for (const char* kind : {"visual", "collision"}) {
+    for (const XMLElement* shape = link->FirstChildElement(kind); shape; shape = shape->NextSiblingElement(kind)) {
+      const XMLElement* geometry = shape->FirstChildElement("geometry");
+      const XMLElement* mesh = geometry ? geometry->FirstChildElement("mesh") : nullptr;
+      if (!mesh) continue;
+      const std::string filename = require_attribute(ctx, mesh, "filename", owner);
+      fs::path resolved;
+      std::error_code ec;
+      constexpr std::string_view package_scheme = "package://", file_scheme = "file://";
+      if (filename.starts_with(package_scheme)) {
+        const std::string spec = filename.substr(package_scheme.size());
+        const auto slash = spec.find('/');
+        if (slash != std::string::npos && slash > 0)
+          resolved = resolve_package(ctx, spec.substr(0, slash), spec.substr(slash + 1));
+      } else {
+        fs::path p = filename.starts_with(file_scheme) ? fs::path(filename.substr(file_scheme.size())) : fs::path(filename);
+        if (p.is_relative()) p = ctx.base_dir / p;
+        if (fs::is_regular_file(p, ec)) resolved = p;
+      }
+      if (resolved.empty())
+        warn(ctx, locate(ctx, mesh, owner).str() + "<" + kind + "> mesh file '" + filename +
+                      "' not found; the mesh is ignored");
+    }
+  }
+}
+
+// <inertial>: mass, and the inertia tensor given in the inertial frame <origin xyz rpy>;
+// returned in the link frame (centre of mass xyz, rotational inertia R I R^T about it).
+// A zero-mass link that is welded to the world (PyBullet's convention for a static base)
+// carries no dynamics, so it is kept massless instead of rejected.
+std::optional<Inertia<double>> read_inertial(const UrdfContext& ctx, const XMLElement* link, const std::string& owner,
+                                             bool welded_to_world) {
+  const XMLElement* inertial = link->FirstChildElement("inertial");
+  if (!inertial) return std::nullopt;
+  const XMLElement* mass_element = inertial->FirstChildElement("mass");
+  if (!mass_element) throw ModelError(locate(ctx, inertial, owner), "<inertial> needs a <mass value=..>");
+  const double mass = require_number(ctx, mass_element, "value", owner);
+  if (mass == 0 && welded_to_world) return std::nullopt;
+  if (!(mass > 0) || !std::isfinite(mass)) {
+    std::ostringstream s;
+    s << "<mass value=\"" << mass_element->Attribute("value") << "\">: mass must be positive and finite";
+    throw ModelError(locate(ctx, mass_element, owner), s.str());
+  }
+  const XMLElement* tensor = inertial->FirstChildElement("inertia");
+  if (!tensor) throw ModelError(locate(ctx, inertial, owner), "<inertial> needs an <inertia ixx=.. ..>");
+  const double ixx = require_number(ctx, tensor, "ixx", owner), ixy = require_number(ctx, tensor, "ixy", owner),
+               ixz = require_number(ctx, tensor, "ixz", owner), iyy = require_number(ctx, tensor, "iyy", owner),
+               iyz = require_number(ctx, tensor, "iyz", owner), izz = require_number(ctx, tensor, "izz", owner);
+  Matrix3<double> I;
+  I << ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz;
+  const Pose<double> frame = read_origin(ctx, inertial, owner);
+  Inertia<double> result(mass, frame.p, frame.R * I * frame.R.transpose());
+  check_inertia(result, locate(ctx, tensor, owner));  // here, to point at the <inertia> line
+  return result;
+}
+
+JointType read_joint_type(const UrdfContext& ctx, const XMLElement* joint, const std::string& owner) {
+  const std::string type = require_attribute(ctx, joint, "type", owner);
+  if (type == "revolute") return JointType::Revolute;
+  if (type == "continuous") return JointType::Continuous;
+  if (type == "prismatic") return JointType::Prismatic;
+  if (type == "fixed") return JointType::Fixed;
+  if (type == "floating") return JointType::Free;
+  if (type == "planar") return JointType::Planar;
+  throw ModelError(locate(ctx, joint, owner),
+                   "unknown joint type '" + type +
+                       "' (expected revolute, continuous, prismatic, fixed, floating or planar)");
+}
+
+JointSpec read_joint(const UrdfContext& ctx, const XMLElement* joint) {
+  JointSpec spec;
+  spec.name = require_attribute(ctx, joint, "name", describe("joint", nullptr));
+  const std::string owner = describe("joint", spec.name.c_str());
+  spec.where = locate(ctx, joint, owner);
+  spec.type = read_joint_type(ctx, joint, owner);
+
+  for (const auto& [tag, target] : {std::pair{"parent", &spec.parent}, std::pair{"child", &spec.child}}) {
+    const XMLElement* e = joint->FirstChildElement(tag);
+    if (!e) throw ModelError(spec.where, std::string("joint needs a <") + tag + " link=..>");
+    *target = require_attribute(ctx, e, "link", owner);
+  }
+  spec.origin = read_origin(ctx, joint, owner);
+  spec.axis = read_vector3(ctx, joint->FirstChildElement("axis"), "xyz", owner, Vector3<double>(1, 0, 0));
+
+  if (spec.type == JointType::Planar) {
+    // A planar joint moves in the x-y plane of its frame; URDF gives the plane normal as the
+    // axis. Turn the joint frame so its z is that normal, and turn the child back so the
+    // child link frame is where the file puts it.
+    const double n = spec.axis.norm();
+    if (!std::isfinite(n) || n < 1e-12) throw ModelError(spec.where, "planar joint needs a non-zero <axis> (the plane normal)");
+    const Vector3<double> normal = spec.axis / n;
+    const Vector3<double> z = Vector3<double>::UnitZ();
+    Matrix3<double> align;  // maps z onto the normal
+    const Vector3<double> c = z.cross(normal);
+    if (c.norm() < 1e-12) {
+      align = normal.z() > 0 ? Matrix3<double>::Identity() : axis_angle_to_matrix<double>(Vector3<double>::UnitX(), M_PI);
+    } else {
+      align = axis_angle_to_matrix<double>(c.normalized(), std::atan2(c.norm(), z.dot(normal)));
+    }
+    spec.origin = spec.origin * Pose<double>(align, Vector3<double>::Zero());
+    spec.child_offset = Pose<double>(align.transpose(), Vector3<double>::Zero());
+    spec.axis = z;
+  }
+
+  if (const XMLElement* limit = joint->FirstChildElement("limit")) {
+    // URDF defaults lower/upper to 0; they only bind revolute and prismatic joints.
+    spec.lower = read_number(ctx, limit, "lower", owner, 0.0);
+    spec.upper = read_number(ctx, limit, "upper", owner, 0.0);
+    spec.effort_limit = read_number(ctx, limit, "effort", owner, spec.effort_limit);
+    spec.velocity_limit = read_number(ctx, limit, "velocity", owner, spec.velocity_limit);
+    if (spec.type != JointType::Revolute && spec.type != JointType::Prismatic) {
+      spec.lower = -std::numeric_limits<double>::infinity();
+      spec.upper = std::numeric_limits<double>::infinity();
+    }
+  }
+  if (const XMLElement* dynamics = joint->FirstChildElement("dynamics")) {
+    // Coulomb friction is not modelled (it is non-smooth); the attribute is accepted and ignored.
+    spec.damping = read_number(ctx, dynamics, "damping", owner, 0.0);
+    // gradyn extension (not standard URDF): a linear spring stiffness*(rest - q).
+    spec.stiffness = read_number(ctx, dynamics, "stiffness", owner, 0.0);
+    spec.rest = read_number(ctx, dynamics, "rest", owner, 0.0);
+  }
+  return spec;
+}
+
+ModelBuilder parse_document(const std::string& xml, const std::string& file, const fs::path& base_dir,
+                            const LoadOptions& options) {
+  const UrdfContext ctx{file, base_dir, options};
+  tinyxml2::XMLDocument doc;
+  if (doc.Parse(xml.data(), xml.size()) != tinyxml2::XML_SUCCESS)
+    throw ModelError(SourceLocation{file, doc.ErrorLineNum(), ""},
+                     std::string("malformed XML: ") + (doc.ErrorStr() ? doc.ErrorStr() : "parse error"));
+  const XMLElement* robot = doc.RootElement();
+  if (!robot || std::string_view(robot->Name()) != "robot")
+    throw ModelError(locate(ctx, robot, robot ? std::string("<") + robot->Name() + ">" : ""),
+                     "a URDF file must have a <robot> root element");
+
+  ModelBuilder builder;
+  builder.set_name(robot->Attribute("name") ? robot->Attribute("name") : "");
+  builder.set_source(file);
+
+  // Joints first: a link that is no joint's child is a root, welded to the world unless the
+  // base floats (see read_inertial).
+  std::vector<JointSpec> joints;
+  std::set<std::string> children;
+  for (const XMLElement* j = robot->FirstChildElement("joint"); j; j = j->NextSiblingElement("joint")) {
+    joints.push_back(read_joint(ctx, j));
+    children.insert(joints.back().child);
+  }
+  for (const XMLElement* l = robot->FirstChildElement("link"); l; l = l->NextSiblingElement("link")) {
+    LinkSpec link;
+    link.name = require_attribute(ctx, l, "name", describe("link", nullptr));
+    const std::string owner = describe("link", link.name.c_str());
+    link.where = locate(ctx, l, owner);
+    const bool welded_to_world = !options.floating_base && !children.count(link.name);
+    link.inertia = read_inertial(ctx, l, owner, welded_to_world);
+    check_meshes(ctx, l, owner);
+    builder.add_link(std::move(link));
+  }
+  for (JointSpec& joint : joints) builder.add_joint(std::move(joint));
+  return builder;
+}
+
+}  // namespace
+
+ModelBuilder parse_urdf_string(const std::string& xml, const std::string& source_name, const LoadOptions& options) {
+  // Relative mesh paths of an in-memory document resolve against the named file's directory
+  // when it has one, else against the working directory.
+  const fs::path base = fs::path(source_name).parent_path();
+  return parse_document(xml, source_name, base.empty() ? fs::path(".") : base, options);
+}
+
+ModelBuilder parse_urdf(const std::string& path, const LoadOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ModelError(SourceLocation{path, 0, ""}, "cannot open the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_urdf_string(text.str(), path, options);
+}
+
+Model load_urdf(const std::string& path, const LoadOptions& options) {
+  BuildOptions build;
+  build.floating_base = options.floating_base;
+  return parse_urdf(path, options).build(build);
+}
+
+}  // namespace gradyn
