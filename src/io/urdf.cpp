@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <numbers>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -156,7 +157,8 @@ void check_meshes(const UrdfContext& ctx, const XMLElement* link, const std::str
         if (slash != std::string::npos && slash > 0)
           resolved = resolve_package(ctx, spec.substr(0, slash), spec.substr(slash + 1));
       } else {
-        fs::path p = filename.starts_with(file_scheme) ? fs::path(filename.substr(file_scheme.size())) : fs::path(filename);
+        fs::path p = filename.starts_with(file_scheme) ? fs::path(filename.substr(file_scheme.size()))
+                                                       : fs::path(filename);
         if (p.is_relative()) p = ctx.base_dir / p;
         if (fs::is_regular_file(p, ec)) resolved = p;
       }
@@ -230,13 +232,15 @@ JointSpec read_joint(const UrdfContext& ctx, const XMLElement* joint) {
     // axis. Turn the joint frame so its z is that normal, and turn the child back so the
     // child link frame is where the file puts it.
     const double n = spec.axis.norm();
-    if (!std::isfinite(n) || n < 1e-12) throw ModelError(spec.where, "planar joint needs a non-zero <axis> (the plane normal)");
+    if (!std::isfinite(n) || n < 1e-12)
+      throw ModelError(spec.where, "planar joint needs a non-zero <axis> (the plane normal)");
     const Vector3<double> normal = spec.axis / n;
     const Vector3<double> z = Vector3<double>::UnitZ();
     Matrix3<double> align;  // maps z onto the normal
     const Vector3<double> c = z.cross(normal);
-    if (c.norm() < 1e-12) {
-      align = normal.z() > 0 ? Matrix3<double>::Identity() : axis_angle_to_matrix<double>(Vector3<double>::UnitX(), M_PI);
+    if (c.norm() < 1e-12) {  // normal along +z or -z
+      align = normal.z() > 0 ? Matrix3<double>::Identity()
+                             : axis_angle_to_matrix<double>(Vector3<double>::UnitX(), std::numbers::pi);
     } else {
       align = axis_angle_to_matrix<double>(c.normalized(), std::atan2(c.norm(), z.dot(normal)));
     }

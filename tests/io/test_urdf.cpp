@@ -245,7 +245,8 @@ TEST(Urdf, ParseStringKeepsJointNamesAndBuilderSpecs) {
 
 void expect_mentions(const std::string& what, const std::vector<std::string>& parts) {
   ASSERT_FALSE(what.empty()) << "no ModelError was thrown";
-  for (const std::string& part : parts) EXPECT_NE(what.find(part), std::string::npos) << "'" << part << "' not in: " << what;
+  for (const std::string& part : parts)
+    EXPECT_NE(what.find(part), std::string::npos) << "'" << part << "' not in: " << what;
 }
 
 TEST(UrdfErrors, TruncatedXml) {
@@ -315,7 +316,7 @@ TEST(UrdfErrors, LoadRejectsUnknownExtensions) {
   } catch (const ModelError& e) {
     expect_mentions(e.what(), {"robot.sdf", "'.sdf'"});
   }
-  // .urdf (any case) goes to the URDF loader.
+  // .urdf goes to the URDF loader.
   EXPECT_EQ(load(kModels + "/grid/iiwa.urdf").nq, 7);
 }
 
@@ -370,7 +371,8 @@ void write_file(const fs::path& path, const std::string& text) {
 
 std::string robot_with_meshes(const std::vector<std::string>& filenames) {
   std::string xml = "<robot name='meshy'>\n  <link name='body'>\n";
-  for (const auto& f : filenames) xml += "    <collision><geometry><mesh filename='" + f + "'/></geometry></collision>\n";
+  for (const auto& f : filenames)
+    xml += "    <collision><geometry><mesh filename='" + f + "'/></geometry></collision>\n";
   return xml + "  </link>\n</robot>\n";
 }
 
