@@ -1,0 +1,844 @@
+// MJCF (MuJoCo XML) loader: the subset of MuJoCo's compiler that the rigid-body dynamics need.
+//
+// What is read, and how it maps onto gradyn (checked against the mujoco Python package, see
+// tests/io/test_mjcf.cpp and tests/python/test_mujoco_oracle.py):
+//  * <worldbody> body tree. Each <body> is placed by pos and one of quat / axisangle / euler /
+//    xyaxes / zaxis in its parent's frame; <compiler angle> (default: degree) and eulerseq
+//    (default "xyz"; lower case = moving axes, upper case = fixed axes) as in MuJoCo.
+//  * <default> classes (nested, inherited), element `class` and body `childclass`. Attributes
+//    that are arrays (size, pos, ...) are overlaid component by component, like MuJoCo does.
+//  * <include file> anywhere, relative to the including file's directory.
+//  * Joints: hinge -> Revolute (Continuous when not limited), slide -> Prismatic, ball ->
+//    Spherical, free / <freejoint> -> Free. A body with several joints composes them in order,
+//    as mj_kinematics does: body frame = parent * T(body pos, quat) * J_1 * ... * J_n with
+//      hinge  J = T(p) Rot(axis, q - ref) T(-p)     slide  J = T(axis (q - ref))
+//      ball   J = T(p) Rot(quat) T(-p)              (p: joint pos, axis: joint axis, body frame)
+//    Every joint but the last moves a massless intermediate link named "<body>/<joint>"; the
+//    last one moves the link named after the body, whose frame is MuJoCo's body frame. Each
+//    J_k is split as joint origin T(p) (after the body placement for k = 1), the joint motion
+//    Rot(axis, q) / T(axis q), and child_offset Rot(axis, -ref) T(-p) (hinge) or
+//    T(-axis ref - p) (slide), so that gradyn's q equals MuJoCo's qpos and model.q0 = qpos0.
+//    A body without joints is welded to its parent by a fixed joint named "weld:<body>".
+//  * Per joint: armature, damping, stiffness, springref (-> rest), ref (-> reference), range +
+//    limited (autolimits) -> lower/upper (radians for hinges). Ball springs pull toward the
+//    identity, as MuJoCo's (qpos_spring = qpos0 = identity). Stiffness on a free joint and
+//    springdamper are not supported (ModelError). frictionloss, margin, solref etc. concern
+//    constraints and are ignored.
+//  * Inertia: <inertial pos quat mass diaginertia|fullinertia>, or from the geoms following
+//    <compiler inertiafromgeom> (auto: only when the body has no <inertial>) and
+//    inertiagrouprange: sphere, capsule, cylinder, ellipsoid, box, by density (default 1000)
+//    or the geom's mass; fromto for capsule/cylinder/ellipsoid/box. Planes and hfields carry no
+//    mass; a mesh geom that would carry mass is a ModelError (meshes are not read).
+//    boundmass, boundinertia and settotalmass are applied as MuJoCo does.
+//  * Gravity from <option gravity> (and <flag gravity="disable">), default (0, 0, -9.81).
+//  * Unnamed bodies and joints are called "body<i>" / "joint<i>", i being MuJoCo's id
+//    (depth-first order, the world is body 0).
+//
+// State conventions. MuJoCo and gradyn order joints, q and v the same way (depth-first over
+// bodies, joints in document order), and scalar joints agree entry by entry. Quaternion joints
+// differ:
+//   ball:  MuJoCo qpos = (w, x, y, z)              gradyn q = (x, y, z, w)
+//          MuJoCo qvel = angular velocity in the child (body) frame = gradyn v
+//   free:  MuJoCo qpos = (p, w, x, y, z)           gradyn q = (p, x, y, z, w), p in the world
+//          MuJoCo qvel = (p_dot in the WORLD frame, omega in the BODY frame)
+//          gradyn v    = (R^T p_dot, omega), both in the body frame (R: the body's rotation)
+//          accelerations: gradyn a_lin = R^T qacc_lin - omega x (R^T p_dot); a_ang = qacc_ang
+//          generalized forces: gradyn tau_lin = R^T qfrc_lin; tau_ang = qfrc_ang
+// Free joints are only allowed in top-level bodies (as in MuJoCo), so p and R are the joint's
+// own position and rotation. load_mjcf() sets the free joints' entries of q0 (and q_rest) to the
+// body's initial pose, like MuJoCo's qpos0; parse_mjcf() cannot carry that through the builder
+// (JointSpec.reference is scalar), so a model built from parse_mjcf() has q0 = identity there.
+#include <tinyxml2.h>
+
+#include <Eigen/Eigenvalues>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <numbers>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "gradyn/io/load.hpp"
+
+namespace gradyn {
+namespace {
+
+using tinyxml2::XMLDocument;
+using tinyxml2::XMLElement;
+using Vec3 = Vector3<double>;
+using Mat3 = Matrix3<double>;
+using Quat = Eigen::Quaterniond;
+using AttrMap = std::map<std::string, std::string>;
+
+constexpr double kPi = std::numbers::pi;
+
+struct Compiler {
+  bool degrees = true;
+  std::string eulerseq = "xyz";
+  enum class FromGeom { False, True, Auto } inertia_from_geom = FromGeom::Auto;
+  bool autolimits = true;
+  int group_min = 0, group_max = 5;
+  double boundmass = 0, boundinertia = 0, settotalmass = -1;
+};
+
+struct DefaultClass {
+  std::string name;
+  int parent = -1;
+  std::map<std::string, AttrMap> attributes;  // element kind (joint, geom, ...) -> attributes
+};
+
+// Free joints' initial pose (MuJoCo qpos0), kept aside because JointSpec cannot carry it.
+struct FreeJointPose {
+  std::string joint;
+  Vec3 position;
+  Quat orientation;
+};
+
+struct ParseResult {
+  ModelBuilder builder;
+  std::vector<FreeJointPose> free_poses;
+};
+
+class MjcfParser {
+ public:
+  MjcfParser() = default;
+
+  ParseResult parse_file(const std::string& path) {
+    main_file_ = path;
+    const XMLDocument& doc = load_document(path, SourceLocation{path, 0, ""});
+    return parse_root(doc);
+  }
+
+  ParseResult parse_string(const std::string& xml, const std::string& source_name) {
+    main_file_ = source_name;
+    auto doc = std::make_unique<XMLDocument>();
+    if (doc->Parse(xml.c_str(), xml.size()) != tinyxml2::XML_SUCCESS)
+      throw ModelError(SourceLocation{source_name, doc->ErrorLineNum(), ""},
+                       std::string("malformed XML: ") + doc->ErrorStr());
+    doc_file_[doc.get()] = source_name;
+    docs_.push_back(std::move(doc));
+    return parse_root(*docs_.back());
+  }
+
+ private:
+  // ---- documents, includes and error locations -------------------------------------------------
+
+  const XMLDocument& load_document(const std::string& path, const SourceLocation& from) {
+    auto doc = std::make_unique<XMLDocument>();
+    const tinyxml2::XMLError err = doc->LoadFile(path.c_str());
+    if (err == tinyxml2::XML_ERROR_FILE_NOT_FOUND || err == tinyxml2::XML_ERROR_FILE_COULD_NOT_BE_OPENED)
+      throw ModelError(from, "cannot open file '" + path + "'");
+    if (err != tinyxml2::XML_SUCCESS)
+      throw ModelError(SourceLocation{path, doc->ErrorLineNum(), ""}, std::string("malformed XML: ") + doc->ErrorStr());
+    doc_file_[doc.get()] = path;
+    docs_.push_back(std::move(doc));
+    return *docs_.back();
+  }
+
+  SourceLocation where(const XMLElement* e) const {
+    std::string element = std::string("<") + e->Name();
+    if (const char* n = e->Attribute("name")) element += std::string(" name='") + n + "'";
+    element += ">";
+    auto it = doc_file_.find(e->GetDocument());
+    return SourceLocation{it == doc_file_.end() ? main_file_ : it->second, e->GetLineNum(), element};
+  }
+
+  [[noreturn]] void fail(const XMLElement* e, const std::string& message) const { throw ModelError(where(e), message); }
+
+  // Children of an element with <include file="..."/> replaced by the children of the included
+  // file's <mujoco> root, recursively.
+  std::vector<const XMLElement*> children(const XMLElement* parent) {
+    std::vector<const XMLElement*> out;
+    append_children(parent, out, 0);
+    return out;
+  }
+
+  void append_children(const XMLElement* parent, std::vector<const XMLElement*>& out, int depth) {
+    for (const XMLElement* c = parent->FirstChildElement(); c; c = c->NextSiblingElement()) {
+      if (std::string(c->Name()) != "include") {
+        out.push_back(c);
+        continue;
+      }
+      if (depth > 32) fail(c, "includes nested more than 32 deep (an include cycle?)");
+      const char* file = c->Attribute("file");
+      if (!file) fail(c, "<include> needs a 'file' attribute");
+      std::filesystem::path p(file);
+      if (p.is_relative()) p = std::filesystem::path(where(c).file).parent_path() / p;
+      const XMLDocument& doc = load_document(p.lexically_normal().string(), where(c));
+      const XMLElement* root = doc.RootElement();
+      if (!root || std::string(root->Name()) != "mujoco")
+        fail(c, "included file '" + p.string() + "' must have a <mujoco> root element");
+      append_children(root, out, depth + 1);
+    }
+  }
+
+  // ---- attribute reading --------------------------------------------------------------------------
+
+  // Attributes of one element resolved through its default class chain (root class first).
+  struct Attrs {
+    const XMLElement* element = nullptr;
+    std::vector<const AttrMap*> chain;
+
+    // The element's own value, else the nearest default class's.
+    std::optional<std::pair<std::string, const XMLElement*>> raw(const char* name) const {
+      if (const char* v = element->Attribute(name)) return std::make_pair(std::string(v), element);
+      for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+        auto f = (*it)->find(name);
+        if (f != (*it)->end()) return std::make_pair(f->second, element);
+      }
+      return std::nullopt;
+    }
+    bool has(const char* name) const { return raw(name).has_value(); }
+  };
+
+  std::vector<double> parse_numbers(const XMLElement* e, const char* name, const std::string& text) const {
+    std::vector<double> out;
+    const char* s = text.c_str();
+    while (true) {
+      while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == ',') ++s;
+      if (!*s) break;
+      char* end = nullptr;
+      const double x = std::strtod(s, &end);
+      if (end == s || !std::isfinite(x))
+        fail(e, std::string("attribute '") + name + "' must hold numbers, got '" + text + "'");
+      out.push_back(x);
+      s = end;
+    }
+    return out;
+  }
+
+  // Reads an array attribute: `fallback` overlaid by each default class in the chain and then by
+  // the element, component by component (MuJoCo reads at most n values and keeps the rest).
+  // exact: every level must give all n values.
+  std::vector<double> numbers(const Attrs& a, const char* name, std::vector<double> fallback, bool exact = true) const {
+    const size_t n = fallback.size();
+    auto overlay = [&](const std::string& text) {
+      const std::vector<double> x = parse_numbers(a.element, name, text);
+      if (x.size() > n || (exact && x.size() != n) || x.empty()) {
+        std::ostringstream s;
+        s << "attribute '" << name << "' expects " << (exact ? "" : "up to ") << n << " number" << (n > 1 ? "s" : "")
+          << ", got '" << text << "'";
+        fail(a.element, s.str());
+      }
+      for (size_t i = 0; i < x.size(); ++i) fallback[i] = x[i];
+    };
+    for (const AttrMap* m : a.chain) {
+      auto f = m->find(name);
+      if (f != m->end()) overlay(f->second);
+    }
+    if (const char* v = a.element->Attribute(name)) overlay(v);
+    return fallback;
+  }
+
+  double number(const Attrs& a, const char* name, double fallback) const { return numbers(a, name, {fallback})[0]; }
+
+  Vec3 vec3(const Attrs& a, const char* name, const Vec3& fallback) const {
+    const auto x = numbers(a, name, {fallback.x(), fallback.y(), fallback.z()});
+    return Vec3(x[0], x[1], x[2]);
+  }
+
+  std::string keyword(const Attrs& a, const char* name, const std::string& fallback,
+                      std::initializer_list<const char*> allowed) const {
+    const auto r = a.raw(name);
+    if (!r) return fallback;
+    for (const char* k : allowed)
+      if (r->first == k) return r->first;
+    std::string list;
+    for (const char* k : allowed) list += std::string(list.empty() ? "" : ", ") + "'" + k + "'";
+    fail(a.element, std::string("attribute '") + name + "' must be one of " + list + ", got '" + r->first + "'");
+  }
+
+  Attrs plain(const XMLElement* e) const { return Attrs{e, {}}; }
+
+  // Attributes of element `e` of kind `kind` (joint, geom, ...) with the class named by its
+  // `class` attribute, else the active childclass.
+  Attrs with_defaults(const XMLElement* e, const std::string& kind, int active_class) const {
+    int cls = active_class;
+    if (const char* c = e->Attribute("class")) {
+      auto it = class_index_.find(c);
+      if (it == class_index_.end()) fail(e, std::string("unknown default class '") + c + "'");
+      cls = it->second;
+    }
+    Attrs a{e, {}};
+    std::vector<const AttrMap*> reversed;
+    for (int k = cls; k >= 0; k = classes_[k].parent) {
+      auto f = classes_[k].attributes.find(kind);
+      if (f != classes_[k].attributes.end()) reversed.push_back(&f->second);
+    }
+    a.chain.assign(reversed.rbegin(), reversed.rend());
+    return a;
+  }
+
+  double angle(double x) const { return compiler_.degrees ? x * kPi / 180.0 : x; }
+
+  // Orientation from quat, axisangle, euler, xyaxes or zaxis (at most one), as a unit quaternion
+  // computed the way MuJoCo's compiler does.
+  Quat orientation(const Attrs& a) const {
+    static const char* kinds[] = {"quat", "axisangle", "euler", "xyaxes", "zaxis"};
+    // The element's own specifiers win over its defaults'.
+    const char* chosen = nullptr;
+    int own = 0;
+    for (const char* k : kinds)
+      if (a.element->Attribute(k)) {
+        ++own;
+        chosen = k;
+      }
+    if (own > 1) fail(a.element, "at most one of quat, axisangle, euler, xyaxes, zaxis may be given");
+    if (!chosen)
+      for (const char* k : kinds)
+        if (a.has(k)) chosen = k;
+    if (!chosen) return Quat::Identity();
+    const std::string k = chosen;
+    if (k == "quat") {
+      const auto v = numbers(a, "quat", {1, 0, 0, 0});
+      Quat q(v[0], v[1], v[2], v[3]);
+      if (q.norm() < 1e-12) fail(a.element, "quat must not be zero");
+      return q.normalized();
+    }
+    if (k == "axisangle") {
+      const auto v = numbers(a, "axisangle", {0, 0, 1, 0});
+      const Vec3 axis(v[0], v[1], v[2]);
+      if (axis.norm() < 1e-12) fail(a.element, "axisangle axis must not be zero");
+      const double th = angle(v[3]);
+      const Vec3 u = axis.normalized() * std::sin(th / 2);
+      return Quat(std::cos(th / 2), u.x(), u.y(), u.z());
+    }
+    if (k == "euler") {
+      const auto v = numbers(a, "euler", {0, 0, 0});
+      Quat q = Quat::Identity();
+      for (int i = 0; i < 3; ++i) {
+        const double th = angle(v[i]);
+        const char axis = compiler_.eulerseq[i];
+        Vec3 u = Vec3::Zero();
+        u[std::tolower(axis) - 'x'] = std::sin(th / 2);
+        const Quat r(std::cos(th / 2), u.x(), u.y(), u.z());
+        q = std::islower(axis) ? Quat(q * r) : Quat(r * q);  // moving axes: post-multiply
+      }
+      return q;
+    }
+    if (k == "xyaxes") {
+      const auto v = numbers(a, "xyaxes", {1, 0, 0, 0, 1, 0});
+      Vec3 x(v[0], v[1], v[2]), y(v[3], v[4], v[5]);
+      if (x.norm() < 1e-12) fail(a.element, "xyaxes: the x axis must not be zero");
+      x.normalize();
+      y -= x * x.dot(y);
+      if (y.norm() < 1e-12) fail(a.element, "xyaxes: the y axis must not be parallel to the x axis");
+      y.normalize();
+      Mat3 R;
+      R.col(0) = x;
+      R.col(1) = y;
+      R.col(2) = x.cross(y);
+      Quat q(R);
+      if (q.w() < 0) q.coeffs() = -q.coeffs();
+      return q.normalized();
+    }
+    const Vec3 z = vec3(a, "zaxis", Vec3(0, 0, 1));
+    if (z.norm() < 1e-12) fail(a.element, "zaxis must not be zero");
+    return z_to_quat(z);
+  }
+
+  // Rotation taking (0, 0, 1) to direction z by the shortest arc (MuJoCo's mjuu_z2quat).
+  static Quat z_to_quat(const Vec3& z) {
+    Vec3 axis = Vec3(0, 0, 1).cross(z);
+    const double s = axis.norm();
+    if (s < 1e-10)
+      axis = Vec3(1, 0, 0);
+    else
+      axis /= s;
+    const double th = std::atan2(s, z.z());
+    const Vec3 u = axis * std::sin(th / 2);
+    return Quat(std::cos(th / 2), u.x(), u.y(), u.z());
+  }
+
+  // ---- sections -----------------------------------------------------------------------------------
+
+  ParseResult parse_root(const XMLDocument& doc) {
+    const XMLElement* root = doc.RootElement();
+    if (!root) throw ModelError(SourceLocation{main_file_, 0, ""}, "empty document");
+    if (std::string(root->Name()) != "mujoco")
+      fail(root, std::string("the root element must be <mujoco>, got <") + root->Name() + ">");
+    if (const char* n = root->Attribute("model")) result_.builder.set_name(n);
+    result_.builder.set_source(main_file_);
+
+    std::vector<const XMLElement*> worldbodies, defaults;
+    for (const XMLElement* s : children(root)) {
+      const std::string name = s->Name();
+      if (name == "compiler")
+        parse_compiler(s);
+      else if (name == "option")
+        parse_option(s);
+      else if (name == "default")
+        defaults.push_back(s);
+      else if (name == "worldbody")
+        worldbodies.push_back(s);
+    }
+    classes_.push_back(DefaultClass{"main", -1, {}});
+    class_index_["main"] = 0;
+    for (const XMLElement* d : defaults) parse_default(d, 0, true);
+
+    result_.builder.add_link(LinkSpec{"world", std::nullopt, worldbodies.empty() ? where(root) : where(worldbodies[0])});
+    for (const XMLElement* w : worldbodies) parse_children(w, "world", 0, /*world=*/true);
+
+    finish_masses();
+    for (const PendingLink& l : pending_) result_.builder.add_link(l.spec);
+    for (JointSpec& j : pending_joints_) result_.builder.add_joint(std::move(j));
+    return std::move(result_);
+  }
+
+  void parse_compiler(const XMLElement* e) {
+    const Attrs a = plain(e);
+    compiler_.degrees = keyword(a, "angle", compiler_.degrees ? "degree" : "radian", {"degree", "radian"}) == "degree";
+    if (const char* s = e->Attribute("eulerseq")) {
+      const std::string seq = s;
+      bool ok = seq.size() == 3;
+      for (char c : seq) ok = ok && std::string("xyzXYZ").find(c) != std::string::npos;
+      if (!ok) fail(e, "eulerseq must be three of x, y, z, X, Y, Z, got '" + seq + "'");
+      compiler_.eulerseq = seq;
+    }
+    if (e->Attribute("inertiafromgeom")) {
+      const std::string v = keyword(a, "inertiafromgeom", "auto", {"true", "false", "auto"});
+      compiler_.inertia_from_geom = v == "true"    ? Compiler::FromGeom::True
+                                    : v == "false" ? Compiler::FromGeom::False
+                                                   : Compiler::FromGeom::Auto;
+    }
+    if (e->Attribute("coordinate") && keyword(a, "coordinate", "local", {"local", "global"}) == "global")
+      fail(e, "coordinate=\"global\" is not supported (MuJoCo removed it too); use local coordinates");
+    if (e->Attribute("autolimits")) compiler_.autolimits = keyword(a, "autolimits", "true", {"true", "false"}) == "true";
+    if (e->Attribute("inertiagrouprange")) {
+      const auto g = numbers(a, "inertiagrouprange", {0, 5});
+      compiler_.group_min = static_cast<int>(g[0]);
+      compiler_.group_max = static_cast<int>(g[1]);
+    }
+    compiler_.boundmass = number(a, "boundmass", compiler_.boundmass);
+    compiler_.boundinertia = number(a, "boundinertia", compiler_.boundinertia);
+    compiler_.settotalmass = number(a, "settotalmass", compiler_.settotalmass);
+    if (e->Attribute("balanceinertia") && keyword(a, "balanceinertia", "false", {"true", "false"}) == "true")
+      fail(e, "balanceinertia=\"true\" is not supported");
+  }
+
+  void parse_option(const XMLElement* e) {
+    const Attrs a = plain(e);
+    result_.builder.set_gravity(gravity_ = vec3(a, "gravity", gravity_));
+    for (const XMLElement* c : children(e))
+      if (std::string(c->Name()) == "flag" && c->Attribute("gravity") &&
+          keyword(plain(c), "gravity", "enable", {"enable", "disable"}) == "disable")
+        result_.builder.set_gravity(Vec3::Zero());
+  }
+
+  void parse_default(const XMLElement* e, int parent, bool top) {
+    int index = parent;
+    const char* cls = e->Attribute("class");
+    if (!top || (cls && std::string(cls) != "main")) {
+      if (!cls) fail(e, "a nested <default> needs a 'class' attribute");
+      if (class_index_.count(cls)) fail(e, std::string("default class '") + cls + "' is defined twice");
+      index = static_cast<int>(classes_.size());
+      classes_.push_back(DefaultClass{cls, parent, {}});
+      class_index_[cls] = index;
+    }
+    for (const XMLElement* c : children(e)) {
+      const std::string kind = c->Name();
+      if (kind == "default") {
+        parse_default(c, index, false);
+        continue;
+      }
+      AttrMap& m = classes_[index].attributes[kind];
+      for (const tinyxml2::XMLAttribute* at = c->FirstAttribute(); at; at = at->Next()) m[at->Name()] = at->Value();
+    }
+  }
+
+  // ---- bodies -------------------------------------------------------------------------------------
+
+  struct PendingLink {
+    LinkSpec spec;
+    const XMLElement* element = nullptr;  // the <body>, null for intermediate links
+  };
+
+  void parse_children(const XMLElement* e, const std::string& link, int active_class, bool world) {
+    for (const XMLElement* c : children(e)) {
+      const std::string kind = c->Name();
+      if (kind == "body")
+        parse_body(c, link, active_class, world);
+      else if (world && (kind == "joint" || kind == "freejoint"))
+        fail(c, "the world body cannot have joints");
+      else if (kind == "frame" || kind == "replicate" || kind == "composite" || kind == "flexcomp" ||
+               kind == "attach")
+        fail(c, "<" + kind + "> is not supported by the gradyn MJCF loader");
+    }
+  }
+
+  void parse_body(const XMLElement* e, const std::string& parent_link, int parent_class, bool parent_is_world) {
+    const int body_id = ++body_count_;
+    const char* n = e->Attribute("name");
+    const std::string name = n ? n : "body" + std::to_string(body_id);
+    int active_class = parent_class;
+    if (const char* c = e->Attribute("childclass")) {
+      auto it = class_index_.find(c);
+      if (it == class_index_.end()) fail(e, std::string("unknown default class '") + c + "'");
+      active_class = it->second;
+    }
+    const Attrs body_attrs = plain(e);
+    const Pose<double> placement(orientation(body_attrs).toRotationMatrix(), vec3(body_attrs, "pos", Vec3::Zero()));
+
+    std::vector<const XMLElement*> joints, geoms, bodies;
+    const XMLElement* inertial = nullptr;
+    for (const XMLElement* c : children(e)) {
+      const std::string kind = c->Name();
+      if (kind == "joint" || kind == "freejoint")
+        joints.push_back(c);
+      else if (kind == "geom")
+        geoms.push_back(c);
+      else if (kind == "inertial") {
+        if (inertial) fail(c, "a body may have only one <inertial>");
+        inertial = c;
+      }
+    }
+
+    // Chain of joints: every joint but the last moves an intermediate massless link.
+    std::string previous = parent_link;
+    Pose<double> previous_offset = placement;  // pose of the next joint's frame origin before T(p)
+    if (joints.empty()) {
+      JointSpec weld;
+      weld.name = "weld:" + name;
+      weld.type = JointType::Fixed;
+      weld.parent = parent_link;
+      weld.child = name;
+      weld.origin = placement;
+      weld.where = where(e);
+      pending_joints_.push_back(std::move(weld));
+    }
+    for (size_t k = 0; k < joints.size(); ++k) {
+      const std::string child = k + 1 == joints.size() ? name : name + "/" + joint_name(joints[k], joint_count_);
+      JointSpec js = parse_joint(joints[k], active_class, parent_is_world, joints.size(), e);
+      js.parent = previous;
+      js.child = child;
+      if (js.type == JointType::Free) {
+        result_.free_poses.push_back(FreeJointPose{js.name, placement.p, orientation(body_attrs)});
+        js.origin = Pose<double>();  // q is the body's pose in the world, like MuJoCo's qpos
+      } else {
+        js.origin = previous_offset * js.origin;
+      }
+      if (k + 1 < joints.size()) pending_.push_back(PendingLink{LinkSpec{child, std::nullopt, where(joints[k])}, nullptr});
+      pending_joints_.push_back(std::move(js));
+      previous = child;
+      previous_offset = Pose<double>();
+    }
+
+    // The body's own link; its inertia is filled in by finish_masses().
+    body_links_.push_back(pending_.size());
+    pending_.push_back(PendingLink{LinkSpec{name, std::nullopt, where(e)}, e});
+    pending_inertia_.push_back(body_inertia(inertial, geoms, active_class));
+
+    for (const XMLElement* c : children(e)) {
+      const std::string kind = c->Name();
+      if (kind == "body")
+        parse_body(c, name, active_class, false);
+      else if (kind == "frame" || kind == "replicate" || kind == "composite" || kind == "flexcomp" ||
+               kind == "attach")
+        fail(c, "<" + kind + "> is not supported by the gradyn MJCF loader");
+    }
+  }
+
+  std::string joint_name(const XMLElement* j, int id) const {
+    const char* n = j->Attribute("name");
+    return n ? n : "joint" + std::to_string(id);
+  }
+
+  // One joint. origin is T(p) in the body frame (the caller prepends the body placement).
+  JointSpec parse_joint(const XMLElement* e, int active_class, bool parent_is_world, size_t joints_in_body,
+                        const XMLElement* body) {
+    const int id = joint_count_++;
+    const bool freejoint = std::string(e->Name()) == "freejoint";
+    const Attrs a = freejoint ? plain(e) : with_defaults(e, "joint", active_class);
+    JointSpec js;
+    js.name = joint_name(e, id);
+    js.where = where(e);
+    const std::string type = freejoint ? "free" : keyword(a, "type", "hinge", {"hinge", "slide", "ball", "free"});
+    if (type == "free") {
+      if (!parent_is_world) fail(e, "a free joint can only be used in a top-level body (a child of <worldbody>)");
+      if (joints_in_body > 1) fail(e, "a free joint must be the only joint of its body '" + where(body).element + "'");
+    }
+    if (!freejoint) {
+      js.damping = number(a, "damping", 0);
+      js.armature = number(a, "armature", 0);
+      js.stiffness = number(a, "stiffness", 0);
+      const auto sd = numbers(a, "springdamper", {0, 0});
+      if (sd[0] != 0 || sd[1] != 0) fail(e, "springdamper is not supported; give stiffness and damping instead");
+    }
+    auto nonneg = [&](double x, const char* what) {
+      if (x < 0) fail(e, std::string(what) + " must be non-negative, got " + std::to_string(x));
+    };
+    nonneg(js.damping, "damping");
+    nonneg(js.armature, "armature");
+    nonneg(js.stiffness, "stiffness");
+    if (type == "free") {
+      js.type = JointType::Free;
+      if (js.stiffness > 0) fail(e, "stiffness on a free joint is not supported");
+      return js;
+    }
+
+    const Vec3 p = vec3(a, "pos", Vec3::Zero());
+    const Vec3 axis = vec3(a, "axis", Vec3(0, 0, 1));
+    if (type == "ball") {
+      js.type = JointType::Spherical;
+      js.origin = Pose<double>(Mat3::Identity(), p);
+      js.child_offset = Pose<double>(Mat3::Identity(), -p);
+      return js;
+    }
+    if (axis.norm() < 1e-12) fail(e, "joint axis must not be zero");
+    js.axis = axis.normalized();
+    const bool hinge = type == "hinge";
+    const double unit = hinge && compiler_.degrees ? kPi / 180.0 : 1.0;
+    js.reference = number(a, "ref", 0) * unit;
+    js.rest = number(a, "springref", 0) * unit;
+
+    const std::string limited = keyword(a, "limited", "auto", {"true", "false", "auto"});
+    const bool has_range = a.has("range");
+    bool is_limited = limited == "true";
+    if (limited == "auto") {
+      if (has_range && !compiler_.autolimits)
+        fail(e, "joint has 'range' but not 'limited'; set limited, or <compiler autolimits=\"true\">");
+      is_limited = has_range;
+    }
+    if (is_limited) {
+      const auto r = numbers(a, "range", {0, 0});
+      if (!(r[0] < r[1])) fail(e, "range[0] must be smaller than range[1] in a limited joint");
+      js.lower = r[0] * unit;
+      js.upper = r[1] * unit;
+    }
+    js.type = hinge ? (is_limited ? JointType::Revolute : JointType::Continuous) : JointType::Prismatic;
+    js.origin = Pose<double>(Mat3::Identity(), p);
+    if (hinge)
+      js.child_offset = Pose<double>(axis_angle_to_matrix<double>(js.axis, -js.reference), Vec3::Zero()) *
+                        Pose<double>(Mat3::Identity(), -p);
+    else
+      js.child_offset = Pose<double>(Mat3::Identity(), -js.axis * js.reference - p);
+    return js;
+  }
+
+  // ---- inertia ------------------------------------------------------------------------------------
+
+  struct MassSpec {
+    double mass = 0;
+    Vec3 com = Vec3::Zero();
+    Mat3 inertia = Mat3::Zero();  // about the com, in the body frame
+  };
+
+  std::optional<MassSpec> explicit_inertial(const XMLElement* e) const {
+    const Attrs a = plain(e);
+    if (!e->Attribute("mass")) fail(e, "<inertial> needs a 'mass'");
+    if (!e->Attribute("pos")) fail(e, "<inertial> needs a 'pos'");
+    MassSpec m;
+    m.mass = number(a, "mass", 0);
+    if (m.mass < 0) fail(e, "mass must be non-negative, got " + std::to_string(m.mass));
+    m.com = vec3(a, "pos", Vec3::Zero());
+    const bool diag = e->Attribute("diaginertia"), full = e->Attribute("fullinertia");
+    if (diag == full) fail(e, "<inertial> needs exactly one of 'diaginertia' and 'fullinertia'");
+    if (diag) {
+      const Vec3 d = vec3(a, "diaginertia", Vec3::Zero());
+      if (d.minCoeff() < 0) fail(e, "diaginertia must be non-negative");
+      if (d[0] + d[1] < d[2] || d[0] + d[2] < d[1] || d[1] + d[2] < d[0])
+        fail(e, "diaginertia violates the triangle inequality (A + B >= C): not a physical inertia");
+      const Mat3 R = orientation(a).toRotationMatrix();
+      m.inertia = R * d.asDiagonal() * R.transpose();
+    } else {
+      for (const char* k : {"quat", "axisangle", "euler", "xyaxes", "zaxis"})
+        if (e->Attribute(k)) fail(e, std::string("fullinertia cannot be combined with '") + k + "'");
+      const auto f = numbers(a, "fullinertia", {0, 0, 0, 0, 0, 0});
+      m.inertia << f[0], f[3], f[4], f[3], f[1], f[5], f[4], f[5], f[2];
+      Eigen::SelfAdjointEigenSolver<Mat3> eig(m.inertia);
+      const Vec3 ev = eig.eigenvalues();
+      if (ev.minCoeff() < 0 || ev[0] + ev[1] < ev[2] * (1 - 1e-12))
+        fail(e, "fullinertia is not positive semi-definite or violates the triangle inequality");
+    }
+    return m;
+  }
+
+  MassSpec body_inertia(const XMLElement* inertial, const std::vector<const XMLElement*>& geoms,
+                        int active_class) {
+    using FG = Compiler::FromGeom;
+    const FG mode = compiler_.inertia_from_geom;
+    if (inertial && mode != FG::True) return *explicit_inertial(inertial);
+    if (mode == FG::False) return MassSpec{};
+    MassSpec total;
+    Vec3 first_moment = Vec3::Zero();
+    struct Part {
+      double mass;
+      Vec3 pos;
+      Mat3 inertia;  // about the geom centre, body axes
+    };
+    std::vector<Part> parts;
+    for (const XMLElement* g : geoms) {
+      const Attrs a = with_defaults(g, "geom", active_class);
+      const int group = static_cast<int>(number(a, "group", 0));
+      if (group < compiler_.group_min || group > compiler_.group_max) continue;
+      auto part = geom_inertia(a);
+      if (!part) continue;
+      parts.push_back(Part{part->mass, part->com, part->inertia});
+      total.mass += part->mass;
+      first_moment += part->mass * part->com;
+    }
+    if (total.mass <= 0) return MassSpec{};
+    total.com = first_moment / total.mass;
+    for (const Part& p : parts) {
+      const Vec3 d = p.pos - total.com;
+      total.inertia += p.inertia + p.mass * (d.squaredNorm() * Mat3::Identity() - d * d.transpose());
+    }
+    return total;
+  }
+
+  // Mass, centre and rotational inertia (body axes) of one geom; nullopt when it has no mass.
+  std::optional<MassSpec> geom_inertia(const Attrs& a) const {
+    const std::string type =
+        keyword(a, "type", "sphere", {"plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh", "sdf"});
+    if (type == "plane" || type == "hfield") return std::nullopt;
+    const bool has_mass = a.has("mass");
+    const double given_mass = number(a, "mass", 0);
+    if (given_mass < 0) fail(a.element, "geom mass must be non-negative, got " + std::to_string(given_mass));
+    if (has_mass && given_mass == 0) return std::nullopt;
+    const double density = number(a, "density", 1000);
+    if (density < 0) fail(a.element, "density must be non-negative");
+    if (!has_mass && density == 0) return std::nullopt;
+    if (a.has("shellinertia") && keyword(a, "shellinertia", "false", {"true", "false"}) == "true")
+      fail(a.element, "shellinertia is not supported");
+    if (type == "mesh" || type == "sdf")
+      fail(a.element, "the inertia of " + type + " geoms is not supported: give the body an <inertial>, or the geom mass=\"0\"");
+
+    auto size = numbers(a, "size", {0, 0, 0}, /*exact=*/false);
+    Vec3 pos;
+    Quat quat;
+    if (a.has("fromto")) {
+      if (type == "sphere") fail(a.element, "fromto cannot be used with a sphere");
+      const auto f = numbers(a, "fromto", {0, 0, 0, 0, 0, 0});
+      const Vec3 from(f[0], f[1], f[2]), to(f[3], f[4], f[5]);
+      const Vec3 dir = to - from;
+      if (dir.norm() < 1e-10) fail(a.element, "fromto points are too close together");
+      pos = (from + to) / 2;
+      quat = z_to_quat(dir);
+      if (type == "capsule" || type == "cylinder") {
+        size[1] = dir.norm() / 2;
+      } else {  // box, ellipsoid: square cross-section of half-width size[0]
+        size[1] = size[0];
+        size[2] = dir.norm() / 2;
+      }
+    } else {
+      pos = vec3(a, "pos", Vec3::Zero());
+      quat = orientation(a);
+    }
+
+    // Volume and unit-mass principal moments about the geom centre (MuJoCo's formulas).
+    const double r = size[0];
+    double volume = 0;
+    Vec3 moments = Vec3::Zero();  // per unit mass
+    if (type == "sphere") {
+      volume = 4.0 / 3.0 * kPi * r * r * r;
+      moments.setConstant(2.0 / 5.0 * r * r);
+    } else if (type == "capsule") {
+      const double h = 2 * size[1];
+      volume = kPi * r * r * h + 4.0 / 3.0 * kPi * r * r * r;
+      const double sphere_part = 4 * r / (4 * r + 3 * h), cylinder_part = 1 - sphere_part;  // mass shares
+      const double cross = cylinder_part * (3 * r * r + h * h) / 12 + sphere_part * 2 * r * r / 5 +
+                           sphere_part * h * (3 * r + 2 * h) / 8;
+      moments = Vec3(cross, cross, cylinder_part * r * r / 2 + sphere_part * 2 * r * r / 5);
+    } else if (type == "cylinder") {
+      const double h = 2 * size[1];
+      volume = kPi * r * r * h;
+      const double cross = (3 * r * r + h * h) / 12;
+      moments = Vec3(cross, cross, r * r / 2);
+    } else if (type == "ellipsoid") {
+      volume = 4.0 / 3.0 * kPi * size[0] * size[1] * size[2];
+      moments = Vec3(size[1] * size[1] + size[2] * size[2], size[0] * size[0] + size[2] * size[2],
+                     size[0] * size[0] + size[1] * size[1]) / 5.0;
+    } else {  // box, half-sizes
+      volume = 8 * size[0] * size[1] * size[2];
+      moments = Vec3(size[1] * size[1] + size[2] * size[2], size[0] * size[0] + size[2] * size[2],
+                     size[0] * size[0] + size[1] * size[1]) / 3.0;
+    }
+    if (volume < 0 || size[0] < 0 || size[1] < 0 || size[2] < 0) fail(a.element, "geom size must be non-negative");
+    const double mass = has_mass ? given_mass : density * volume;
+    if (mass <= 0) return std::nullopt;
+    const Mat3 R = quat.toRotationMatrix();
+    return MassSpec{mass, pos, R * (mass * moments).asDiagonal() * R.transpose()};
+  }
+
+  // Applies boundmass / boundinertia / settotalmass and attaches each body's inertia to its link.
+  void finish_masses() {
+    for (MassSpec& m : pending_inertia_) {
+      if (compiler_.boundmass > 0 || compiler_.boundinertia > 0) {
+        m.mass = std::max(m.mass, compiler_.boundmass);
+        Eigen::SelfAdjointEigenSolver<Mat3> eig(m.inertia);
+        const Vec3 ev = eig.eigenvalues().cwiseMax(compiler_.boundinertia);
+        m.inertia = eig.eigenvectors() * ev.asDiagonal() * eig.eigenvectors().transpose();
+      }
+    }
+    if (compiler_.settotalmass > 0) {
+      double total = 0;
+      for (const MassSpec& m : pending_inertia_) total += m.mass;
+      if (total > 0)
+        for (MassSpec& m : pending_inertia_) {
+          m.mass *= compiler_.settotalmass / total;
+          m.inertia *= compiler_.settotalmass / total;
+        }
+    }
+    for (size_t i = 0; i < body_links_.size(); ++i) {
+      const MassSpec& m = pending_inertia_[i];
+      PendingLink& link = pending_[body_links_[i]];
+      if (m.mass == 0 && m.inertia.isZero()) continue;
+      link.spec.inertia = Inertia<double>(m.mass, m.com, m.inertia);
+    }
+  }
+
+  std::string main_file_;
+  std::vector<std::unique_ptr<XMLDocument>> docs_;
+  std::map<const XMLDocument*, std::string> doc_file_;
+  Compiler compiler_;
+  Vec3 gravity_ = Vec3(0, 0, -9.81);
+  std::vector<DefaultClass> classes_;
+  std::map<std::string, int> class_index_;
+  int body_count_ = 0, joint_count_ = 0;
+  std::vector<PendingLink> pending_;
+  std::vector<size_t> body_links_;
+  std::vector<MassSpec> pending_inertia_;
+  std::vector<JointSpec> pending_joints_;
+  ParseResult result_;
+};
+
+Model build_with_free_poses(ParseResult parsed) {
+  Model model = parsed.builder.build();
+  for (const FreeJointPose& f : parsed.free_poses) {
+    const int j = model.joint_id(f.joint);
+    if (j < 0) continue;
+    const int iq = model.idx_q[j];
+    const Quat& q = f.orientation;
+    Eigen::Matrix<double, 7, 1> pose;
+    pose << f.position, q.x(), q.y(), q.z(), q.w();
+    model.q0.segment<7>(iq) = pose;
+    model.q_rest.segment<7>(iq) = pose;
+  }
+  return model;
+}
+
+}  // namespace
+
+ModelBuilder parse_mjcf(const std::string& path, const LoadOptions& options) {
+  if (options.floating_base)
+    throw ModelError(SourceLocation{path, 0, ""}, "floating_base must be false for MJCF: free joints are declared in the file");
+  return MjcfParser().parse_file(path).builder;
+}
+
+ModelBuilder parse_mjcf_string(const std::string& xml, const std::string& source_name, const LoadOptions& options) {
+  if (options.floating_base)
+    throw ModelError(SourceLocation{source_name, 0, ""},
+                     "floating_base must be false for MJCF: free joints are declared in the file");
+  return MjcfParser().parse_string(xml, source_name).builder;
+}
+
+Model load_mjcf(const std::string& path, const LoadOptions& options) {
+  if (options.floating_base)
+    throw ModelError(SourceLocation{path, 0, ""}, "floating_base must be false for MJCF: free joints are declared in the file");
+  return build_with_free_poses(MjcfParser().parse_file(path));
+}
+
+}  // namespace gradyn
