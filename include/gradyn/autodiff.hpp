@@ -1,17 +1,31 @@
 // The forward-mode AD scalar that gradyn instantiates its algorithms for (besides double):
-// Eigen's AutoDiffScalar with a dynamic derivative vector. Slow (it allocates), but exact; it is
-// the reference that the hand-written gradients are checked against, never the fast path.
+// Eigen's AutoDiffScalar carrying a fixed-size chunk of kADChunk directional derivatives.
+// A Jacobian with more inputs is computed in several passes, kADChunk columns at a time (the
+// "chunk mode" of forward-mode AD). Fixed size keeps it allocation-free and avoids the
+// size-mismatch pitfalls of AutoDiffScalar with dynamic derivative vectors. It is the
+// reference the hand-written gradients are checked against, never the fast path.
 #pragma once
 
+#include <Eigen/Core>
 #include <unsupported/Eigen/AutoDiff>
 
 namespace gradyn {
 
-using ADScalar = Eigen::AutoDiffScalar<Eigen::VectorXd>;
+inline constexpr int kADChunk = 8;
+using ADDerivatives = Eigen::Matrix<double, kADChunk, 1>;
+using ADScalar = Eigen::AutoDiffScalar<ADDerivatives>;
 
 /// Value of a scalar, whether double or ADScalar.
 inline double value_of(double x) { return x; }
 inline double value_of(const ADScalar& x) { return x.value(); }
+
+/// An AD scalar with value x whose derivative is 1 in direction `slot` (or none if slot < 0).
+inline ADScalar ad_seed(double x, int slot) {
+  ADScalar s(x);
+  s.derivatives().setZero();
+  if (slot >= 0) s.derivatives()[slot] = 1.0;
+  return s;
+}
 
 }  // namespace gradyn
 

@@ -1,0 +1,70 @@
+#include "gradyn/dynamics/energy.hpp"
+
+#include "gradyn/autodiff.hpp"
+
+namespace gradyn {
+
+template <class S>
+S kinetic_energy(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v) {
+  forward_kinematics<S>(model, data, q, v);
+  S e = S(0);
+  for (int i = 0; i < model.nbodies(); ++i) e += data.v[i].dot(model.body_inertia[i] * data.v[i]);
+  e += v.dot(model.armature.cwiseProduct(v));
+  return S(0.5) * e;
+}
+
+template <class S>
+S potential_energy(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q) {
+  forward_kinematics<S>(model, data, q);
+  S e = S(0);
+  for (int i = 0; i < model.nbodies(); ++i) {
+    const Inertia<S>& I = model.body_inertia[i];
+    e -= I.mass * model.gravity.dot(data.oMi[i].act_point(I.com));
+  }
+  for (int i = 0; i < model.nbodies(); ++i) {
+    const int iv = model.idx_v[i], nvi = model.joint_nv(i), iq = model.idx_q[i], nqi = model.joint_nq(i);
+    bool has_spring = false;
+    for (int k = 0; k < nvi; ++k) has_spring |= value_of(model.stiffness[iv + k]) != 0.0;
+    if (!has_spring) continue;
+    Eigen::Matrix<S, Eigen::Dynamic, 1, 0, 6, 1> d(nvi);
+    joint_difference<S>(model.joint_type[i], model.q_rest.segment(iq, nqi), q.segment(iq, nqi), d);
+    e += S(0.5) * d.dot(model.stiffness.segment(iv, nvi).cwiseProduct(d));
+  }
+  return e;
+}
+
+template <class S>
+S total_mass(const ModelTpl<S>& model) {
+  S m = S(0);
+  for (const auto& I : model.body_inertia) m += I.mass;
+  return m;
+}
+
+template <class S>
+Vector3<S> center_of_mass(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q) {
+  forward_kinematics<S>(model, data, q);
+  Vector3<S> c = Vector3<S>::Zero();
+  for (int i = 0; i < model.nbodies(); ++i) {
+    const Inertia<S>& I = model.body_inertia[i];
+    c += I.mass * data.oMi[i].act_point(I.com);
+  }
+  return c / total_mass<S>(model);
+}
+
+template <class S>
+Vector6<S> spatial_momentum(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v) {
+  forward_kinematics<S>(model, data, q, v);
+  Vector6<S> h = Vector6<S>::Zero();
+  for (int i = 0; i < model.nbodies(); ++i) h += data.oMi[i].act_force(model.body_inertia[i] * data.v[i]);
+  return h;
+}
+
+#define GRADYN_INSTANTIATE(S)                                                                                \
+  template S kinetic_energy<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&);          \
+  template S potential_energy<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&);                          \
+  template S total_mass<S>(const ModelTpl<S>&);                                                              \
+  template Vector3<S> center_of_mass<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&);                   \
+  template Vector6<S> spatial_momentum<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&);
+GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
+
+}  // namespace gradyn

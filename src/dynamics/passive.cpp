@@ -1,0 +1,42 @@
+#include "gradyn/dynamics/passive.hpp"
+
+#include "gradyn/autodiff.hpp"
+#include "gradyn/dynamics/aba.hpp"
+
+namespace gradyn {
+
+template <class S>
+const VectorX<S>& passive_forces(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
+                                 const VecRef<S>& v) {
+  check_size("q", q.size(), model.nq);
+  check_size("v", v.size(), model.nv);
+  data.tau_passive = -model.damping.cwiseProduct(v);
+  for (int i = 0; i < model.nbodies(); ++i) {
+    const int iv = model.idx_v[i], nvi = model.joint_nv(i), iq = model.idx_q[i], nqi = model.joint_nq(i);
+    bool has_spring = false;
+    for (int k = 0; k < nvi; ++k) has_spring |= value_of(model.stiffness[iv + k]) != 0.0;
+    if (!has_spring) continue;
+    // The spring pulls along the tangent from the configuration back to its rest.
+    Eigen::Matrix<S, Eigen::Dynamic, 1, 0, 6, 1> d(nvi);
+    joint_difference<S>(model.joint_type[i], model.q_rest.segment(iq, nqi), q.segment(iq, nqi), d);
+    data.tau_passive.segment(iv, nvi) -= model.stiffness.segment(iv, nvi).cwiseProduct(d);
+  }
+  return data.tau_passive;
+}
+
+template <class S>
+const VectorX<S>& forward_dynamics(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
+                                   const VecRef<S>& v, const VecRef<S>& tau) {
+  check_size("tau", tau.size(), model.nv);
+  data.tau_total = tau + passive_forces<S>(model, data, q, v);
+  return aba<S>(model, data, q, v, data.tau_total);
+}
+
+#define GRADYN_INSTANTIATE(S)                                                                                 \
+  template const VectorX<S>& passive_forces<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&,              \
+                                               const VecRef<S>&);                                             \
+  template const VectorX<S>& forward_dynamics<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&,            \
+                                                 const VecRef<S>&, const VecRef<S>&);
+GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
+
+}  // namespace gradyn

@@ -1,0 +1,125 @@
+#include "gradyn/sim/step.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "gradyn/autodiff.hpp"
+#include "gradyn/dynamics/passive.hpp"
+#include "gradyn/model/errors.hpp"
+#include "gradyn/sim/integrate.hpp"
+
+namespace gradyn {
+
+namespace {
+// Lie bracket [x, y] of two tangent vectors of one joint (zero on vector-space joints).
+template <class S>
+void joint_bracket(JointType type, const S* x, const S* y, S* out) {
+  switch (type) {
+    case JointType::Spherical: {  // so(3): x cross y
+      const Vector3<S> r = Vector3<S>(x[0], x[1], x[2]).cross(Vector3<S>(y[0], y[1], y[2]));
+      for (int k = 0; k < 3; ++k) out[k] = r[k];
+      break;
+    }
+    case JointType::Free: {  // se(3) with (linear, angular): [(v1,w1),(v2,w2)] = (w1 x v2 - w2 x v1, w1 x w2)
+      const Vector3<S> v1(x[0], x[1], x[2]), w1(x[3], x[4], x[5]), v2(y[0], y[1], y[2]), w2(y[3], y[4], y[5]);
+      const Vector3<S> lin = w1.cross(v2) - w2.cross(v1), ang = w1.cross(w2);
+      for (int k = 0; k < 3; ++k) out[k] = lin[k], out[3 + k] = ang[k];
+      break;
+    }
+    case JointType::Planar:  // se(2) with (vx, vy, w)
+      out[0] = -x[2] * y[1] + y[2] * x[1];
+      out[1] = x[2] * y[0] - y[2] * x[0];
+      out[2] = S(0);
+      break;
+    default:
+      for (int k = 0; k < joint_nv(type); ++k) out[k] = S(0);
+  }
+}
+
+// The stage derivative of the Lie-algebra offset theta for q(t) = q0 (+) theta(t) with body
+// velocity xi: dexp^-1_{-theta}(xi) = xi + [theta, xi]/2 + [theta, [theta, xi]]/12, truncated
+// where RK4 needs it (Munthe-Kaas). Keeps RK4 fourth-order on quaternion and planar joints.
+template <class S>
+void dexpinv(const ModelTpl<S>& model, const VectorX<S>& theta, const VectorX<S>& xi, VectorX<S>& out) {
+  out = xi;
+  for (int i = 0; i < model.nbodies(); ++i) {
+    const JointType t = model.joint_type[i];
+    if (t != JointType::Spherical && t != JointType::Free && t != JointType::Planar) continue;
+    const int iv = model.idx_v[i];
+    S b1[6], b2[6];
+    joint_bracket<S>(t, theta.data() + iv, xi.data() + iv, b1);
+    joint_bracket<S>(t, theta.data() + iv, b1, b2);
+    for (int k = 0; k < model.joint_nv(i); ++k) out[iv + k] += b1[k] / S(2) + b2[k] / S(12);
+  }
+}
+
+template <class Derived>
+bool all_finite(const Eigen::MatrixBase<Derived>& x) {
+  for (Eigen::Index k = 0; k < x.size(); ++k)
+    if (!std::isfinite(value_of(x[k]))) return false;
+  return true;
+}
+}  // namespace
+
+template <class S>
+void step(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v, const VecRef<S>& tau,
+          const S& dt, Integrator integrator, Eigen::Ref<VectorX<S>> q_next, Eigen::Ref<VectorX<S>> v_next) {
+  check_size("q_next", q_next.size(), model.nq);
+  check_size("v_next", v_next.size(), model.nv);
+  if (integrator == Integrator::SemiImplicitEuler) {
+    const VectorX<S>& a = forward_dynamics<S>(model, data, q, v, tau);
+    v_next = v + dt * a;
+    data.dv_tmp = dt * v_next;
+    integrate<S>(model, q, data.dv_tmp, q_next);
+  } else {
+    // Classical RK4 on (q, v) in Runge-Kutta-Munthe-Kaas form: each stage moves q on the manifold
+    // by an offset theta from q, and k_q are the offset's derivatives.
+    const S half = dt / S(2);
+    data.k_q[0] = v;
+    data.k_v[0] = forward_dynamics<S>(model, data, q, v, tau);
+    for (int s = 1; s < 4; ++s) {
+      const S h = s < 3 ? half : dt;
+      data.v_tmp = v + h * data.k_v[s - 1];
+      data.dv_tmp = h * data.k_q[s - 1];
+      integrate<S>(model, q, data.dv_tmp, data.q_tmp);
+      dexpinv<S>(model, data.dv_tmp, data.v_tmp, data.k_q[s]);
+      data.k_v[s] = forward_dynamics<S>(model, data, data.q_tmp, data.v_tmp, tau);
+    }
+    const S w = dt / S(6);
+    data.dv_tmp = w * (data.k_q[0] + S(2) * data.k_q[1] + S(2) * data.k_q[2] + data.k_q[3]);
+    v_next = v + w * (data.k_v[0] + S(2) * data.k_v[1] + S(2) * data.k_v[2] + data.k_v[3]);
+    integrate<S>(model, q, data.dv_tmp, q_next);
+  }
+  if (!all_finite(q_next) || !all_finite(v_next)) data.status |= kStatusNonFinite;
+}
+
+template <class S>
+void rollout(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, const VecRef<S>& v0,
+             const Eigen::Ref<const MatrixXr<S>>& taus, const S& dt, Integrator integrator, MatrixXr<S>& qs,
+             MatrixXr<S>& vs) {
+  check_size("q0", q0.size(), model.nq);
+  check_size("v0", v0.size(), model.nv);
+  if (taus.cols() != model.nv) {
+    std::ostringstream s;
+    s << "taus: expected shape (T, " << model.nv << "), got (" << taus.rows() << ", " << taus.cols() << ")";
+    throw ArgumentError(s.str());
+  }
+  const Eigen::Index T = taus.rows();
+  qs.resize(T + 1, model.nq);
+  vs.resize(T + 1, model.nv);
+  qs.row(0) = q0.transpose();
+  vs.row(0) = v0.transpose();
+  for (Eigen::Index t = 0; t < T; ++t)
+    step<S>(model, data, qs.row(t).transpose(), vs.row(t).transpose(), taus.row(t).transpose(), dt, integrator,
+            qs.row(t + 1).transpose(), vs.row(t + 1).transpose());
+}
+
+#define GRADYN_INSTANTIATE(S)                                                                                \
+  template void step<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&, const VecRef<S>&, \
+                        const S&, Integrator, Eigen::Ref<VectorX<S>>, Eigen::Ref<VectorX<S>>);               \
+  template void rollout<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,               \
+                           const Eigen::Ref<const MatrixXr<S>>&, const S&, Integrator, MatrixXr<S>&,          \
+                           MatrixXr<S>&);
+GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
+
+}  // namespace gradyn
