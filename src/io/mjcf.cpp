@@ -183,11 +183,11 @@ class MjcfParser {
     std::vector<const AttrMap*> chain;
 
     // The element's own value, else the nearest default class's.
-    std::optional<std::pair<std::string, const XMLElement*>> raw(const char* name) const {
-      if (const char* v = element->Attribute(name)) return std::make_pair(std::string(v), element);
+    std::optional<std::string> raw(const char* name) const {
+      if (const char* v = element->Attribute(name)) return std::string(v);
       for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
         auto f = (*it)->find(name);
-        if (f != (*it)->end()) return std::make_pair(f->second, element);
+        if (f != (*it)->end()) return f->second;
       }
       return std::nullopt;
     }
@@ -245,10 +245,10 @@ class MjcfParser {
     const auto r = a.raw(name);
     if (!r) return fallback;
     for (const char* k : allowed)
-      if (r->first == k) return r->first;
+      if (*r == k) return *r;
     std::string list;
     for (const char* k : allowed) list += std::string(list.empty() ? "" : ", ") + "'" + k + "'";
-    fail(a.element, std::string("attribute '") + name + "' must be one of " + list + ", got '" + r->first + "'");
+    fail(a.element, std::string("attribute '") + name + "' must be one of " + list + ", got '" + *r + "'");
   }
 
   Attrs plain(const XMLElement* e) const { return Attrs{e, {}}; }
@@ -575,7 +575,9 @@ class MjcfParser {
     nonneg(js.stiffness, "stiffness");
     if (type == "free") {
       js.type = JointType::Free;
-      if (js.stiffness > 0) fail(e, "stiffness on a free joint is not supported");
+      if (js.stiffness > 0)
+        fail(e, "stiffness on a free joint is not supported (set stiffness=\"0\" on it, or use <freejoint/>, "
+                "which takes no defaults)");
       return js;
     }
 
