@@ -316,8 +316,14 @@ TEST(UrdfErrors, LoadRejectsUnknownExtensions) {
   } catch (const ModelError& e) {
     expect_mentions(e.what(), {"robot.sdf", "'.sdf'"});
   }
-  // .urdf goes to the URDF loader.
-  EXPECT_EQ(load(kModels + "/grid/iiwa.urdf").nq, 7);
+  // .urdf goes to the URDF loader, .xml to the MJCF loader: the swimmer's two files describe the
+  // same 7-DoF robot with different joint names.
+  const Model from_urdf = load(kModels + "/swimmer05/swimmer05.urdf");
+  const Model from_mjcf = load(kModels + "/swimmer05/model.xml");
+  EXPECT_EQ(from_urdf.nq, 7);
+  EXPECT_EQ(from_mjcf.nq, 7);
+  EXPECT_GE(from_urdf.joint_id("world_xslide"), 0);
+  EXPECT_GE(from_mjcf.joint_id("rootx"), 0);
 }
 
 // ---------------------------------------------------------------------------------------------
