@@ -1,0 +1,84 @@
+"""gradyn: rigid-body dynamics with a NumPy API (compiled C++20 core).
+
+Every function takes the Model first and float64 NumPy arrays (any array-like is converted),
+and returns new NumPy arrays. A wrong shape raises ValueError naming the expected and the actual
+shape, e.g. ``q: expected shape (7,), got (6,)``.
+
+Conventions (the same as Pinocchio's):
+
+* Configuration ``q`` and velocity ``v`` are stacked per moving joint, in the order of
+  ``model.joint_names`` (``model.joint_idx_q(name)``, ``model.joint_idx_v(name)`` give offsets):
+
+  =====================  ===========================  ============================
+  joint                  q                            v
+  =====================  ===========================  ============================
+  revolute, continuous   [angle]                      [rate]
+  prismatic              [displacement]               [rate]
+  spherical              [qx, qy, qz, qw]             [wx, wy, wz] (child frame)
+  free                   [x, y, z, qx, qy, qz, qw]    [vx, vy, vz, wx, wy, wz]
+  planar                 [x, y, theta]                [vx, vy, wz] (child frame)
+  =====================  ===========================  ============================
+
+* Quaternions are stored x, y, z, w and are unit. ``model.neutral()`` has identity quaternions.
+* A free joint's velocity is the body's linear velocity (of its origin) then its angular
+  velocity, both expressed in the body frame. ``integrate(model, q, dv)`` moves q on the manifold.
+* Spatial vectors are [angular; linear]; Jacobian rows likewise.
+* Gravity defaults to (0, 0, -9.81) in the world frame; ``model.with_gravity(g)`` returns a copy
+  with another one (models are immutable).
+* Poses are 4x4 homogeneous matrices of the frame in the world.
+
+Errors: a bad model file or builder input raises :class:`ModelError` (a ValueError) naming the
+file, line and element; bad arguments raise ValueError.
+"""
+
+from ._core import (
+    Model,
+    ModelBuilder,
+    ModelError,
+    aba,
+    center_of_mass,
+    crba,
+    difference,
+    forward_dynamics,
+    forward_kinematics,
+    frame_jacobian,
+    frame_pose,
+    generalized_gravity,
+    integrate,
+    kinetic_energy,
+    load,
+    nonlinear_effects,
+    passive_forces,
+    potential_energy,
+    rnea,
+    rollout,
+    step,
+    total_mass,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Model",
+    "ModelBuilder",
+    "ModelError",
+    "aba",
+    "center_of_mass",
+    "crba",
+    "difference",
+    "forward_dynamics",
+    "forward_kinematics",
+    "frame_jacobian",
+    "frame_pose",
+    "generalized_gravity",
+    "integrate",
+    "kinetic_energy",
+    "load",
+    "nonlinear_effects",
+    "passive_forces",
+    "potential_energy",
+    "rnea",
+    "rollout",
+    "step",
+    "total_mass",
+]

@@ -1,0 +1,278 @@
+// The algorithms: kinematics, dynamics, energies, configuration space and time stepping.
+// Every array argument is checked here (shape and dimension) before it reaches C++.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/pair.h>
+
+#include <cmath>
+
+#include "common.hpp"
+
+namespace gradyn::python {
+
+namespace {
+
+int frame_or_raise(const Model& model, const std::string& name) {
+  const int f = model.frame_id(name);
+  if (f < 0) throw nb::key_error(("no frame named '" + name + "' (see model.frame_names)").c_str());
+  return f;
+}
+
+ReferenceFrame parse_reference(const std::string& r) {
+  if (r == "local_world_aligned") return ReferenceFrame::LocalWorldAligned;
+  if (r == "local") return ReferenceFrame::Local;
+  if (r == "world") return ReferenceFrame::World;
+  throw ArgumentError("reference: expected 'local_world_aligned', 'local' or 'world', got '" + r + "'");
+}
+
+double positive_dt(double dt) {
+  if (!(dt > 0) || !std::isfinite(dt))
+    throw ArgumentError("dt: expected a positive finite time step, got " + std::to_string(dt));
+  return dt;
+}
+
+NumpyArray poses_to_numpy(const std::vector<Pose<double>>& poses) {
+  double* d;
+  NumpyArray out = new_array({poses.size(), 4, 4}, &d);
+  for (const Pose<double>& pose : poses) {
+    Eigen::Map<Eigen::Matrix<double, 4, 4, Eigen::RowMajor>> T(d);
+    T.setIdentity();
+    T.topLeftCorner<3, 3>() = pose.R;
+    T.topRightCorner<3, 1>() = pose.p;
+    d += 16;
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_dynamics(nb::module_& m) {
+  const auto model_ = nb::arg("model");
+
+  m.def(
+      "aba",
+      [](PyModel& s, nb::handle q, nb::handle v, nb::handle tau) {
+        VectorArg q_(q, "q", s.model.nq), v_(v, "v", s.model.nv), tau_(tau, "tau", s.model.nv);
+        DataLease data(s);
+        return to_numpy(gradyn::aba<double>(s.model, *data, q_.x, v_.x, tau_.x));
+      },
+      model_, nb::arg("q"), nb::arg("v"), nb::arg("tau"), R"doc(
+Forward dynamics by the articulated-body algorithm: a = M(q)^-1 (tau - C(q, v) v - g(q)), shape (nv,).
+Armature is included in M; passive spring and damper forces are not (see forward_dynamics).
+)doc");
+
+  m.def(
+      "rnea",
+      [](PyModel& s, nb::handle q, nb::handle v, nb::handle a) {
+        VectorArg q_(q, "q", s.model.nq), v_(v, "v", s.model.nv), a_(a, "a", s.model.nv);
+        DataLease data(s);
+        return to_numpy(gradyn::rnea<double>(s.model, *data, q_.x, v_.x, a_.x));
+      },
+      model_, nb::arg("q"), nb::arg("v"), nb::arg("a"),
+      "Inverse dynamics by recursive Newton-Euler: tau = M(q) a + C(q, v) v + g(q), shape (nv,).");
+
+  m.def(
+      "crba",
+      [](PyModel& s, nb::handle q) {
+        VectorArg q_(q, "q", s.model.nq);
+        DataLease data(s);
+        return matrix_to_numpy(gradyn::crba<double>(s.model, *data, q_.x));
+      },
+      model_, nb::arg("q"),
+      "Joint-space inertia matrix M(q) by the composite rigid-body algorithm, shape (nv, nv), symmetric, "
+      "armature on the diagonal.");
+
+  m.def(
+      "nonlinear_effects",
+      [](PyModel& s, nb::handle q, nb::handle v) {
+        VectorArg q_(q, "q", s.model.nq), v_(v, "v", s.model.nv);
+        DataLease data(s);
+        return to_numpy(gradyn::nonlinear_effects<double>(s.model, *data, q_.x, v_.x));
+      },
+      model_, nb::arg("q"), nb::arg("v"), "Coriolis, centrifugal and gravity torques C(q, v) v + g(q), shape (nv,).");
+
+  m.def(
+      "generalized_gravity",
+      [](PyModel& s, nb::handle q) {
+        VectorArg q_(q, "q", s.model.nq);
+        DataLease data(s);
+        return to_numpy(gradyn::generalized_gravity<double>(s.model, *data, q_.x));
+      },
+      model_, nb::arg("q"), "Gravity torques g(q), shape (nv,).");
+
+  m.def(
+      "passive_forces",
+      [](PyModel& s, nb::handle q, nb::handle v) {
+        VectorArg q_(q, "q", s.model.nq), v_(v, "v", s.model.nv);
+        DataLease data(s);
+        return to_numpy(gradyn::passive_forces<double>(s.model, *data, q_.x, v_.x));
+      },
+      model_, nb::arg("q"), nb::arg("v"),
+      "Joint spring and damper torques -damping * v - stiffness * (q (-) q_rest), shape (nv,).");
+
+  m.def(
+      "forward_dynamics",
+      [](PyModel& s, nb::handle q, nb::handle v, nb::handle tau) {
+        VectorArg q_(q, "q", s.model.nq), v_(v, "v", s.model.nv), tau_(tau, "tau", s.model.nv);
+        DataLease data(s);
+        return to_numpy(gradyn::forward_dynamics<double>(s.model, *data, q_.x, v_.x, tau_.x));
+      },
+      model_, nb::arg("q"), nb::arg("v"), nb::arg("tau"),
+      "Accelerations the simulator integrates: aba(q, v, tau + passive_forces(q, v)), shape (nv,).");
+
+  m.def(
+      "forward_kinematics",
+      [](PyModel& s, nb::handle q, nb::handle v) {
+        VectorArg q_(q, "q", s.model.nq);
+        DataLease data(s);
+        nb::dict out;
+        if (v.is_none()) {
+          gradyn::forward_kinematics<double>(s.model, *data, q_.x);
+        } else {
+          VectorArg v_(v, "v", s.model.nv);
+          gradyn::forward_kinematics<double>(s.model, *data, q_.x, v_.x);
+          double* d;
+          NumpyArray vel = new_array({static_cast<size_t>(s.model.nbodies()), 6}, &d);
+          for (const Vector6<double>& vb : (*data).v) {
+            Eigen::Map<Vector6<double>> row(d);
+            row = vb;
+            d += 6;
+          }
+          out["body_velocities"] = vel;
+        }
+        update_frames<double>(s.model, *data);
+        out["body_poses"] = poses_to_numpy((*data).oMi);
+        out["frame_poses"] = poses_to_numpy((*data).oMf);
+        return out;
+      },
+      model_, nb::arg("q"), nb::arg("v") = nb::none(), R"doc(
+Poses (and velocities) of every body and frame. Returns a dict:
+  'body_poses': (nbodies, 4, 4) homogeneous world poses, in the order of model.body_names;
+  'frame_poses': (nframes, 4, 4), in the order of model.frame_names;
+  'body_velocities' (only when v is given): (nbodies, 6) spatial velocities [angular; linear]
+    of each body, in its own frame.
+)doc");
+
+  m.def(
+      "frame_pose",
+      [](PyModel& s, nb::handle q, const std::string& frame) {
+        const int f = frame_or_raise(s.model, frame);
+        VectorArg q_(q, "q", s.model.nq);
+        DataLease data(s);
+        gradyn::forward_kinematics<double>(s.model, *data, q_.x);
+        update_frames<double>(s.model, *data);
+        return to_numpy((*data).oMf[f]);
+      },
+      model_, nb::arg("q"), nb::arg("frame"), "World pose of a named frame as a 4x4 homogeneous matrix.");
+
+  m.def(
+      "frame_jacobian",
+      [](PyModel& s, nb::handle q, const std::string& frame, const std::string& reference) {
+        const int f = frame_or_raise(s.model, frame);
+        const ReferenceFrame ref = parse_reference(reference);
+        VectorArg q_(q, "q", s.model.nq);
+        DataLease data(s);
+        Eigen::MatrixXd J = Eigen::MatrixXd::Zero(6, s.model.nv);
+        gradyn::frame_jacobian<double>(s.model, *data, q_.x, f, ref, J);
+        return matrix_to_numpy(J);
+      },
+      model_, nb::arg("q"), nb::arg("frame"), nb::arg("reference") = "local_world_aligned", R"doc(
+Jacobian of a named frame, shape (6, nv): J v is the frame's spatial velocity, rows [angular; linear].
+reference: 'local_world_aligned' (velocity of the frame's origin in world axes, the default),
+'local' (in the frame's own axes) or 'world' (spatial velocity about the world origin).
+)doc");
+
+  m.def(
+      "kinetic_energy",
+      [](PyModel& s, nb::handle q, nb::handle v) {
+        VectorArg q_(q, "q", s.model.nq), v_(v, "v", s.model.nv);
+        DataLease data(s);
+        return gradyn::kinetic_energy<double>(s.model, *data, q_.x, v_.x);
+      },
+      model_, nb::arg("q"), nb::arg("v"), "Kinetic energy 1/2 v^T M(q) v (armature included).");
+
+  m.def(
+      "potential_energy",
+      [](PyModel& s, nb::handle q) {
+        VectorArg q_(q, "q", s.model.nq);
+        DataLease data(s);
+        return gradyn::potential_energy<double>(s.model, *data, q_.x);
+      },
+      model_, nb::arg("q"), "Gravitational potential energy plus joint spring energy.");
+
+  m.def(
+      "center_of_mass",
+      [](PyModel& s, nb::handle q) {
+        VectorArg q_(q, "q", s.model.nq);
+        DataLease data(s);
+        return to_numpy(gradyn::center_of_mass<double>(s.model, *data, q_.x));
+      },
+      model_, nb::arg("q"), "Centre of mass of the whole model in the world frame, shape (3,).");
+
+  m.def(
+      "total_mass", [](PyModel& s) { return gradyn::total_mass<double>(s.model); }, model_,
+      "Total mass of the bodies (kg).");
+
+  m.def(
+      "integrate",
+      [](PyModel& s, nb::handle q, nb::handle dv) {
+        VectorArg q_(q, "q", s.model.nq), dv_(dv, "dv", s.model.nv);
+        Eigen::VectorXd out(s.model.nq);
+        gradyn::integrate<double>(s.model, q_.x, dv_.x, out);
+        return to_numpy(out);
+      },
+      model_, nb::arg("q"), nb::arg("dv"),
+      "q (+) dv: move q along the tangent vector dv (e.g. dt * v) on each joint's manifold, shape (nq,).");
+
+  m.def(
+      "difference",
+      [](PyModel& s, nb::handle q0, nb::handle q1) {
+        VectorArg q0_(q0, "q0", s.model.nq), q1_(q1, "q1", s.model.nq);
+        Eigen::VectorXd out(s.model.nv);
+        gradyn::difference<double>(s.model, q0_.x, q1_.x, out);
+        return to_numpy(out);
+      },
+      model_, nb::arg("q0"), nb::arg("q1"), "q1 (-) q0: the tangent vector d with integrate(q0, d) = q1, shape (nv,).");
+
+  m.def(
+      "step",
+      [](PyModel& s, nb::handle q, nb::handle v, nb::handle tau, double dt, const std::string& integrator) {
+        const Integrator scheme = parse_integrator(integrator);
+        positive_dt(dt);
+        VectorArg q_(q, "q", s.model.nq), v_(v, "v", s.model.nv), tau_(tau, "tau", s.model.nv);
+        Eigen::VectorXd q_next(s.model.nq), v_next(s.model.nv);
+        DataLease data(s);
+        gradyn::step<double>(s.model, *data, q_.x, v_.x, tau_.x, dt, scheme, q_next, v_next);
+        return std::make_pair(to_numpy(q_next), to_numpy(v_next));
+      },
+      model_, nb::arg("q"), nb::arg("v"), nb::arg("tau"), nb::arg("dt"), nb::arg("integrator") = "euler", R"doc(
+One time step from (q, v) under joint torques tau (passive forces included, no contact).
+integrator: 'euler' (semi-implicit: v+ = v + dt a, q+ = q (+) dt v+) or 'rk4'.
+Returns (q_next, v_next).
+)doc");
+
+  m.def(
+      "rollout",
+      [](PyModel& s, nb::handle q0, nb::handle v0, nb::handle taus, double dt, const std::string& integrator) {
+        const Integrator scheme = parse_integrator(integrator);
+        positive_dt(dt);
+        VectorArg q_(q0, "q0", s.model.nq), v_(v0, "v0", s.model.nv);
+        const ConstArray taus_array = as_array(taus, "taus");
+        check_shape(taus_array, "taus", {-1, s.model.nv});
+        const Eigen::Index T = static_cast<Eigen::Index>(taus_array.shape(0));
+        Eigen::Map<const MatrixXr<double>> taus_(taus_array.data(), T, s.model.nv);
+        MatrixXr<double> qs(T + 1, s.model.nq), vs(T + 1, s.model.nv);
+        {
+          nb::gil_scoped_release no_gil;
+          DataLease data(s);
+          gradyn::rollout<double>(s.model, *data, q_.x, v_.x, taus_, dt, scheme, qs, vs);
+        }
+        return std::make_pair(take_numpy(std::move(qs)), take_numpy(std::move(vs)));
+      },
+      model_, nb::arg("q0"), nb::arg("v0"), nb::arg("taus"), nb::arg("dt"), nb::arg("integrator") = "euler", R"doc(
+Simulate T steps from (q0, v0) with one torque row per step, taus of shape (T, nv).
+Returns (qs, vs) of shapes (T + 1, nq) and (T + 1, nv); row 0 is the initial state.
+Runs without the GIL, so rollouts on different models can run in parallel threads.
+)doc");
+}
+
+}  // namespace gradyn::python

@@ -1,0 +1,291 @@
+// gradyn.Model, gradyn.ModelBuilder and gradyn.load.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "common.hpp"
+
+namespace gradyn::python {
+
+namespace {
+
+int joint_or_raise(const Model& model, const std::string& name) {
+  const int j = model.joint_id(name);
+  if (j < 0) throw nb::key_error(("no joint named '" + name + "' (model '" + model.name + "')").c_str());
+  return j;
+}
+
+JointType parse_joint_type(const std::string& t) {
+  for (JointType type : {JointType::Fixed, JointType::Revolute, JointType::Continuous, JointType::Prismatic,
+                         JointType::Spherical, JointType::Free, JointType::Planar})
+    if (joint_type_name(type) == t) return type;
+  throw ArgumentError("type: expected one of 'fixed', 'revolute', 'continuous', 'prismatic', 'spherical', "
+                      "'free', 'planar', got '" + t + "'");
+}
+
+/// 3x3 symmetric matrix, or the 6 numbers (ixx, iyy, izz, ixy, ixz, iyz).
+Matrix3<double> inertia_arg(nb::handle h) {
+  const ConstArray a = as_array(h, "inertia");
+  const double* d = a.data();
+  Matrix3<double> I;
+  if (a.ndim() == 2 && a.shape(0) == 3 && a.shape(1) == 3) {
+    I = Eigen::Map<const Eigen::Matrix<double, 3, 3, Eigen::RowMajor>>(d);
+  } else if (a.ndim() == 1 && a.shape(0) == 6) {
+    I << d[0], d[3], d[4],  //
+        d[3], d[1], d[5],   //
+        d[4], d[5], d[2];
+  } else {
+    throw ArgumentError("inertia: expected shape (3, 3) or (6,) (ixx, iyy, izz, ixy, ixz, iyz), got " +
+                        shape_string(a));
+  }
+  return I;
+}
+
+std::unique_ptr<PyModel> load_file(nb::handle path_like, bool floating_base) {
+  const std::string path = nb::cast<std::string>(nb::str(nb::module_::import_("os").attr("fspath")(path_like)));
+  std::vector<std::string> warnings;
+  LoadOptions options;
+  options.floating_base = floating_base;
+  options.warnings = &warnings;
+  Model model = load(path, options);
+  for (const std::string& w : warnings)
+    if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw nb::python_error();  // warnings as errors
+  return std::make_unique<PyModel>(std::move(model));
+}
+
+// Property getters default to rv_policy::reference_internal, which a NumPy array that owns its
+// buffer cannot take: hand them a finished Python object instead.
+nb::object owned(NumpyArray a) { return nb::cast(std::move(a), nb::rv_policy::move); }
+
+std::string model_repr(const Model& m) {
+  std::ostringstream s;
+  s << "gradyn.Model(";
+  if (!m.name.empty()) s << "name='" << m.name << "', ";
+  s << "nq=" << m.nq << ", nv=" << m.nv << ", nbodies=" << m.nbodies();
+  if (!m.source.empty()) s << ", source='" << m.source << "'";
+  s << ")";
+  return s.str();
+}
+
+}  // namespace
+
+void bind_model(nb::module_& m) {
+  using VecGetter = const Eigen::VectorXd Model::*;
+  auto vector_property = [](VecGetter field) {
+    return [field](const PyModel& self) { return owned(to_numpy(self.model.*field)); };
+  };
+
+  nb::class_<PyModel>(m, "Model", R"doc(
+An immutable robot model: topology, inertias, joint placements and joint parameters.
+
+Create one with :func:`gradyn.load` or :class:`gradyn.ModelBuilder`. Every algorithm
+(``gradyn.aba(model, q, v, tau)`` ...) takes it first. A Model owns one workspace that the
+algorithms reuse, so calls do not allocate one each time.
+
+Bodies are numbered parent-first; body i moves with joint i. ``joint_names`` lists the moving
+joints in the order their entries appear in q and v (fixed joints are merged away; the links
+they weld remain as frames). Per joint, q / v hold::
+
+    revolute, continuous  q = [angle]                      v = [rate]
+    prismatic             q = [displacement]               v = [rate]
+    spherical             q = [qx, qy, qz, qw]             v = [wx, wy, wz]  (child frame)
+    free                  q = [x, y, z, qx, qy, qz, qw]    v = [vx, vy, vz, wx, wy, wz]
+                          (v: linear then angular velocity, both in the body frame)
+    planar                q = [x, y, theta]                v = [vx, vy, wz]  (child frame)
+)doc")
+      .def_prop_ro("nq", [](const PyModel& s) { return s.model.nq; }, "Size of the configuration q.")
+      .def_prop_ro("nv", [](const PyModel& s) { return s.model.nv; }, "Size of the velocity v (and of tau, a).")
+      .def_prop_ro("nbodies", [](const PyModel& s) { return s.model.nbodies(); },
+                   "Number of moving bodies (= moving joints).")
+      .def_prop_ro("nframes", [](const PyModel& s) { return static_cast<int>(s.model.frames.size()); },
+                   "Number of named frames (links, joints, sites).")
+      .def_prop_ro("name", [](const PyModel& s) { return s.model.name; }, "Model name from the file, or ''.")
+      .def_prop_ro("source", [](const PyModel& s) { return s.model.source; }, "File it was loaded from, or ''.")
+      .def_prop_ro("joint_names", [](const PyModel& s) { return s.model.joint_names; },
+                   "Moving joints, in the order of their entries in q and v.")
+      .def_prop_ro("body_names", [](const PyModel& s) { return s.model.body_names; },
+                   "For each body, the link that starts it.")
+      .def_prop_ro("parents", [](const PyModel& s) { return s.model.parent; },
+                   "Parent body of each body; -1 is the world.")
+      .def_prop_ro("frame_names",
+                   [](const PyModel& s) {
+                     std::vector<std::string> names;
+                     for (const Frame& f : s.model.frames) names.push_back(f.name);
+                     return names;
+                   },
+                   "Every named frame: links (including welded ones), joints and sites.")
+      .def_prop_ro("q0", vector_property(&Model::q0),
+                   "Reference configuration (zero angles, identity quaternions, MJCF qpos0), shape (nq,).")
+      .def_prop_ro("gravity", [](const PyModel& s) { return owned(to_numpy(s.model.gravity)); },
+                   "Gravity in the world frame, shape (3,). Default (0, 0, -9.81).")
+      .def_prop_ro("damping", vector_property(&Model::damping), "Viscous damping per DoF, shape (nv,).")
+      .def_prop_ro("armature", vector_property(&Model::armature),
+                   "Rotor inertia added to the diagonal of M, shape (nv,).")
+      .def_prop_ro("stiffness", vector_property(&Model::stiffness), "Joint spring stiffness per DoF, shape (nv,).")
+      .def_prop_ro("q_rest", vector_property(&Model::q_rest), "Spring rest configuration, shape (nq,).")
+      .def_prop_ro("lower_limit", vector_property(&Model::lower_limit),
+                   "Lower position limits, shape (nq,); -inf where none.")
+      .def_prop_ro("upper_limit", vector_property(&Model::upper_limit),
+                   "Upper position limits, shape (nq,); inf where none.")
+      .def_prop_ro("effort_limit", vector_property(&Model::effort_limit), "|tau| bounds, shape (nv,); inf: none.")
+      .def_prop_ro("velocity_limit", vector_property(&Model::velocity_limit), "|v| bounds, shape (nv,); inf: none.")
+      .def(
+          "joint_type", [](const PyModel& s, const std::string& name) {
+            return std::string(joint_type_name(s.model.joint_type[joint_or_raise(s.model, name)]));
+          },
+          nb::arg("name"), "Kind of a moving joint: 'revolute', 'continuous', 'prismatic', 'spherical', 'free', 'planar'.")
+      .def(
+          "joint_idx_q", [](const PyModel& s, const std::string& name) { return s.model.idx_q[joint_or_raise(s.model, name)]; },
+          nb::arg("name"), "Index of the joint's first entry in q.")
+      .def(
+          "joint_idx_v", [](const PyModel& s, const std::string& name) { return s.model.idx_v[joint_or_raise(s.model, name)]; },
+          nb::arg("name"), "Index of the joint's first entry in v.")
+      .def(
+          "joint_nq", [](const PyModel& s, const std::string& name) { return s.model.joint_nq(joint_or_raise(s.model, name)); },
+          nb::arg("name"), "Number of entries of the joint in q.")
+      .def(
+          "joint_nv", [](const PyModel& s, const std::string& name) { return s.model.joint_nv(joint_or_raise(s.model, name)); },
+          nb::arg("name"), "Number of entries of the joint in v.")
+      .def(
+          "neutral", [](const PyModel& s) { return to_numpy(neutral_configuration<double>(s.model)); },
+          "Neutral configuration: zero angles and positions, identity quaternions (0, 0, 0, 1).")
+      .def(
+          "with_gravity",
+          [](const PyModel& s, nb::handle g) {
+            Model copy = s.model;
+            copy.gravity = vector3_arg(g, "gravity");
+            return std::make_unique<PyModel>(std::move(copy));
+          },
+          nb::arg("gravity"), "A copy of this model with another gravity vector (world frame). Models are immutable.")
+      .def("__repr__", [](const PyModel& s) { return model_repr(s.model); });
+
+  m.def("load", &load_file, nb::arg("path"), nb::arg("floating_base") = false, R"doc(
+Load a robot model from a URDF (.urdf) or MJCF (.xml, .mjcf) file.
+
+floating_base: URDF only; put a free joint between the world and the root link (MJCF files
+declare their own free joints). Loader warnings (e.g. a missing mesh file) are issued as Python
+warnings. A bad file raises gradyn.ModelError (a ValueError) naming the file, line and element.
+)doc");
+
+  nb::class_<ModelBuilder>(m, "ModelBuilder", R"doc(
+Describe a robot as links joined by joints (the URDF view), then build() a Model.
+
+    b = gradyn.ModelBuilder()
+    b.add_link("base")
+    b.add_link("arm", mass=1.0, com=(0, 0, -0.5), inertia=(1e-3, 1e-3, 1e-3, 0, 0, 0))
+    b.add_joint("shoulder", "revolute", parent="base", child="arm", axis=(0, 1, 0))
+    model = b.build()
+
+Every call checks its input (positive mass, positive-definite inertia, known parents, a single
+tree) and raises gradyn.ModelError naming the link or joint.
+)doc")
+      .def(nb::init<>())
+      .def(
+          "add_link",
+          [](ModelBuilder& b, const std::string& name, std::optional<double> mass, nb::handle com, nb::handle inertia,
+             nb::handle inertia_rpy) -> ModelBuilder& {
+            LinkSpec link;
+            link.name = name;
+            if (mass) {
+              if (inertia.is_none())
+                throw ArgumentError("add_link('" + name + "'): a link with a mass needs an inertia");
+              const Matrix3<double> R = rpy_to_matrix<double>(vector3_arg(inertia_rpy, "inertia_rpy"));
+              link.inertia = Inertia<double>(*mass, vector3_arg(com, "com"), R * inertia_arg(inertia) * R.transpose());
+            } else if (!inertia.is_none()) {
+              throw ArgumentError("add_link('" + name + "'): an inertia needs a mass");
+            }
+            return b.add_link(std::move(link));
+          },
+          nb::arg("name"), nb::arg("mass") = nb::none(), nb::arg("com") = nb::make_tuple(0.0, 0.0, 0.0),
+          nb::arg("inertia") = nb::none(), nb::arg("inertia_rpy") = nb::make_tuple(0.0, 0.0, 0.0),
+          nb::rv_policy::reference_internal, R"doc(
+Add a link. Returns the builder.
+
+mass: kg; None makes a massless link (a frame, or welded to a massive one).
+com: centre of mass in the link frame.
+inertia: rotational inertia about the centre of mass, a 3x3 matrix or (ixx, iyy, izz, ixy, ixz, iyz),
+  in axes rotated by inertia_rpy from the link frame (URDF <inertial><origin rpy>).
+)doc")
+      .def(
+          "add_joint",
+          [](ModelBuilder& b, const std::string& name, const std::string& type, const std::string& parent,
+             const std::string& child, nb::handle xyz, nb::handle rpy, nb::handle axis, double damping, double armature,
+             double stiffness, double rest, double lower, double upper, double effort, double velocity,
+             double reference) -> ModelBuilder& {
+            JointSpec j;
+            j.name = name;
+            j.type = parse_joint_type(type);
+            j.parent = parent;
+            j.child = child;
+            j.origin = Pose<double>(rpy_to_matrix<double>(vector3_arg(rpy, "rpy")), vector3_arg(xyz, "xyz"));
+            j.axis = vector3_arg(axis, "axis");
+            j.damping = damping;
+            j.armature = armature;
+            j.stiffness = stiffness;
+            j.rest = rest;
+            j.lower = lower;
+            j.upper = upper;
+            j.effort_limit = effort;
+            j.velocity_limit = velocity;
+            j.reference = reference;
+            return b.add_joint(std::move(j));
+          },
+          nb::arg("name"), nb::arg("type"), nb::arg("parent"), nb::arg("child"),
+          nb::arg("xyz") = nb::make_tuple(0.0, 0.0, 0.0), nb::arg("rpy") = nb::make_tuple(0.0, 0.0, 0.0),
+          nb::arg("axis") = nb::make_tuple(1.0, 0.0, 0.0), nb::arg("damping") = 0.0, nb::arg("armature") = 0.0,
+          nb::arg("stiffness") = 0.0, nb::arg("rest") = 0.0,
+          nb::arg("lower") = -std::numeric_limits<double>::infinity(),
+          nb::arg("upper") = std::numeric_limits<double>::infinity(),
+          nb::arg("effort") = std::numeric_limits<double>::infinity(),
+          nb::arg("velocity") = std::numeric_limits<double>::infinity(), nb::arg("reference") = 0.0,
+          nb::rv_policy::reference_internal, R"doc(
+Add a joint that moves `child` relative to `parent`. Returns the builder.
+
+type: 'revolute', 'continuous', 'prismatic', 'spherical', 'free', 'planar' or 'fixed'.
+xyz, rpy: the joint frame in the parent link frame (URDF <origin>; rpy = roll, pitch, yaw about
+  fixed x, y, z). The child link frame coincides with the joint frame at q = 0.
+axis: revolute/prismatic axis in the joint frame (normalised).
+damping, armature, stiffness: per DoF; spring torque -stiffness * (q - rest).
+lower, upper: position limits (revolute, prismatic); effort, velocity: |tau| and |v| bounds.
+reference: the joint's value in the model's reference configuration q0.
+)doc")
+      .def(
+          "set_gravity", [](ModelBuilder& b, nb::handle g) -> ModelBuilder& { return b.set_gravity(vector3_arg(g, "gravity")); },
+          nb::arg("gravity"), nb::rv_policy::reference_internal,
+          "Gravity in the world frame (default (0, 0, -9.81)). Returns the builder.")
+      .def(
+          "set_name", [](ModelBuilder& b, const std::string& n) -> ModelBuilder& { return b.set_name(n); },
+          nb::arg("name"), nb::rv_policy::reference_internal, "The model's name. Returns the builder.")
+      .def_prop_ro("link_names",
+                   [](const ModelBuilder& b) {
+                     std::vector<std::string> n;
+                     for (const auto& l : b.links()) n.push_back(l.name);
+                     return n;
+                   },
+                   "Links added so far.")
+      .def_prop_ro("joint_names",
+                   [](const ModelBuilder& b) {
+                     std::vector<std::string> n;
+                     for (const auto& j : b.joints()) n.push_back(j.name);
+                     return n;
+                   },
+                   "Joints added so far (fixed ones included).")
+      .def(
+          "build",
+          [](const ModelBuilder& b, bool floating_base) {
+            BuildOptions options;
+            options.floating_base = floating_base;
+            return std::make_unique<PyModel>(b.build(options));
+          },
+          nb::arg("floating_base") = false, R"doc(
+Check the description and build a Model. floating_base: put a free joint named 'root' between
+the world and the root link. Raises gradyn.ModelError naming the offending link or joint.
+)doc");
+}
+
+}  // namespace gradyn::python

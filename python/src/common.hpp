@@ -1,0 +1,100 @@
+// Shared pieces of the Python bindings: the Python-side Model (a C++ Model plus its cached
+// Data), NumPy argument checking and NumPy results.
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <initializer_list>
+#include <mutex>
+#include <optional>
+#include <string>
+
+// The double-precision API only (not gradyn.hpp, which also pulls in the autodiff scalar).
+#include "gradyn/dynamics/aba.hpp"
+#include "gradyn/dynamics/crba.hpp"
+#include "gradyn/dynamics/energy.hpp"
+#include "gradyn/dynamics/jacobian.hpp"
+#include "gradyn/dynamics/kinematics.hpp"
+#include "gradyn/dynamics/passive.hpp"
+#include "gradyn/dynamics/rnea.hpp"
+#include "gradyn/io/load.hpp"
+#include "gradyn/model/builder.hpp"
+#include "gradyn/sim/integrate.hpp"
+#include "gradyn/sim/step.hpp"
+
+namespace gradyn::python {
+
+namespace nb = nanobind;
+
+/// What Python calls gradyn.Model: an immutable C++ Model and one Data workspace, allocated once,
+/// that every call reuses.
+struct PyModel {
+  explicit PyModel(Model m) : model(std::move(m)), data(model) {}
+
+  Model model;
+  Data data;
+  // Guards `data`. Calls made with the GIL held are already serialised; rollout releases the GIL
+  // and so must own the workspace while it runs.
+  std::mutex data_mutex;
+};
+
+/// The workspace for one call: the model's cached Data when it is free, otherwise (another thread
+/// is inside a rollout on the same model) a private one. Never blocks.
+class DataLease {
+ public:
+  explicit DataLease(PyModel& m) : lock_(m.data_mutex, std::try_to_lock) {
+    if (lock_.owns_lock()) {
+      data_ = &m.data;
+    } else {
+      own_.emplace(m.model);
+      data_ = &*own_;
+    }
+  }
+  Data& operator*() { return *data_; }
+
+ private:
+  std::unique_lock<std::mutex> lock_;
+  std::optional<Data> own_;
+  Data* data_;
+};
+
+using ConstArray = nb::ndarray<const double, nb::c_contig, nb::device::cpu>;
+
+/// Any array-like (NumPy array of any dtype or order, list, tuple, scalar) as a C-contiguous
+/// float64 array. Throws ValueError naming the argument if it is not numeric.
+ConstArray as_array(nb::handle h, const char* name);
+
+/// "(7,)", "(3, 4)".
+std::string shape_string(const ConstArray& a);
+
+/// Throws ArgumentError ("q: expected shape (7,), got (6,)") unless `a` has exactly `shape`.
+/// A -1 in `shape` accepts any size.
+void check_shape(const ConstArray& a, const char* name, std::initializer_list<Eigen::Index> shape);
+
+/// A 1-D float64 argument of n entries, viewed as an Eigen vector (no copy for float64 input).
+struct VectorArg {
+  VectorArg(nb::handle h, const char* name, Eigen::Index n);
+  ConstArray array;  // keeps a converted copy alive
+  Eigen::Map<const Eigen::VectorXd> x;
+};
+
+Eigen::Vector3d vector3_arg(nb::handle h, const char* name);
+
+/// New NumPy arrays that own their memory (C order).
+using NumpyArray = nb::ndarray<nb::numpy, double>;
+NumpyArray new_array(std::initializer_list<size_t> shape, double** data);
+NumpyArray to_numpy(const Eigen::Ref<const Eigen::VectorXd>& x);
+NumpyArray matrix_to_numpy(const Eigen::Ref<const Eigen::MatrixXd>& m);  // (rows, cols)
+NumpyArray to_numpy(const Pose<double>& pose);                     // 4x4 homogeneous matrix
+/// Takes the buffer of a row-major matrix without copying it.
+NumpyArray take_numpy(MatrixXr<double>&& m);
+
+/// "euler" (semi-implicit Euler) or "rk4"; ValueError otherwise.
+Integrator parse_integrator(const std::string& name);
+
+// Registration, one function per translation unit.
+void bind_model(nb::module_& m);
+void bind_dynamics(nb::module_& m);
+
+}  // namespace gradyn::python

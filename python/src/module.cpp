@@ -1,0 +1,120 @@
+// gradyn._core: the module, its exceptions and the NumPy conversion helpers.
+#include <sstream>
+
+#include "common.hpp"
+
+namespace gradyn::python {
+
+ConstArray as_array(nb::handle h, const char* name) {
+  ConstArray a;
+  // Fast path: a NumPy array (converted when its dtype or order differ).
+  if (nb::try_cast(h, a, /*convert=*/true)) return a;
+  // Lists, tuples and scalars go through NumPy.
+  nb::object converted;
+  try {
+    converted = nb::module_::import_("numpy").attr("asarray")(h, nb::arg("dtype") = "float64", nb::arg("order") = "C");
+  } catch (nb::python_error&) {
+    throw ArgumentError(std::string(name) + ": expected an array of numbers, got " +
+                        nb::type_name(h.type()).c_str());
+  }
+  if (!nb::try_cast(converted, a, /*convert=*/false))
+    throw ArgumentError(std::string(name) + ": expected an array of numbers, got " + nb::type_name(h.type()).c_str());
+  return a;
+}
+
+std::string shape_string(const ConstArray& a) {
+  std::ostringstream s;
+  s << "(";
+  for (size_t i = 0; i < a.ndim(); ++i) s << (i ? ", " : "") << a.shape(i);
+  s << (a.ndim() == 1 ? ",)" : ")");
+  return s.str();
+}
+
+void check_shape(const ConstArray& a, const char* name, std::initializer_list<Eigen::Index> shape) {
+  bool ok = a.ndim() == shape.size();
+  size_t i = 0;
+  for (Eigen::Index n : shape) {
+    if (ok && n >= 0 && static_cast<Eigen::Index>(a.shape(i)) != n) ok = false;
+    ++i;
+  }
+  if (ok) return;
+  std::ostringstream s;
+  s << name << ": expected shape (";
+  i = 0;
+  for (Eigen::Index n : shape) {
+    s << (i++ ? ", " : "");
+    if (n >= 0)
+      s << n;
+    else
+      s << "*";
+  }
+  s << (shape.size() == 1 ? ",)" : ")") << ", got " << shape_string(a);
+  throw ArgumentError(s.str());
+}
+
+static const double* checked_vector(const ConstArray& a, const char* name, Eigen::Index n) {
+  check_shape(a, name, {n});
+  return a.data();
+}
+
+VectorArg::VectorArg(nb::handle h, const char* name, Eigen::Index n)
+    : array(as_array(h, name)), x(checked_vector(array, name, n), n) {}
+
+Eigen::Vector3d vector3_arg(nb::handle h, const char* name) { return VectorArg(h, name, 3).x; }
+
+NumpyArray new_array(std::initializer_list<size_t> shape, double** data) {
+  size_t n = 1;
+  for (size_t s : shape) n *= s;
+  double* buffer = new double[n > 0 ? n : 1];
+  nb::capsule owner(buffer, [](void* p) noexcept { delete[] static_cast<double*>(p); });
+  *data = buffer;
+  return NumpyArray(buffer, shape.size(), shape.begin(), owner);
+}
+
+NumpyArray to_numpy(const Eigen::Ref<const Eigen::VectorXd>& x) {
+  double* d;
+  NumpyArray out = new_array({static_cast<size_t>(x.size())}, &d);
+  Eigen::Map<Eigen::VectorXd>(d, x.size()) = x;
+  return out;
+}
+
+NumpyArray matrix_to_numpy(const Eigen::Ref<const Eigen::MatrixXd>& m) {
+  double* d;
+  NumpyArray out = new_array({static_cast<size_t>(m.rows()), static_cast<size_t>(m.cols())}, &d);
+  Eigen::Map<MatrixXr<double>>(d, m.rows(), m.cols()) = m;
+  return out;
+}
+
+NumpyArray to_numpy(const Pose<double>& pose) {
+  double* d;
+  NumpyArray out = new_array({4, 4}, &d);
+  Eigen::Map<Eigen::Matrix<double, 4, 4, Eigen::RowMajor>> T(d);
+  T.setIdentity();
+  T.topLeftCorner<3, 3>() = pose.R;
+  T.topRightCorner<3, 1>() = pose.p;
+  return out;
+}
+
+NumpyArray take_numpy(MatrixXr<double>&& m) {
+  auto* owned = new MatrixXr<double>(std::move(m));
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<MatrixXr<double>*>(p); });
+  return NumpyArray(owned->data(), {static_cast<size_t>(owned->rows()), static_cast<size_t>(owned->cols())}, owner);
+}
+
+Integrator parse_integrator(const std::string& name) {
+  if (name == "euler" || name == "semi_implicit_euler") return Integrator::SemiImplicitEuler;
+  if (name == "rk4") return Integrator::RK4;
+  throw ArgumentError("integrator: expected 'euler' or 'rk4', got '" + name + "'");
+}
+
+}  // namespace gradyn::python
+
+NB_MODULE(_core, m) {
+  using namespace gradyn::python;
+  m.doc() = "gradyn's compiled core; use the `gradyn` package, which re-exports everything here.";
+  // Bad model files and builder input: a ValueError whose message names file, line and element.
+  nb::exception<gradyn::ModelError>(m, "ModelError", PyExc_ValueError);
+  // gradyn::ArgumentError derives from std::invalid_argument, which nanobind raises as ValueError.
+  bind_model(m);
+  bind_dynamics(m);
+}
