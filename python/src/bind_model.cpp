@@ -80,6 +80,18 @@ void bind_model(nb::module_& m) {
     return [field](const PyModel& self) { return owned(to_numpy(self.model.*field)); };
   };
 
+  // Model.with_damping & co: a copy with one per-DoF parameter vector replaced.
+  using VecField = Eigen::VectorXd Model::*;
+  auto with_dof_parameter = [](VecField field, const char* name) {
+    return [field, name](const PyModel& self, nb::handle values) {
+      VectorArg x(values, name, self.model.nv);
+      if (!(x.x.array() >= 0).all()) throw ArgumentError(std::string(name) + ": expected non-negative values");
+      Model copy = self.model;
+      copy.*field = x.x;
+      return std::make_unique<PyModel>(std::move(copy));
+    };
+  };
+
   nb::class_<PyModel>(m, "Model", R"doc(
 An immutable robot model: topology, inertias, joint placements and joint parameters.
 
@@ -162,6 +174,12 @@ they weld remain as frames). Per joint, q / v hold::
             return std::make_unique<PyModel>(std::move(copy));
           },
           nb::arg("gravity"), "A copy of this model with another gravity vector (world frame). Models are immutable.")
+      .def("with_damping", with_dof_parameter(&Model::damping, "damping"), nb::arg("damping"),
+           "A copy of this model with other viscous joint damping, shape (nv,), non-negative.")
+      .def("with_armature", with_dof_parameter(&Model::armature, "armature"), nb::arg("armature"),
+           "A copy of this model with other joint armature (rotor inertia), shape (nv,), non-negative.")
+      .def("with_stiffness", with_dof_parameter(&Model::stiffness, "stiffness"), nb::arg("stiffness"),
+           "A copy of this model with other joint spring stiffness, shape (nv,), non-negative.")
       .def("__repr__", [](const PyModel& s) { return model_repr(s.model); });
 
   m.def("load", &load_file, nb::arg("path"), nb::arg("floating_base") = false, R"doc(

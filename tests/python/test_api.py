@@ -131,6 +131,25 @@ def test_with_gravity_returns_a_copy(ant):
     np.testing.assert_allclose(gradyn.generalized_gravity(ant.with_gravity([0, 0, 0]), q), 0, atol=1e-12)
 
 
+def test_with_joint_parameters_returns_a_copy():
+    model = build_pendulum()
+    theta, theta_dot = 0.4, 1.5
+    damped = model.with_damping([0.5])
+    sprung = model.with_stiffness([3.0])
+    heavy = model.with_armature([0.2])
+    assert model.damping[0] == 0 and damped.damping[0] == 0.5
+    assert gradyn.passive_forces(damped, [theta], [theta_dot])[0] == pytest.approx(-0.5 * theta_dot)
+    assert gradyn.passive_forces(sprung, [theta], [theta_dot])[0] == pytest.approx(-3.0 * theta)
+    assert gradyn.passive_forces(model, [theta], [theta_dot])[0] == 0
+    inertia = MASS * LENGTH**2 + IYY
+    assert gradyn.crba(heavy, [theta])[0, 0] == pytest.approx(inertia + 0.2)
+    assert gradyn.crba(model, [theta])[0, 0] == pytest.approx(inertia)
+    with pytest.raises(ValueError, match=r"damping: expected shape \(1,\), got \(2,\)"):
+        model.with_damping([0.1, 0.2])
+    with pytest.raises(ValueError, match="non-negative"):
+        model.with_stiffness([-1.0])
+
+
 # --- shapes ---------------------------------------------------------------------------------
 
 
