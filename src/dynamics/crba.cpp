@@ -1,31 +1,38 @@
 #include "gradyn/dynamics/crba.hpp"
 
 #include "gradyn/autodiff.hpp"
+#include "gradyn/dynamics/detail/world_terms.hpp"
 
 namespace gradyn {
 
+// Composite inertias in the world frame: a child's adds straight into its parent's, and the
+// force column F = Ic S needs no change of frame on its way up the tree.
 template <class S>
 const MatrixX<S>& crba(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q) {
-  forward_kinematics<S>(model, data, q);
+  check_size("q", q.size(), model.nq);
   const int nb = model.nbodies();
-  for (int i = 0; i < nb; ++i) data.Ic[i] = model.body_inertia[i].matrix();
+  for (int i = 0; i < nb; ++i) {
+    detail::world_body_pose(model, data, q, i);
+    data.oIc[i] = detail::world_inertia(model.body_inertia[i], data.oMi[i]);
+  }
   for (int i = nb - 1; i >= 0; --i) {
     const int p = model.parent[i];
-    if (p >= 0) data.Ic[p] += transform_inertia_to_parent<S>(data.liMi[i], data.Ic[i]);
+    if (p >= 0) data.oIc[p] += data.oIc[i];
   }
-  data.M.setZero();
+  data.M.setZero();  // blocks of joints on different branches stay zero
   for (int i = 0; i < nb; ++i) {
     const int iv = model.idx_v[i], nvi = model.joint_nv(i);
-    // F: the composite inertia's force response to the joint's motion, carried up the tree.
-    Matrix6X<S> F = data.Ic[i] * data.joint_S[i];
-    data.M.block(iv, iv, nvi, nvi) = data.joint_S[i].transpose() * F;
+    const Matrix6X<S> F = data.oIc[i] * data.oS[i];
+    data.M.block(iv, iv, nvi, nvi) = data.oS[i].transpose() * F;
+    if (nvi > 1) {  // make the diagonal block bit-for-bit symmetric
+      auto block = data.M.block(iv, iv, nvi, nvi);
+      for (int r = 0; r < nvi; ++r)
+        for (int c = r + 1; c < nvi; ++c) block(c, r) = block(r, c);
+    }
     data.M.block(iv, iv, nvi, nvi).diagonal() += model.armature.segment(iv, nvi);
-    int j = i;
-    while (model.parent[j] >= 0) {
-      for (int k = 0; k < nvi; ++k) F.col(k) = data.liMi[j].act_force(Vector6<S>(F.col(k)));
-      j = model.parent[j];
+    for (int j = model.parent[i]; j >= 0; j = model.parent[j]) {
       const int jv = model.idx_v[j], nvj = model.joint_nv(j);
-      data.M.block(jv, iv, nvj, nvi) = data.joint_S[j].transpose() * F;
+      data.M.block(jv, iv, nvj, nvi) = data.oS[j].transpose() * F;
       data.M.block(iv, jv, nvi, nvj) = data.M.block(jv, iv, nvj, nvi).transpose();
     }
   }

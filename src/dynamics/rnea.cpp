@@ -1,9 +1,12 @@
 #include "gradyn/dynamics/rnea.hpp"
 
 #include "gradyn/autodiff.hpp"
+#include "gradyn/dynamics/detail/world_terms.hpp"
 
 namespace gradyn {
 
+// Body-frame recursion: each body's inertia acts in its own frame, and only the 6-vector of
+// joint force is carried to the parent.
 template <class S>
 const VectorX<S>& rnea(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                        const VecRef<S>& a) {
@@ -11,18 +14,16 @@ const VectorX<S>& rnea(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<
   check_size("v", v.size(), model.nv);
   check_size("a", a.size(), model.nv);
   const int nb = model.nbodies();
-  // Gravity enters as an upward acceleration of the world (Featherstone's trick).
-  Vector6<S> a_world = Vector6<S>::Zero();
-  a_world.template tail<3>() = -model.gravity;
-
+  const Vector6<S> a_world = detail::world_acceleration(model);
   for (int i = 0; i < nb; ++i) {
     data.liMi[i] = model.joint_placement[i] * joint_transform<S>(model.joint_type[i], model.joint_axis[i],
                                                                    q.segment(model.idx_q[i], model.joint_nq(i)));
     const int p = model.parent[i];
     data.oMi[i] = p >= 0 ? data.oMi[p] * data.liMi[i] : data.liMi[i];
+    const int iv = model.idx_v[i], nvi = model.joint_nv(i);
     const auto& Sj = data.joint_S[i];
-    const Vector6<S> vj = Sj * v.segment(model.idx_v[i], model.joint_nv(i));
-    const Vector6<S> aj = Sj * a.segment(model.idx_v[i], model.joint_nv(i));
+    const Vector6<S> vj = Sj * v.segment(iv, nvi);
+    const Vector6<S> aj = Sj * a.segment(iv, nvi);
     if (p >= 0) {
       data.v[i] = data.liMi[i].act_inv_motion(data.v[p]) + vj;
       data.a[i] = data.liMi[i].act_inv_motion(data.a[p]) + aj + cross_motion<S>(data.v[i], vj);
@@ -35,8 +36,8 @@ const VectorX<S>& rnea(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<
   }
   for (int i = nb - 1; i >= 0; --i) {
     const int iv = model.idx_v[i], nvi = model.joint_nv(i);
-    data.tau.segment(iv, nvi) = data.joint_S[i].transpose() * data.f[i] +
-                                model.armature.segment(iv, nvi).cwiseProduct(a.segment(iv, nvi));
+    data.tau.segment(iv, nvi) =
+        data.joint_S[i].transpose() * data.f[i] + model.armature.segment(iv, nvi).cwiseProduct(a.segment(iv, nvi));
     const int p = model.parent[i];
     if (p >= 0) data.f[p] += data.liMi[i].act_force(data.f[i]);
   }

@@ -28,26 +28,34 @@ struct DataTpl {
   // kinematics (forward_kinematics, and every dynamics pass)
   std::vector<Pose<S>> liMi;      // body pose in its parent body frame
   std::vector<Pose<S>> oMi;       // body pose in the world
-  std::vector<Vector6<S>> v;      // body spatial velocity, body frame
-  std::vector<Vector6<S>> a;      // body spatial acceleration, body frame (gravity included in ABA/RNEA)
+  std::vector<Vector6<S>> v;      // body spatial velocity, body frame (forward_kinematics with v)
   std::vector<Matrix6XS> joint_S; // joint motion subspace, body frame (constant; filled at construction)
   std::vector<Pose<S>> oMf;       // frame poses in the world (update_frames)
 
-  // RNEA
+  // ABA and CRBA work in the world frame, about the world origin, so that no articulated or
+  // composite inertia has to be carried from child to parent frame (Pinocchio's trick).
+  std::vector<Matrix6XS> oS;      // joint motion subspace, world frame
+  std::vector<Vector6<S>> ov;     // body spatial velocity, world frame (aba)
+  std::vector<Vector6<S>> oa;     // body spatial acceleration, world frame, gravity included (aba)
+  std::vector<Vector6<S>> oc;     // velocity-product acceleration ov x (oS qd) (aba)
+  std::vector<Matrix6<S>> oI;     // rigid-body inertia, world frame (aba)
+
+  // RNEA (body frame: cheaper than world frame when no inertia has to be carried up)
+  std::vector<Vector6<S>> a;      // body spatial acceleration, body frame, gravity included
   std::vector<Vector6<S>> f;      // force transmitted by the joint into the body, body frame
   VectorX<S> tau;                 // rnea output (size nv)
 
   // ABA
-  std::vector<Vector6<S>> c;      // velocity-product acceleration v x (S qd)
-  std::vector<Matrix6<S>> Ia;     // articulated inertia, body frame
-  std::vector<Vector6<S>> pA;     // articulated bias force, body frame
-  std::vector<Matrix6XS> U;       // Ia S
+  std::vector<Matrix6<S>> oIa;    // articulated inertia, world frame (after aba: the apparent inertia
+                                  // the parent sees through the joint, Ia - U D^-1 U^T)
+  std::vector<Vector6<S>> opA;    // articulated bias force, world frame
+  std::vector<Matrix6XS> U;       // oIa oS
   std::vector<MatrixDof> Dinv;    // (S^T Ia S + armature)^-1
   std::vector<VectorDof> u;       // tau - S^T pA
   VectorX<S> ddq;                 // aba output (size nv)
 
   // CRBA
-  std::vector<Matrix6<S>> Ic;     // composite rigid-body inertia, body frame
+  std::vector<Matrix6<S>> oIc;    // composite rigid-body inertia, world frame
   MatrixX<S> M;                   // joint-space inertia matrix (crba output, both triangles)
 
   // forces and passive terms
@@ -68,19 +76,24 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   liMi.resize(nb);
   oMi.resize(nb);
   v.assign(nb, Vector6<S>::Zero());
+  ov.assign(nb, Vector6<S>::Zero());
+  oa.assign(nb, Vector6<S>::Zero());
+  oc.assign(nb, Vector6<S>::Zero());
   a.assign(nb, Vector6<S>::Zero());
   f.assign(nb, Vector6<S>::Zero());
-  c.assign(nb, Vector6<S>::Zero());
-  Ia.assign(nb, Matrix6<S>::Zero());
-  Ic.assign(nb, Matrix6<S>::Zero());
-  pA.assign(nb, Vector6<S>::Zero());
+  oI.assign(nb, Matrix6<S>::Zero());
+  oIa.assign(nb, Matrix6<S>::Zero());
+  oIc.assign(nb, Matrix6<S>::Zero());
+  opA.assign(nb, Vector6<S>::Zero());
   joint_S.resize(nb);
+  oS.resize(nb);
   U.resize(nb);
   Dinv.resize(nb);
   u.resize(nb);
   for (int i = 0; i < nb; ++i) {
     const int nvi = model.joint_nv(i);
     joint_S[i] = joint_subspace<S>(model.joint_type[i], model.joint_axis[i]);
+    oS[i] = joint_S[i];
     U[i] = Matrix6XS::Zero(6, nvi);
     Dinv[i] = MatrixDof::Zero(nvi, nvi);
     u[i] = VectorDof::Zero(nvi);

@@ -1,0 +1,41 @@
+// Per-body terms shared by the world-frame dynamics passes (rnea, aba, crba). Internal.
+#pragma once
+
+#include "gradyn/dynamics/kinematics.hpp"
+
+namespace gradyn::detail {
+
+/// liMi, oMi and the world-frame motion subspace oS of body i (its parent already done).
+template <class S>
+inline void world_body_pose(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, int i) {
+  data.liMi[i] = model.joint_placement[i] *
+                 joint_transform<S>(model.joint_type[i], model.joint_axis[i], q.segment(model.idx_q[i], model.joint_nq(i)));
+  const int p = model.parent[i];
+  data.oMi[i] = p >= 0 ? data.oMi[p] * data.liMi[i] : data.liMi[i];
+  for (int k = 0; k < model.joint_nv(i); ++k)
+    data.oS[i].col(k) = data.oMi[i].act_motion(Vector6<S>(data.joint_S[i].col(k)));
+}
+
+/// Body i's rigid-body inertia as a 6x6 matrix in the world frame, about the world origin.
+template <class S>
+inline Matrix6<S> world_inertia(const Inertia<S>& I, const Pose<S>& oMi) {
+  const Vector3<S> c = oMi.act_point(I.com);
+  const Matrix3<S> cx = skew(c);
+  const Matrix3<S> mcx = I.mass * cx;
+  Matrix6<S> M;
+  M.template topLeftCorner<3, 3>() = oMi.R * I.inertia_com * oMi.R.transpose() - mcx * cx;
+  M.template topRightCorner<3, 3>() = mcx;
+  M.template bottomLeftCorner<3, 3>() = -mcx;
+  M.template bottomRightCorner<3, 3>() = I.mass * Matrix3<S>::Identity();
+  return M;
+}
+
+/// [0; -g]: gravity enters the passes as an upward acceleration of the world (Featherstone).
+template <class S>
+inline Vector6<S> world_acceleration(const ModelTpl<S>& model) {
+  Vector6<S> a = Vector6<S>::Zero();
+  a.template tail<3>() = -model.gravity;
+  return a;
+}
+
+}  // namespace gradyn::detail
