@@ -5,7 +5,7 @@
 namespace gradyn {
 
 template <class S>
-void integrate(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& dv, Eigen::Ref<VectorX<S>> q_out) {
+void integrate(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& dv, VecOut<S> q_out) {
   check_size("q", q.size(), model.nq);
   check_size("dv", dv.size(), model.nv);
   check_size("q_out", q_out.size(), model.nq);
@@ -17,7 +17,7 @@ void integrate(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& dv
 }
 
 template <class S>
-void difference(const ModelTpl<S>& model, const VecRef<S>& q0, const VecRef<S>& q1, Eigen::Ref<VectorX<S>> d) {
+void difference(const ModelTpl<S>& model, const VecRef<S>& q0, const VecRef<S>& q1, VecOut<S> d) {
   check_size("q0", q0.size(), model.nq);
   check_size("q1", q1.size(), model.nq);
   check_size("d", d.size(), model.nv);
@@ -37,7 +37,7 @@ VectorX<S> neutral_configuration(const ModelTpl<S>& model) {
 }
 
 template <class S>
-void normalize_configuration(const ModelTpl<S>& model, Eigen::Ref<VectorX<S>> q) {
+void normalize_configuration(const ModelTpl<S>& model, VecOut<S> q) {
   check_size("q", q.size(), model.nq);
   for (int i = 0; i < model.nbodies(); ++i) {
     const int iq = model.idx_q[i];
@@ -47,10 +47,10 @@ void normalize_configuration(const ModelTpl<S>& model, Eigen::Ref<VectorX<S>> q)
 }
 
 #define GRADYN_INSTANTIATE(S)                                                                             \
-  template void integrate<S>(const ModelTpl<S>&, const VecRef<S>&, const VecRef<S>&, Eigen::Ref<VectorX<S>>); \
-  template void difference<S>(const ModelTpl<S>&, const VecRef<S>&, const VecRef<S>&, Eigen::Ref<VectorX<S>>); \
+  template void integrate<S>(const ModelTpl<S>&, const VecRef<S>&, const VecRef<S>&, VecOut<S>); \
+  template void difference<S>(const ModelTpl<S>&, const VecRef<S>&, const VecRef<S>&, VecOut<S>); \
   template VectorX<S> neutral_configuration<S>(const ModelTpl<S>&);                                       \
-  template void normalize_configuration<S>(const ModelTpl<S>&, Eigen::Ref<VectorX<S>>);
+  template void normalize_configuration<S>(const ModelTpl<S>&, VecOut<S>);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

@@ -63,7 +63,7 @@ bool all_finite(const Eigen::MatrixBase<Derived>& x) {
 
 template <class S>
 void step(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v, const VecRef<S>& tau,
-          const S& dt, Integrator integrator, Eigen::Ref<VectorX<S>> q_next, Eigen::Ref<VectorX<S>> v_next) {
+          const NoDeduce<S>& dt, Integrator integrator, VecOut<S> q_next, VecOut<S> v_next) {
   check_size("q_next", q_next.size(), model.nq);
   check_size("v_next", v_next.size(), model.nv);
   if (integrator == Integrator::SemiImplicitEuler) {
@@ -95,8 +95,8 @@ void step(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const 
 
 template <class S>
 void rollout(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, const VecRef<S>& v0,
-             const Eigen::Ref<const MatrixXr<S>>& taus, const S& dt, Integrator integrator, MatrixXr<S>& qs,
-             MatrixXr<S>& vs) {
+             const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& taus, const NoDeduce<S>& dt, Integrator integrator, MatrixXr<NoDeduce<S>>& qs,
+             MatrixXr<NoDeduce<S>>& vs) {
   check_size("q0", q0.size(), model.nq);
   check_size("v0", v0.size(), model.nv);
   if (taus.cols() != model.nv) {
@@ -116,10 +116,10 @@ void rollout(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, co
 
 #define GRADYN_INSTANTIATE(S)                                                                                \
   template void step<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&, const VecRef<S>&, \
-                        const S&, Integrator, Eigen::Ref<VectorX<S>>, Eigen::Ref<VectorX<S>>);               \
+                        const NoDeduce<S>&, Integrator, VecOut<S>, VecOut<S>);               \
   template void rollout<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,               \
-                           const Eigen::Ref<const MatrixXr<S>>&, const S&, Integrator, MatrixXr<S>&,          \
-                           MatrixXr<S>&);
+                           const Eigen::Ref<const MatrixXr<NoDeduce<S>>>&, const NoDeduce<S>&, Integrator, MatrixXr<NoDeduce<S>>&,          \
+                           MatrixXr<NoDeduce<S>>&);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

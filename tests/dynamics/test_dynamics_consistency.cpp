@@ -85,7 +85,7 @@ TEST(Dynamics, WrongSizesNameExpectedAndActual) {
   const Eigen::VectorXd q = Eigen::VectorXd::Zero(model.nq + 1);
   const Eigen::VectorXd v = Eigen::VectorXd::Zero(model.nv);
   try {
-    aba<double>(model, data, q, v, v);
+    aba(model, data, q, v, v);  // the scalar is deduced from the model alone
     FAIL() << "expected ArgumentError";
   } catch (const ArgumentError& e) {
     const std::string msg = e.what();

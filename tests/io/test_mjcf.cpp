@@ -18,7 +18,7 @@
 namespace gradyn {
 namespace {
 
-const std::string kShared = GRADYN_SHARED_MODELS;
+const std::string kShared = GRADYN_MODELS;  // the copies the project ships (see models/README.md)
 const std::string kData = GRADYN_TEST_DATA;
 
 // mass, centre of mass (x, y, z), inertia about the centre of mass (xx, yy, zz, xy, xz, yz);

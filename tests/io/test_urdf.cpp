@@ -348,7 +348,7 @@ TEST(UrdfMeshes, ShippedLaikagoWithoutMeshesWarnsPerMesh) {
 
 TEST(UrdfMeshes, RelativeMeshesNextToTheFileAreFound) {
   // The shared copy of Laikago keeps its meshes beside the URDF: every one resolves, no warning.
-  const std::string path = std::string(GRADYN_SHARED_MODELS) + "/laikago/laikago_toes_zup.urdf";
+  const std::string path = std::string(GRADYN_SHARED_MODELS) + "/laikago/laikago_toes_zup.urdf";  // optional
   if (!fs::exists(path)) GTEST_SKIP() << "no shared models at " << path;
   std::vector<std::string> warnings;
   load_quietly(path, true, &warnings);

@@ -1,11 +1,18 @@
 // Forward kinematics: q (and v) -> body poses (and spatial velocities).
 #pragma once
 
+#include <type_traits>
+
 #include "gradyn/model/data.hpp"
 
 namespace gradyn {
 
-template <class S> using VecRef = Eigen::Ref<const VectorX<S>>;
+// Vector arguments of the algorithms. The scalar is deduced from the Model alone
+// (std::type_identity_t makes these non-deduced), so plain Eigen::VectorXd arguments work:
+// aba(model, data, q, v, tau).
+template <class S> using VecRef = Eigen::Ref<const VectorX<std::type_identity_t<S>>>;
+template <class S> using VecOut = Eigen::Ref<VectorX<std::type_identity_t<S>>>;
+template <class S> using NoDeduce = std::type_identity_t<S>;
 
 /// Fills data.liMi and data.oMi from q.
 template <class S>

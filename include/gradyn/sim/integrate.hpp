@@ -7,11 +7,11 @@ namespace gradyn {
 
 /// q_out = q (+) dv (see joint.hpp for each joint's manifold). q_out may alias q.
 template <class S>
-void integrate(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& dv, Eigen::Ref<VectorX<S>> q_out);
+void integrate(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& dv, VecOut<S> q_out);
 
 /// d = q1 (-) q0, so that integrate(q0, d) = q1.
 template <class S>
-void difference(const ModelTpl<S>& model, const VecRef<S>& q0, const VecRef<S>& q1, Eigen::Ref<VectorX<S>> d);
+void difference(const ModelTpl<S>& model, const VecRef<S>& q0, const VecRef<S>& q1, VecOut<S> d);
 
 /// Zero angles, identity quaternions.
 template <class S>
@@ -19,6 +19,6 @@ VectorX<S> neutral_configuration(const ModelTpl<S>& model);
 
 /// Renormalises every quaternion in q (in place).
 template <class S>
-void normalize_configuration(const ModelTpl<S>& model, Eigen::Ref<VectorX<S>> q);
+void normalize_configuration(const ModelTpl<S>& model, VecOut<S> q);
 
 }  // namespace gradyn

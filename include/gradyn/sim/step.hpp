@@ -14,13 +14,13 @@ enum class Integrator : std::uint8_t {
 /// Sets kStatusNonFinite in data.status when the new state is not finite (never throws for it).
 template <class S>
 void step(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v, const VecRef<S>& tau,
-          const S& dt, Integrator integrator, Eigen::Ref<VectorX<S>> q_next, Eigen::Ref<VectorX<S>> v_next);
+          const NoDeduce<S>& dt, Integrator integrator, VecOut<S> q_next, VecOut<S> v_next);
 
 /// T steps from (q0, v0) with taus (T x nv, one row per step, row-major like NumPy). Fills qs ((T+1) x nq) and
 /// vs ((T+1) x nv), the initial state in row 0.
 template <class S>
 void rollout(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, const VecRef<S>& v0,
-             const Eigen::Ref<const MatrixXr<S>>& taus, const S& dt, Integrator integrator, MatrixXr<S>& qs,
-             MatrixXr<S>& vs);
+             const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& taus, const NoDeduce<S>& dt, Integrator integrator, MatrixXr<NoDeduce<S>>& qs,
+             MatrixXr<NoDeduce<S>>& vs);
 
 }  // namespace gradyn
