@@ -7,6 +7,8 @@
 
 namespace gradyn {
 
+template <class S> struct ModelTangentTpl;  // model/params.hpp
+
 // Vector arguments of the algorithms. The scalar is deduced from the Model alone
 // (std::type_identity_t makes these non-deduced), so plain Eigen::VectorXd arguments work:
 // aba(model, data, q, v, tau).
@@ -25,6 +27,11 @@ void forward_kinematics(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef
 /// Fills data.oMf (frame poses in the world) from data.oMi; call after forward_kinematics.
 template <class S>
 void update_frames(const ModelTpl<S>& model, DataTpl<S>& data);
+
+// Every *_vjp function ACCUMULATES into its adjoint outputs (+=): the caller zeroes them first.
+// Adjoints of q are in the ambient coordinates (nq entries, one per number in q, quaternion
+// components included): the gradient of the computed function of the q array, what an autograd
+// framework composes with. Tangent-space adjoints, where needed, are documented where they appear.
 
 /// Throws ArgumentError unless x has `expected` entries; `what` names the argument.
 void check_size(const char* what, Eigen::Index actual, Eigen::Index expected);

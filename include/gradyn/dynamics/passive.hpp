@@ -16,4 +16,16 @@ template <class S>
 const VectorX<S>& forward_dynamics(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
                                    const VecRef<S>& v, const VecRef<S>& tau);
 
+/// Adjoint of passive_forces (accumulates into q_bar (nq, ambient), v_bar and model_bar).
+template <class S>
+void passive_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                        const VecRef<S>& tau_passive_bar, VecOut<S> q_bar, VecOut<S> v_bar,
+                        ModelTangentTpl<S>& model_bar);
+
+/// Adjoint of forward_dynamics (accumulates into q_bar (nq, ambient), v_bar, tau_bar, model_bar).
+template <class S>
+void forward_dynamics_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                          const VecRef<S>& tau, const VecRef<S>& ddq_bar, VecOut<S> q_bar, VecOut<S> v_bar,
+                          VecOut<S> tau_bar, ModelTangentTpl<S>& model_bar);
+
 }  // namespace gradyn

@@ -20,4 +20,11 @@ const VectorX<S>& nonlinear_effects(const ModelTpl<S>& model, DataTpl<S>& data, 
 template <class S>
 const VectorX<S>& generalized_gravity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q);
 
+/// Adjoint of rnea: accumulates tau_bar^T d rnea / d(q, v, a, model parameters) into q_bar
+/// (size nq, ambient), v_bar, a_bar and model_bar. Recomputes the forward pass itself.
+template <class S>
+void rnea_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v, const VecRef<S>& a,
+              const VecRef<S>& tau_bar, VecOut<S> q_bar, VecOut<S> v_bar, VecOut<S> a_bar,
+              ModelTangentTpl<S>& model_bar);
+
 }  // namespace gradyn

@@ -21,4 +21,10 @@ VectorX<S> neutral_configuration(const ModelTpl<S>& model);
 template <class S>
 void normalize_configuration(const ModelTpl<S>& model, VecOut<S> q);
 
+/// Adjoint of integrate: accumulates q_out_bar^T d integrate / d(q, dv) into q_bar (nq, ambient)
+/// and dv_bar (nv).
+template <class S>
+void integrate_vjp(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& dv, const VecRef<S>& q_out_bar,
+                   VecOut<S> q_bar, VecOut<S> dv_bar);
+
 }  // namespace gradyn

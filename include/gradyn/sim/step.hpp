@@ -23,4 +23,28 @@ void rollout(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, co
              const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& taus, const NoDeduce<S>& dt, Integrator integrator, MatrixXr<NoDeduce<S>>& qs,
              MatrixXr<NoDeduce<S>>& vs);
 
+/// Adjoint of step: given the adjoints of (q_next, v_next), accumulates those of q (nq, ambient),
+/// v, tau and the model parameters. Recomputes the forward step from (q, v, tau) itself.
+template <class S>
+void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v, const VecRef<S>& tau,
+              const NoDeduce<S>& dt, Integrator integrator, const VecRef<S>& q_next_bar, const VecRef<S>& v_next_bar,
+              VecOut<S> q_bar, VecOut<S> v_bar, VecOut<S> tau_bar, ModelTangentTpl<S>& model_bar);
+
+/// How rollout_vjp keeps the forward trajectory for its backward pass.
+struct CheckpointOptions {
+  // 0: keep (q, v) of every step (the default; (nq + nv) doubles per step). k > 0: keep at most k
+  // states and recompute the rest (binomial "revolve" checkpointing), for very long horizons.
+  int max_snapshots = 0;
+};
+
+/// Adjoint of rollout: qs_bar ((T+1) x nq) and vs_bar ((T+1) x nv) are the adjoints of the arrays
+/// rollout returns (running losses: every row; a terminal loss: only the last). Accumulates into
+/// q0_bar, v0_bar, taus_bar (T x nv) and model_bar. Recomputes each step from its checkpoint.
+template <class S>
+void rollout_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, const VecRef<S>& v0,
+                 const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& taus, const NoDeduce<S>& dt, Integrator integrator,
+                 const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& qs_bar, const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& vs_bar,
+                 VecOut<S> q0_bar, VecOut<S> v0_bar, Eigen::Ref<MatrixXr<NoDeduce<S>>> taus_bar,
+                 ModelTangentTpl<S>& model_bar, const CheckpointOptions& options = {});
+
 }  // namespace gradyn
