@@ -1,11 +1,38 @@
 #include "gradyn/dynamics/aba.hpp"
 
-#include <Eigen/LU>
+#include <Eigen/Cholesky>
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/dynamics/detail/world_terms.hpp"
 
 namespace gradyn {
+
+namespace {
+// Pass 2 for a joint of N DoFs (3: spherical, planar; 6: free), on fixed-size matrices.
+template <int N, class S>
+void backward_multi_dof(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& tau, int i) {
+  using MatN = Eigen::Matrix<S, N, N>;
+  using Mat6N = Eigen::Matrix<S, 6, N>;
+  const int iv = model.idx_v[i], p = model.parent[i];
+  const Mat6N Sj = data.oS[i];
+  const Mat6N U = data.oIa[i] * Sj;
+  MatN D = Sj.transpose() * U;
+  D.diagonal() += model.armature.template segment<N>(iv);
+  const Eigen::LLT<MatN> llt(D);  // D is symmetric positive definite for a physical model
+  if (llt.info() != Eigen::Success) data.status |= kStatusSingularInertia;
+  const MatN Dinv = llt.solve(MatN::Identity());
+  const Eigen::Matrix<S, N, 1> u = tau.template segment<N>(iv) - Sj.transpose() * data.opA[i];
+  data.U[i] = U;
+  data.Dinv[i] = Dinv;
+  data.u[i] = u;
+  if (p >= 0) {
+    const Mat6N UD = U * Dinv;
+    data.oIa[i].noalias() -= UD * U.transpose();
+    data.oIa[p] += data.oIa[i];
+    data.opA[p] += data.opA[i] + data.oIa[i] * data.oc[i] + UD * u;
+  }
+}
+}  // namespace
 
 // Featherstone's three passes, written in the world frame: articulated inertias and bias forces
 // of a child add straight into its parent's, with no change of frame.
@@ -48,21 +75,10 @@ const VectorX<S>& aba(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
         data.oIa[p] += data.oIa[i];
         data.opA[p] += data.opA[i] + data.oIa[i] * data.oc[i] + UD * data.u[i](0);
       }
+    } else if (nvi == 6) {
+      backward_multi_dof<6>(model, data, tau, i);
     } else {
-      const auto& Sj = data.oS[i];
-      data.U[i] = data.oIa[i] * Sj;
-      typename DataTpl<S>::MatrixDof D = Sj.transpose() * data.U[i];
-      D.diagonal() += model.armature.segment(iv, nvi);
-      const Eigen::PartialPivLU<typename DataTpl<S>::MatrixDof> lu(D);
-      if (!(value_of(lu.determinant()) > 0)) data.status |= kStatusSingularInertia;
-      data.Dinv[i] = lu.inverse();
-      data.u[i] = tau.segment(iv, nvi) - Sj.transpose() * data.opA[i];
-      if (p >= 0) {
-        const Matrix6X<S> UD = data.U[i] * data.Dinv[i];
-        data.oIa[i] -= UD * data.U[i].transpose();
-        data.oIa[p] += data.oIa[i];
-        data.opA[p] += data.opA[i] + data.oIa[i] * data.oc[i] + UD * data.u[i];
-      }
+      backward_multi_dof<3>(model, data, tau, i);  // spherical and planar
     }
   }
 

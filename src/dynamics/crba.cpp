@@ -19,17 +19,29 @@ const MatrixX<S>& crba(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<
     const int p = model.parent[i];
     if (p >= 0) data.oIc[p] += data.oIc[i];
   }
-  data.M.setZero();  // blocks of joints on different branches stay zero
+  // Only ancestor-descendant blocks are written: the others stay zero from Data's construction.
   for (int i = 0; i < nb; ++i) {
     const int iv = model.idx_v[i], nvi = model.joint_nv(i);
-    const Matrix6X<S> F = data.oIc[i] * data.oS[i];
-    data.M.block(iv, iv, nvi, nvi) = data.oS[i].transpose() * F;
-    if (nvi > 1) {  // make the diagonal block bit-for-bit symmetric
-      auto block = data.M.block(iv, iv, nvi, nvi);
-      for (int r = 0; r < nvi; ++r)
-        for (int c = r + 1; c < nvi; ++c) block(c, r) = block(r, c);
+    if (nvi == 1) {  // fast path: revolute and prismatic joints
+      const Vector6<S> s = data.oS[i].col(0);
+      const Vector6<S> F = data.oIc[i] * s;
+      data.M(iv, iv) = s.dot(F) + model.armature[iv];
+      for (int j = model.parent[i]; j >= 0; j = model.parent[j]) {
+        const int jv = model.idx_v[j];
+        for (int k = 0; k < model.joint_nv(j); ++k) {
+          const S m = data.oS[j].col(k).dot(F);
+          data.M(jv + k, iv) = m;
+          data.M(iv, jv + k) = m;
+        }
+      }
+      continue;
     }
-    data.M.block(iv, iv, nvi, nvi).diagonal() += model.armature.segment(iv, nvi);
+    const Matrix6X<S> F = data.oIc[i] * data.oS[i];
+    auto block = data.M.block(iv, iv, nvi, nvi);
+    block = data.oS[i].transpose() * F;
+    for (int r = 0; r < nvi; ++r)  // bit-for-bit symmetric
+      for (int c = r + 1; c < nvi; ++c) block(c, r) = block(r, c);
+    block.diagonal() += model.armature.segment(iv, nvi);
     for (int j = model.parent[i]; j >= 0; j = model.parent[j]) {
       const int jv = model.idx_v[j], nvj = model.joint_nv(j);
       data.M.block(jv, iv, nvj, nvi) = data.oS[j].transpose() * F;

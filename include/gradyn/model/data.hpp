@@ -56,7 +56,8 @@ struct DataTpl {
 
   // CRBA
   std::vector<Matrix6<S>> oIc;    // composite rigid-body inertia, world frame
-  MatrixX<S> M;                   // joint-space inertia matrix (crba output, both triangles)
+  MatrixX<S> M;                   // joint-space inertia matrix (crba output, both triangles; entries of
+                                  // joints on different branches are zero from construction: keep them so)
 
   // forces and passive terms
   VectorX<S> tau_passive;         // -damping v - stiffness (q (-) q_rest)
