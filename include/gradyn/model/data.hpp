@@ -66,6 +66,23 @@ struct DataTpl {
   // integration workspace (step)
   VectorX<S> q_tmp, v_tmp, dv_tmp, k_q[4], k_v[4];
 
+  // ---- step adjoint workspace (step_vjp, rollout_vjp; src/sim/step_vjp.cpp, rollout_vjp.cpp) ----
+  // The forward step recomputed by step_vjp, then the adjoints of its stages. RK4 stage s
+  // (1..3) evaluates the dynamics at (step_adj_q[s], step_adj_v[s]) = (q (+) theta_s, v + h k_v[s-1]).
+  VectorX<S> step_adj_q[4];              // stage configurations (nq); [0] unused
+  VectorX<S> step_adj_v[4];              // stage velocities (nv); [0] unused
+  VectorX<S> step_adj_theta[4];          // stage offsets theta_s (nv); [0] unused
+  VectorX<S> step_adj_kq[4], step_adj_kv[4];          // stage derivatives (nv)
+  VectorX<S> step_adj_kq_bar[4], step_adj_kv_bar[4];  // their adjoints (nv)
+  VectorX<S> step_adj_q_bar;             // adjoint of a stage configuration (nq)
+  VectorX<S> step_adj_v_bar, step_adj_theta_bar, step_adj_dv;  // (nv)
+  // rollout_vjp: the current state, the next one, and the running adjoints of states t+1 and t
+  VectorX<S> rollout_adj_q[2], rollout_adj_v[2];       // (nq), (nv)
+  VectorX<S> rollout_adj_tau;                          // (nv)
+  VectorX<S> rollout_adj_lambda_q[2], rollout_adj_lambda_v[2];
+  long long rollout_adj_forward_steps = 0;  // forward steps the last rollout_vjp recomputed
+  // ---- end of step adjoint workspace ----
+
   std::uint32_t status = kStatusOk;
 };
 
@@ -112,6 +129,27 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
     k_q[k] = VectorX<S>::Zero(model.nv);
     k_v[k] = VectorX<S>::Zero(model.nv);
   }
+  // step adjoint workspace
+  for (int k = 0; k < 4; ++k) {
+    step_adj_q[k] = VectorX<S>::Zero(model.nq);
+    step_adj_v[k] = VectorX<S>::Zero(model.nv);
+    step_adj_theta[k] = VectorX<S>::Zero(model.nv);
+    step_adj_kq[k] = VectorX<S>::Zero(model.nv);
+    step_adj_kv[k] = VectorX<S>::Zero(model.nv);
+    step_adj_kq_bar[k] = VectorX<S>::Zero(model.nv);
+    step_adj_kv_bar[k] = VectorX<S>::Zero(model.nv);
+  }
+  step_adj_q_bar = VectorX<S>::Zero(model.nq);
+  step_adj_v_bar = VectorX<S>::Zero(model.nv);
+  step_adj_theta_bar = VectorX<S>::Zero(model.nv);
+  step_adj_dv = VectorX<S>::Zero(model.nv);
+  for (int k = 0; k < 2; ++k) {
+    rollout_adj_q[k] = VectorX<S>::Zero(model.nq);
+    rollout_adj_v[k] = VectorX<S>::Zero(model.nv);
+    rollout_adj_lambda_q[k] = VectorX<S>::Zero(model.nq);
+    rollout_adj_lambda_v[k] = VectorX<S>::Zero(model.nv);
+  }
+  rollout_adj_tau = VectorX<S>::Zero(model.nv);
 }
 
 }  // namespace gradyn
