@@ -66,6 +66,18 @@ struct DataTpl {
   // integration workspace (step)
   VectorX<S> q_tmp, v_tmp, dv_tmp, k_q[4], k_v[4];
 
+  // --- adjoint workspace (rnea_vjp, aba_vjp, minv_solve, passive_forces_vjp) ---------------------
+  std::vector<Pose<S>> joint_M;      // child frame in the joint frame: the joint transform (rnea_vjp)
+  std::vector<Vector6<S>> adj_v;     // adjoint of v (body frame)
+  std::vector<Vector6<S>> adj_a;     // adjoint of a (body frame)
+  std::vector<Vector6<S>> adj_f;     // adjoint of the force the joint transmits, f (body frame)
+  std::vector<Vector6<S>> minv_pA;   // minv_solve: bias forces (world frame)
+  std::vector<Vector6<S>> minv_a;    // minv_solve: accelerations (world frame)
+  std::vector<VectorDof> minv_u;     // minv_solve: b - S^T pA per joint
+  VectorX<S> adj_mu;                 // aba_vjp: M^-1 ddq_bar (= tau_bar of that call)
+  VectorX<S> adj_tau;                // aba_vjp: the rnea seed -mu
+  VectorX<S> adj_ddq;                // aba_vjp: rnea's a_bar, unused
+
   // ---- step adjoint workspace (step_vjp, rollout_vjp; src/sim/step_vjp.cpp, rollout_vjp.cpp) ----
   // The forward step recomputed by step_vjp, then the adjoints of its stages. RK4 stage s
   // (1..3) evaluates the dynamics at (step_adj_q[s], step_adj_v[s]) = (q (+) theta_s, v + h k_v[s-1]).
@@ -150,6 +162,17 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
     rollout_adj_lambda_v[k] = VectorX<S>::Zero(model.nv);
   }
   rollout_adj_tau = VectorX<S>::Zero(model.nv);
+  joint_M.resize(nb);
+  adj_v.assign(nb, Vector6<S>::Zero());
+  adj_a.assign(nb, Vector6<S>::Zero());
+  adj_f.assign(nb, Vector6<S>::Zero());
+  minv_pA.assign(nb, Vector6<S>::Zero());
+  minv_a.assign(nb, Vector6<S>::Zero());
+  minv_u.resize(nb);
+  for (int i = 0; i < nb; ++i) minv_u[i] = VectorDof::Zero(model.joint_nv(i));
+  adj_mu = VectorX<S>::Zero(model.nv);
+  adj_tau = VectorX<S>::Zero(model.nv);
+  adj_ddq = VectorX<S>::Zero(model.nv);
 }
 
 }  // namespace gradyn

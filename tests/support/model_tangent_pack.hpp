@@ -1,0 +1,135 @@
+// Flat views of every Model parameter in the ModelTangent's own representation, for gradient tests:
+// pack a ModelTangent into a vector, write a vector of (AD or perturbed) values into a model's
+// fields, and the projections onto the directions that keep rotations orthogonal, unit axes and
+// quaternions unit, and inertias symmetric (see src/dynamics/aba_vjp.cpp).
+//
+// Layout, per body: mass, com (3), inertia_com (9, column-major), placement_R (9, column-major),
+// placement_p (3), axis (3); then damping, armature, stiffness (nv each), q_rest (nq), gravity (3).
+#pragma once
+
+#include <string>
+
+#include "gradyn/model/params.hpp"
+
+namespace gradyn::test {
+
+inline constexpr int kBodyParams = 1 + 3 + 9 + 9 + 3 + 3;
+
+inline int tangent_size(const Model& m) { return kBodyParams * m.nbodies() + 3 * m.nv + m.nq + 3; }
+
+/// Name of entry k of the layout (for failure messages).
+inline std::string tangent_entry_name(const Model& m, int k) {
+  const int nb = m.nbodies();
+  if (k < kBodyParams * nb) {
+    const int b = k / kBodyParams, r = k % kBodyParams;
+    const char* field = r < 1 ? "mass" : r < 4 ? "com" : r < 13 ? "inertia_com" : r < 22 ? "placement_R" : r < 25 ? "placement_p" : "axis";
+    return m.body_names[b] + "." + field;
+  }
+  k -= kBodyParams * nb;
+  if (k < 3 * m.nv) return std::string(k < m.nv ? "damping" : k < 2 * m.nv ? "armature" : "stiffness") + "[" + std::to_string(k % m.nv) + "]";
+  k -= 3 * m.nv;
+  if (k < m.nq) return "q_rest[" + std::to_string(k) + "]";
+  return "gravity";
+}
+
+template <class S>
+VectorX<S> pack_tangent(const ModelTpl<S>& model, const ModelTangentTpl<S>& t) {
+  VectorX<S> x(tangent_size(model.template cast<double>()));
+  int k = 0;
+  auto put = [&](const auto& block) {
+    for (int j = 0; j < block.size(); ++j) x[k++] = block.data()[j];
+  };
+  for (int b = 0; b < model.nbodies(); ++b) {
+    x[k++] = t.mass[b];
+    put(t.com[b]);
+    put(t.inertia_com[b]);
+    put(t.placement_R[b]);
+    put(t.placement_p[b]);
+    put(t.axis[b]);
+  }
+  put(t.damping);
+  put(t.armature);
+  put(t.stiffness);
+  put(t.q_rest);
+  put(t.gravity);
+  return x;
+}
+
+/// The model's parameters in the layout above (the point the derivatives are taken at).
+inline Eigen::VectorXd model_params(const Model& model) {
+  ModelTangent t(model);
+  for (int b = 0; b < model.nbodies(); ++b) {
+    t.mass[b] = model.body_inertia[b].mass;
+    t.com[b] = model.body_inertia[b].com;
+    t.inertia_com[b] = model.body_inertia[b].inertia_com;
+    t.placement_R[b] = model.joint_placement[b].R;
+    t.placement_p[b] = model.joint_placement[b].p;
+    t.axis[b] = model.joint_axis[b];
+  }
+  t.damping = model.damping;
+  t.armature = model.armature;
+  t.stiffness = model.stiffness;
+  t.q_rest = model.q_rest;
+  t.gravity = model.gravity;
+  return pack_tangent(model, t);
+}
+
+/// Writes x (layout above) into the model's parameter fields. Build the model's Data afterwards
+/// (its joint subspaces are taken from the axes).
+template <class S, class Vec>
+void write_params(ModelTpl<S>& model, const Vec& x) {
+  int k = 0;
+  auto get = [&](auto& block) {
+    for (int j = 0; j < block.size(); ++j) block.data()[j] = x[k++];
+  };
+  for (int b = 0; b < model.nbodies(); ++b) {
+    model.body_inertia[b].mass = x[k++];
+    get(model.body_inertia[b].com);
+    get(model.body_inertia[b].inertia_com);
+    get(model.joint_placement[b].R);
+    get(model.joint_placement[b].p);
+    get(model.joint_axis[b]);
+  }
+  get(model.damping);
+  get(model.armature);
+  get(model.stiffness);
+  get(model.q_rest);
+  get(model.gravity);
+}
+
+/// Orthogonal projection (in place) of a gradient over [q (nq) | other (n_other) | parameters]
+/// onto the tangent space of the manifold where every quaternion in q and q_rest is unit, every
+/// revolute axis is unit, every placement rotation is orthogonal and every inertia symmetric.
+inline void project_to_manifold(const Model& model, const Eigen::VectorXd& q, int n_other, Eigen::VectorXd& g) {
+  auto project_unit = [&](Eigen::Ref<Eigen::VectorXd> block, const Eigen::VectorXd& at) {
+    const Eigen::VectorXd n = at.normalized();
+    block -= n * n.dot(block);
+  };
+  for (int i = 0; i < model.nbodies(); ++i) {
+    const int iq = model.idx_q[i];
+    const int o = model.joint_type[i] == JointType::Free ? 3 : 0;
+    if (joint_has_quaternion(model.joint_type[i])) project_unit(g.segment(iq + o, 4), q.segment(iq + o, 4));
+  }
+  const int base = model.nq + n_other;
+  for (int b = 0; b < model.nbodies(); ++b) {
+    const int k = base + kBodyParams * b;
+    Eigen::Map<Eigen::Matrix3d> Ic(g.data() + k + 4);
+    const Eigen::Matrix3d Ic_sym = 0.5 * (Ic + Ic.transpose());
+    Ic = Ic_sym;
+    Eigen::Map<Eigen::Matrix3d> G(g.data() + k + 13);
+    const Eigen::Matrix3d& R = model.joint_placement[b].R;
+    const Eigen::Matrix3d A = R.transpose() * G;
+    G = R * (0.5 * (A - A.transpose()));
+    const JointType t = model.joint_type[b];
+    if (t == JointType::Revolute || t == JointType::Continuous) project_unit(g.segment(k + 25, 3), model.joint_axis[b]);
+  }
+  const int rest = base + kBodyParams * model.nbodies() + 3 * model.nv;
+  for (int i = 0; i < model.nbodies(); ++i) {
+    const int iq = model.idx_q[i];
+    const int o = model.joint_type[i] == JointType::Free ? 3 : 0;
+    if (joint_has_quaternion(model.joint_type[i]))
+      project_unit(g.segment(rest + iq + o, 4), model.q_rest.segment(iq + o, 4));
+  }
+}
+
+}  // namespace gradyn::test
