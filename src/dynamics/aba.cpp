@@ -48,7 +48,8 @@ const VectorX<S>& aba(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
   for (int i = 0; i < nb; ++i) {
     detail::world_body_pose(model, data, q, i);
     const int p = model.parent[i];
-    const Vector6<S> vj = data.oS[i] * v.segment(model.idx_v[i], model.joint_nv(i));
+    const Vector6<S> vj = model.joint_nv(i) == 1 ? Vector6<S>(data.oS[i].col(0) * v[model.idx_v[i]])
+                                                 : Vector6<S>(data.oS[i] * v.segment(model.idx_v[i], model.joint_nv(i)));
     data.ov[i] = p >= 0 ? Vector6<S>(data.ov[p] + vj) : vj;
     data.oc[i] = cross_motion<S>(data.ov[i], vj);
     data.oI[i] = detail::world_inertia(model.body_inertia[i], data.oMi[i]);

@@ -12,8 +12,16 @@ inline void world_body_pose(const ModelTpl<S>& model, DataTpl<S>& data, const Ve
                  joint_transform<S>(model.joint_type[i], model.joint_axis[i], q.segment(model.idx_q[i], model.joint_nq(i)));
   const int p = model.parent[i];
   data.oMi[i] = p >= 0 ? data.oMi[p] * data.liMi[i] : data.liMi[i];
-  for (int k = 0; k < model.joint_nv(i); ++k)
-    data.oS[i].col(k) = data.oMi[i].act_motion(Vector6<S>(data.joint_S[i].col(k)));
+  const JointType type = model.joint_type[i];
+  if (type == JointType::Revolute || type == JointType::Continuous) {  // oS = [R a; p x R a]
+    const Vector3<S> w = data.oMi[i].R * model.joint_axis[i];
+    data.oS[i].col(0) << w, data.oMi[i].p.cross(w);
+  } else if (type == JointType::Prismatic) {  // oS = [0; R a]
+    data.oS[i].col(0) << Vector3<S>::Zero(), data.oMi[i].R * model.joint_axis[i];
+  } else {
+    for (int k = 0; k < model.joint_nv(i); ++k)
+      data.oS[i].col(k) = data.oMi[i].act_motion(Vector6<S>(data.joint_S[i].col(k)));
+  }
 }
 
 /// Body i's rigid-body inertia as a 6x6 matrix in the world frame, about the world origin.
