@@ -86,15 +86,13 @@ inline std::vector<GradientCase> gradient_cases() {
   for (size_t c = 0; c < cases.size(); ++c) {
     GradientCase& k = cases[c];
     Model& m = k.model;
-    if (c >= 4) {
-      std::uniform_real_distribution<double> u(0.1, 1.0);
-      for (int j = 0; j < m.nv; ++j) {
-        m.damping[j] = u(rng);
-        m.stiffness[j] = u(rng);
-        m.armature[j] = 0.1 * u(rng);
-      }
-      m.q_rest = random_configuration(m, rng);
+    std::uniform_real_distribution<double> u(0.1, 1.0);
+    for (int j = 0; j < m.nv; ++j) {  // shipped models; the free base of the random ones
+      if (m.damping[j] == 0) m.damping[j] = u(rng);
+      if (m.stiffness[j] == 0) m.stiffness[j] = u(rng);
+      if (m.armature[j] == 0) m.armature[j] = 0.1 * u(rng);
     }
+    if (c >= 4) m.q_rest = random_configuration(m, rng);
     k.q = random_configuration(m, rng);
     k.v = random_vector(m.nv, rng);
     k.u = random_vector(m.nv, rng, 5.0);
