@@ -14,12 +14,25 @@
 //     centre of mass, body frame);
 //     "<j>.origin.x|y|z", "<j>.origin.roll|pitch|yaw" (joint frame in the parent body frame);
 //     revolute/continuous/prismatic only: "<j>.axis.x|y|z" (joint frame; not renormalised);
-//     per DoF k of the joint (suffix "[k]" only when the joint has several DoFs):
-//       "<j>.damping", "<j>.armature", "<j>.stiffness";
-//     scalar-coordinate joints only (revolute, continuous, prismatic, planar), per coordinate:
-//       "<j>.rest" (spring rest position)
+//     per DoF k of the joint, interleaved (suffix "[k]" only when the joint has several DoFs):
+//       "<j>.damping[k]", "<j>.armature[k]", "<j>.stiffness[k]";
+//     scalar-coordinate joints only (revolute, continuous, prismatic, planar), per coordinate k
+//     (suffix "[k]" for the planar joint's 3): "<j>.rest" (spring rest position, model.q_rest)
 //   then "gravity.x|y|z".
 // Bodies merged from several links (fixed joints) have the merged inertia's parameters.
+// Notes:
+//  * inertia: the 6 numbers fill the symmetric matrix [[ixx, ixy, ixz], [ixy, iyy, iyz],
+//    [ixz, iyz, izz]]; an off-diagonal parameter sets two entries, so its gradient is the sum
+//    of the two entries' adjoints.
+//  * origin roll/pitch/yaw: URDF convention, R = rpy_to_matrix(rpy) = Rz(yaw) Ry(pitch) Rx(roll).
+//    get_params returns pitch in [-pi/2, pi/2], roll and yaw in (-pi, pi]; rpy_to_matrix of them
+//    gives back the model's R to rounding, also at pitch = +-pi/2 (gimbal lock), where only
+//    roll -+ yaw is determined and yaw = 0 is chosen. The rpy gradient there is that of this
+//    chart (one of its directions is lost at the lock).
+//  * axis: used as given by with_params (no renormalisation), so its gradient is the plain
+//    derivative w.r.t. the three numbers; a unit axis stays unit only if the caller keeps it so.
+//  * q_rest entries of spherical and free joints (identity quaternions) are not parameters;
+//    params_gradient ignores their adjoints. Limits, q0 and frames are not parameters either.
 #pragma once
 
 #include <string>
@@ -54,8 +67,14 @@ std::vector<std::string> param_names(const Model& model);
 template <class S>
 VectorX<S> get_params(const ModelTpl<S>& model);
 
-/// A copy of the model with every parameter taken from the flat vector p.
-/// Throws ArgumentError if p has the wrong size, ModelError if a mass becomes non-positive.
+/// A copy of the model with every parameter taken from the flat vector p; the Model's fields are
+/// all that depends on them, and get_params(with_params(model, p)) == p (up to rounding, and to
+/// the rpy chart at gimbal lock). A Data made for the old model is stale for the new one: its
+/// joint_S (and oS) hold the OLD joint axes, so build a new Data from the returned model.
+/// Throws ArgumentError if p has the wrong size, ModelError (naming the body) if a mass is
+/// negative or not finite, or zero on a body that had mass (a body massless from the start, a
+/// frame-only link, may stay massless). Inertia matrices are not checked (gradients may be
+/// taken anywhere); physical validity of the rest is the caller's business.
 template <class S>
 ModelTpl<S> with_params(const ModelTpl<S>& model, const VecRef<S>& p);
 
