@@ -26,6 +26,9 @@ Conventions (the same as Pinocchio's):
 * Gravity defaults to (0, 0, -9.81) in the world frame; ``model.with_gravity(g)`` returns a copy
   with another one (models are immutable).
 * Poses are 4x4 homogeneous matrices of the frame in the world.
+* Gradients (``step_vjp``, ``rollout_vjp``): adjoints of q are ambient, one per number in q
+  (quaternion components are plain coordinates); parameter adjoints follow
+  ``model.param_names``. ``gradcheck`` compares them with forward-mode AD and finite differences.
 
 Errors: a bad model file or builder input raises :class:`ModelError` (a ValueError) naming the
 file, line and element; bad arguments raise ValueError.
@@ -44,6 +47,7 @@ from ._core import (
     frame_jacobian,
     frame_pose,
     generalized_gravity,
+    gradcheck,
     integrate,
     kinetic_energy,
     load,
@@ -53,7 +57,9 @@ from ._core import (
     potential_energy,
     rnea,
     rollout,
+    rollout_vjp,
     step,
+    step_vjp,
     total_mass,
 )
 
@@ -72,6 +78,7 @@ __all__ = [
     "frame_jacobian",
     "frame_pose",
     "generalized_gravity",
+    "gradcheck",
     "integrate",
     "kinetic_energy",
     "load",
@@ -81,6 +88,8 @@ __all__ = [
     "potential_energy",
     "rnea",
     "rollout",
+    "rollout_vjp",
     "step",
+    "step_vjp",
     "total_mass",
 ]

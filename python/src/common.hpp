@@ -96,6 +96,7 @@ Integrator parse_integrator(const std::string& name);
 // Registration, one function per translation unit.
 void bind_model(nb::module_& m);
 void bind_dynamics(nb::module_& m);
+void bind_gradients(nb::module_& m);  // step_vjp, rollout_vjp, gradcheck
 void bind_params(nb::module_& m);  // Model.param_names, params, with_params; param_index (after bind_model)
 
 }  // namespace gradyn::python

@@ -117,5 +117,6 @@ NB_MODULE(_core, m) {
   // gradyn::ArgumentError derives from std::invalid_argument, which nanobind raises as ValueError.
   bind_model(m);
   bind_dynamics(m);
+  bind_gradients(m);
   bind_params(m);
 }

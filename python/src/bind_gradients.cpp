@@ -1,0 +1,190 @@
+// Reverse mode through time stepping (step_vjp, rollout_vjp) and the gradcheck utility.
+// q adjoints are ambient: one per number in q, quaternion components included, i.e. the gradient
+// of the function as computed from the raw q array. Parameter adjoints come back in the flat
+// layout of model.param_names (params_gradient).
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+
+#include <cmath>
+
+#include "common.hpp"
+#include "gradyn/grad/gradcheck.hpp"
+#include "gradyn/model/params.hpp"
+
+namespace gradyn::python {
+
+namespace {
+
+double checked_dt(double dt) {
+  if (!(dt > 0) || !std::isfinite(dt))
+    throw ArgumentError("dt: expected a positive finite time step, got " + std::to_string(dt));
+  return dt;
+}
+
+// A (rows, cols) float64 argument viewed as a row-major matrix; None gives zeros.
+class MatrixArg {
+ public:
+  MatrixArg(nb::handle h, const char* name, Eigen::Index rows, Eigen::Index cols) : rows_(rows), cols_(cols) {
+    if (h.is_none()) {
+      zeros_ = MatrixXr<double>::Zero(rows, cols);
+      data_ = zeros_.data();
+    } else {
+      array_ = as_array(h, name);
+      check_shape(array_, name, {rows, cols});
+      data_ = array_.data();
+    }
+  }
+  Eigen::Map<const MatrixXr<double>> x() const { return {data_, rows_, cols_}; }
+
+ private:
+  Eigen::Index rows_, cols_;
+  ConstArray array_;
+  MatrixXr<double> zeros_;
+  const double* data_ = nullptr;
+};
+
+nb::dict block_dict(const GradcheckBlock& b) {
+  nb::dict d;
+  d["size"] = b.size;
+  d["scale"] = b.scale;
+  d["ad_error"] = b.ad_error;
+  d["fd_error"] = b.fd_error;
+  d["ad_coords"] = b.ad_coords;
+  d["fd_coords"] = b.fd_coords;
+  d["worst_ad_index"] = b.worst_ad_index;
+  d["worst_fd_index"] = b.worst_fd_index;
+  return d;
+}
+
+}  // namespace
+
+void bind_gradients(nb::module_& m) {
+  const auto model_ = nb::arg("model");
+
+  m.def(
+      "step_vjp",
+      [](PyModel& s, nb::handle q, nb::handle v, nb::handle tau, double dt, nb::handle q_next_bar,
+         nb::handle v_next_bar, const std::string& integrator) {
+        const Integrator scheme = parse_integrator(integrator);
+        checked_dt(dt);
+        const Model& model = s.model;
+        VectorArg q_(q, "q", model.nq), v_(v, "v", model.nv), tau_(tau, "tau", model.nv);
+        VectorArg qn_bar(q_next_bar, "q_next_bar", model.nq), vn_bar(v_next_bar, "v_next_bar", model.nv);
+        Eigen::VectorXd q_bar = Eigen::VectorXd::Zero(model.nq), v_bar = Eigen::VectorXd::Zero(model.nv),
+                        tau_bar = Eigen::VectorXd::Zero(model.nv);
+        ModelTangent tangent(model);
+        {
+          DataLease data(s);
+          gradyn::step_vjp<double>(model, *data, q_.x, v_.x, tau_.x, dt, scheme, qn_bar.x, vn_bar.x, q_bar, v_bar,
+                                   tau_bar, tangent);
+        }
+        return nb::make_tuple(to_numpy(q_bar), to_numpy(v_bar), to_numpy(tau_bar),
+                              to_numpy(params_gradient<double>(model, tangent)));
+      },
+      model_, nb::arg("q"), nb::arg("v"), nb::arg("tau"), nb::arg("dt"), nb::arg("q_next_bar"), nb::arg("v_next_bar"),
+      nb::arg("integrator") = "euler", R"doc(
+Reverse mode of step: given the adjoints (gradients of a loss) of the next state, returns
+(q_bar, v_bar, tau_bar, params_bar), shapes (nq,), (nv,), (nv,) and (len(model.param_names),).
+
+q_bar is ambient: one entry per number in q, quaternion components included (the gradient of
+the step as computed from the raw q array). params_bar is in the flat layout of
+model.param_names / model.params. The forward step is recomputed from (q, v, tau).
+)doc");
+
+  m.def(
+      "rollout_vjp",
+      [](PyModel& s, nb::handle q0, nb::handle v0, nb::handle taus, double dt, nb::handle qs_bar, nb::handle vs_bar,
+         const std::string& integrator, int max_snapshots) {
+        const Integrator scheme = parse_integrator(integrator);
+        checked_dt(dt);
+        const Model& model = s.model;
+        VectorArg q_(q0, "q0", model.nq), v_(v0, "v0", model.nv);
+        const ConstArray taus_array = as_array(taus, "taus");
+        check_shape(taus_array, "taus", {-1, model.nv});
+        const Eigen::Index T = static_cast<Eigen::Index>(taus_array.shape(0));
+        Eigen::Map<const MatrixXr<double>> taus_(taus_array.data(), T, model.nv);
+        MatrixArg qs_bar_(qs_bar, "qs_bar", T + 1, model.nq), vs_bar_(vs_bar, "vs_bar", T + 1, model.nv);
+        if (max_snapshots < 0)
+          throw ArgumentError("max_snapshots: expected 0 (keep every state) or a positive count, got " +
+                              std::to_string(max_snapshots));
+        Eigen::VectorXd q0_bar = Eigen::VectorXd::Zero(model.nq), v0_bar = Eigen::VectorXd::Zero(model.nv);
+        MatrixXr<double> taus_bar = MatrixXr<double>::Zero(T, model.nv);
+        ModelTangent tangent(model);
+        {
+          nb::gil_scoped_release no_gil;
+          DataLease data(s);
+          gradyn::rollout_vjp<double>(model, *data, q_.x, v_.x, taus_, dt, scheme, qs_bar_.x(), vs_bar_.x(), q0_bar, v0_bar,
+                                      taus_bar, tangent, CheckpointOptions{max_snapshots});
+        }
+        return nb::make_tuple(to_numpy(q0_bar), to_numpy(v0_bar), take_numpy(std::move(taus_bar)),
+                              to_numpy(params_gradient<double>(model, tangent)));
+      },
+      model_, nb::arg("q0"), nb::arg("v0"), nb::arg("taus"), nb::arg("dt"), nb::arg("qs_bar").none(),
+      nb::arg("vs_bar").none(), nb::arg("integrator") = "euler", nb::arg("max_snapshots") = 0, R"doc(
+Reverse mode of rollout (backpropagation through time). qs_bar (T + 1, nq) and vs_bar (T + 1, nv)
+are the gradients of a loss with respect to the arrays rollout returns (None: zeros; a terminal
+loss fills only the last row). Returns (q0_bar, v0_bar, taus_bar, params_bar), shapes (nq,),
+(nv,), (T, nv), (len(model.param_names),).
+
+q0_bar is ambient (quaternion components are plain coordinates). max_snapshots = 0 keeps every
+state of the forward pass; k > 0 keeps at most k states and recomputes the others (binomial
+checkpointing, memory O(k) for very long horizons); both give identical numbers. Runs without the GIL.
+)doc");
+
+  m.def(
+      "gradcheck",
+      [](PyModel& s, nb::handle q, nb::handle v, nb::handle taus, double dt, const std::string& integrator,
+         bool final_loss, bool running_loss, unsigned seed, bool check_ad, bool check_fd, bool check_params,
+         double fd_step, int ad_max_coords, int fd_max_coords, int max_snapshots, bool project_unit_directions) {
+        GradcheckOptions o;
+        o.integrator = parse_integrator(integrator);
+        checked_dt(dt);
+        o.final_loss = final_loss;
+        o.running_loss = running_loss;
+        o.seed = seed;
+        o.check_ad = check_ad;
+        o.check_fd = check_fd;
+        o.check_params = check_params;
+        o.fd_step = fd_step;
+        o.ad_max_coords = ad_max_coords;
+        o.fd_max_coords = fd_max_coords;
+        o.max_snapshots = max_snapshots;
+        o.project_unit_directions = project_unit_directions;
+        const Model& model = s.model;
+        VectorArg q_(q, "q", model.nq), v_(v, "v", model.nv);
+        const ConstArray taus_array = as_array(taus, "taus");
+        if (taus_array.ndim() == 1) {  // one step: a (nv,) torque
+          check_shape(taus_array, "taus", {model.nv});
+        } else {
+          check_shape(taus_array, "taus", {-1, model.nv});
+        }
+        const Eigen::Index T = taus_array.ndim() == 1 ? 1 : static_cast<Eigen::Index>(taus_array.shape(0));
+        Eigen::Map<const MatrixXr<double>> taus_(taus_array.data(), T, model.nv);
+        GradcheckResult r;
+        {
+          nb::gil_scoped_release no_gil;
+          r = gradyn::gradcheck(model, q_.x, v_.x, taus_, dt, o);
+        }
+        nb::dict out;
+        for (const GradcheckBlock& b : r.blocks) out[b.name.c_str()] = block_dict(b);
+        return out;
+      },
+      model_, nb::arg("q"), nb::arg("v"), nb::arg("taus"), nb::arg("dt"), nb::arg("integrator") = "euler",
+      nb::arg("final_loss") = true, nb::arg("running_loss") = false, nb::arg("seed") = 0, nb::arg("check_ad") = true,
+      nb::arg("check_fd") = true, nb::arg("check_params") = true, nb::arg("fd_step") = 1e-6,
+      nb::arg("ad_max_coords") = -1, nb::arg("fd_max_coords") = -1, nb::arg("max_snapshots") = 0,
+      nb::arg("project_unit_directions") = true, R"doc(
+Compare the three gradients of a rollout: adjoint (rollout_vjp), forward-mode AD and central
+finite differences, for a random linear loss of the states (weights on the final state and/or
+every state). taus: (T, nv), or (nv,) for a single step.
+
+Returns a dict per input block, "q0", "v0", "taus" and (with check_params) "params", each a
+dict with size, scale (largest |gradient entry|), ad_error and fd_error (max |adjoint - reference|
+/ scale; NaN when not computed), ad_coords and fd_coords (entries compared: the taus and params
+blocks can be subsampled with ad_max_coords / fd_max_coords, evenly spaced), worst_ad_index and
+worst_fd_index. project_unit_directions compares quaternion (q0) and joint-axis (params)
+adjoints in the unit sphere's tangent space, where the dynamics adjoint is exact.
+)doc");
+}
+
+}  // namespace gradyn::python
