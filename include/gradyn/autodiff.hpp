@@ -19,6 +19,11 @@ using ADScalar = Eigen::AutoDiffScalar<ADDerivatives>;
 inline double value_of(double x) { return x; }
 inline double value_of(const ADScalar& x) { return x.value(); }
 
+/// True when x is zero and carries no derivative: a term it multiplies can be skipped without
+/// losing any derivative.
+inline bool is_inert_zero(double x) { return x == 0.0; }
+inline bool is_inert_zero(const ADScalar& x) { return x.value() == 0.0 && x.derivatives().isZero(0.0); }
+
 /// An AD scalar with value x whose derivative is 1 in direction `slot` (or none if slot < 0).
 inline ADScalar ad_seed(double x, int slot) {
   ADScalar s(x);

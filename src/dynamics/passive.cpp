@@ -14,7 +14,7 @@ const VectorX<S>& passive_forces(const ModelTpl<S>& model, DataTpl<S>& data, con
   for (int i = 0; i < model.nbodies(); ++i) {
     const int iv = model.idx_v[i], nvi = model.joint_nv(i), iq = model.idx_q[i], nqi = model.joint_nq(i);
     bool has_spring = false;
-    for (int k = 0; k < nvi; ++k) has_spring |= value_of(model.stiffness[iv + k]) != 0.0;
+    for (int k = 0; k < nvi; ++k) has_spring |= !is_inert_zero(model.stiffness[iv + k]);
     if (!has_spring) continue;
     // The spring pulls along the tangent from the configuration back to its rest.
     Eigen::Matrix<S, Eigen::Dynamic, 1, 0, 6, 1> d(nvi);
