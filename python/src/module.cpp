@@ -119,4 +119,5 @@ NB_MODULE(_core, m) {
   bind_dynamics(m);
   bind_gradients(m);
   bind_params(m);
+  bind_model_data(m);
 }
