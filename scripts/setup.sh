@@ -35,6 +35,18 @@ if ! "$PY" -c "import ${PY_MODULES}" 2>/dev/null; then
   "$PY" -m pip install "${PY_PACKAGES[@]}"
 fi
 
+# The ML framework bridges (gradyn.torch, gradyn.jax; pyproject extras "torch" and "jax") are
+# optional; they are installed here so that their tests run too. Set GRADYN_SKIP_ML_BRIDGES=1 to
+# leave them out (their tests then skip). pip's default index: torch is a large download.
+if [[ ${GRADYN_SKIP_ML_BRIDGES:-0} != 1 ]]; then
+  for module in torch jax; do
+    if ! "$PY" -c "import ${module}" 2>/dev/null; then
+      echo "setup: installing ${module} (for the gradyn.${module} bridge)"
+      "$PY" -m pip install "${module}"
+    fi
+  done
+fi
+
 # Rebuild the package only when something it is built from changed (file names, sizes, times).
 stamp_file=build/.python-package.stamp
 stamp=$( { "$PY" -c 'import sys; print(sys.version)'

@@ -1,0 +1,230 @@
+"""The NumPy core shared by the ML framework bridges (gradyn.torch and gradyn.jax).
+
+Forward passes and vector-Jacobian products over a batch of worlds, in float64, one C++ call
+per world. Every array argument has the same leading batch shape (any number of dimensions,
+possibly none) followed by its per-world shape; the parameter vector ``params`` is None (use the
+model's own parameters), one vector for all worlds, or one per world.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import weakref
+from collections import OrderedDict
+
+import numpy as np
+
+import gradyn as _gradyn
+
+_CACHE_SIZE = 64
+
+
+class _ModelCache:
+    """Models rebuilt from a parameter vector, so that an unchanged vector costs a lookup.
+
+    Keyed by the base model's identity and the vector's bytes; the base model is kept alive by
+    its entry, so its id cannot be reused while the entry exists.
+    """
+
+    def __init__(self, size: int = _CACHE_SIZE):
+        self._size = size
+        self._entries: OrderedDict = OrderedDict()
+        self._base_params: dict = {}
+        self._lock = threading.Lock()
+
+    def base_params(self, model) -> np.ndarray:
+        with self._lock:
+            hit = self._base_params.get(id(model))
+            if hit is not None and hit[0] is model:
+                return hit[1]
+        params = np.asarray(model.params, dtype=np.float64)
+        with self._lock:
+            if len(self._base_params) >= self._size:
+                self._base_params.pop(next(iter(self._base_params)))
+            self._base_params[id(model)] = (model, params)
+        return params
+
+    def model_for(self, model, params: np.ndarray | None):
+        """The model whose flat parameter vector is params (the model itself when they agree)."""
+        if params is None:
+            return model
+        base = self.base_params(model)
+        if params.shape != base.shape:
+            raise ValueError(f"params: expected shape {base.shape}, got {params.shape}")
+        if np.array_equal(params, base):
+            return model
+        key = (id(model), params.tobytes())
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._entries.move_to_end(key)
+                return hit[1]
+        rebuilt = model.with_params(params)
+        with self._lock:
+            self._entries[key] = (model, rebuilt)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return rebuilt
+
+    def clear(self):
+        with self._lock:
+            self._entries.clear()
+            self._base_params.clear()
+
+
+MODELS = _ModelCache()
+
+
+class ModelHandle:
+    """A reference to a model held by a framework's graph (a torch autograd node, a JAX trace),
+    which may outlive the interpreter's clean-up of gradyn: at exit every handle lets go of its
+    model, so that nanobind does not report the model as leaked."""
+
+    __slots__ = ("model", "__weakref__")
+
+    def __init__(self, model):
+        self.model = model
+        _HANDLES.add(self)
+
+
+_HANDLES: "weakref.WeakSet[ModelHandle]" = weakref.WeakSet()
+
+
+@atexit.register
+def _release_models():
+    for handle in list(_HANDLES):
+        handle.model = None
+    MODELS.clear()
+
+
+def check_sizes(model, named: dict):
+    """Raise ValueError unless every array's last dimension has its expected size.
+
+    named: name -> (shape, expected size, or "nq", "nv", "nparams"). Done by the bridges before
+    tracing, because an error raised later inside a JAX callback arrives wrapped."""
+    sizes = {"nq": lambda: model.nq, "nv": lambda: model.nv, "nparams": lambda: MODELS.base_params(model).size}
+    for name, (shape, expected) in named.items():
+        if shape is None:
+            continue
+        size = sizes[expected]()
+        if len(shape) == 0 or shape[-1] != size:
+            raise ValueError(f"{name}: expected last dimension {size} ({expected}), got shape {tuple(shape)}")
+
+
+def _float64(x) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(x, dtype=np.float64))
+
+
+def _flatten(x: np.ndarray, batch_shape: tuple, item_ndim: int) -> np.ndarray:
+    return x.reshape((int(np.prod(batch_shape, dtype=np.int64)),) + x.shape[x.ndim - item_ndim:])
+
+
+def _batch_shape(name: str, x: np.ndarray, item_ndim: int) -> tuple:
+    if x.ndim < item_ndim:
+        raise ValueError(f"{name}: expected at least {item_ndim} dimension(s), got shape {x.shape}")
+    return x.shape[: x.ndim - item_ndim]
+
+
+def _common_batch(named: dict) -> tuple:
+    """The leading batch shape shared by every (name -> (array, per-world ndim)) entry."""
+    shapes = {name: _batch_shape(name, x, nd) for name, (x, nd) in named.items()}
+    first_name, first = next(iter(shapes.items()))
+    for name, shape in shapes.items():
+        if shape != first:
+            raise ValueError(
+                f"batch shapes differ: {first_name} has leading shape {first}, {name} has {shape}"
+            )
+    return first
+
+
+def _params_rows(params, batch_shape: tuple, n: int):
+    """params as a list of n per-world vectors (or Nones)."""
+    if params is None:
+        return [None] * n
+    params = _float64(params)
+    if params.ndim == 1:
+        return [params] * n
+    if params.shape[:-1] != batch_shape:
+        raise ValueError(
+            f"params: expected shape (nparams,) or {batch_shape + (params.shape[-1],)}, got {params.shape}"
+        )
+    flat = params.reshape(n, params.shape[-1])
+    return [flat[i] for i in range(n)]
+
+
+def step_forward(model, q, v, tau, params, dt, integrator):
+    """(q_next, v_next) for every world; shapes (*batch, nq) and (*batch, nv)."""
+    q, v, tau = _float64(q), _float64(v), _float64(tau)
+    batch = _common_batch({"q": (q, 1), "v": (v, 1), "tau": (tau, 1)})
+    qf, vf, tf = (_flatten(x, batch, 1) for x in (q, v, tau))
+    n = qf.shape[0]
+    rows = _params_rows(params, batch, n)
+    q_next = np.empty_like(qf)
+    v_next = np.empty_like(vf)
+    for i in range(n):
+        world = MODELS.model_for(model, rows[i])
+        q_next[i], v_next[i] = _gradyn.step(world, qf[i], vf[i], tf[i], dt, integrator)
+    return q_next.reshape(q.shape), v_next.reshape(v.shape)
+
+
+def step_backward(model, q, v, tau, params, dt, integrator, q_next_bar, v_next_bar):
+    """Adjoints (q_bar, v_bar, tau_bar, params_bar) of step_forward; params_bar is None when params
+    is None, else one row per world (shape (*batch, nparams))."""
+    q, v, tau = _float64(q), _float64(v), _float64(tau)
+    q_next_bar, v_next_bar = _float64(q_next_bar), _float64(v_next_bar)
+    batch = _common_batch({"q": (q, 1), "v": (v, 1), "tau": (tau, 1),
+                           "q_next_bar": (q_next_bar, 1), "v_next_bar": (v_next_bar, 1)})
+    qf, vf, tf, qbf, vbf = (_flatten(x, batch, 1) for x in (q, v, tau, q_next_bar, v_next_bar))
+    n = qf.shape[0]
+    rows = _params_rows(params, batch, n)
+    q_bar, v_bar, tau_bar = np.empty_like(qf), np.empty_like(vf), np.empty_like(tf)
+    params_bar = []
+    for i in range(n):
+        world = MODELS.model_for(model, rows[i])
+        q_bar[i], v_bar[i], tau_bar[i], p_bar = _gradyn.step_vjp(
+            world, qf[i], vf[i], tf[i], dt, qbf[i], vbf[i], integrator=integrator)
+        params_bar.append(p_bar)
+    params_bar = None if params is None else np.stack(params_bar).reshape(batch + (-1,))
+    return q_bar.reshape(q.shape), v_bar.reshape(v.shape), tau_bar.reshape(tau.shape), params_bar
+
+
+def rollout_forward(model, q0, v0, taus, params, dt, integrator):
+    """(qs, vs) for every world; shapes (*batch, T + 1, nq) and (*batch, T + 1, nv), row 0 the
+    initial state."""
+    q0, v0, taus = _float64(q0), _float64(v0), _float64(taus)
+    batch = _common_batch({"q0": (q0, 1), "v0": (v0, 1), "taus": (taus, 2)})
+    qf, vf = _flatten(q0, batch, 1), _flatten(v0, batch, 1)
+    tf = _flatten(taus, batch, 2)
+    n, horizon = qf.shape[0], tf.shape[1]
+    rows = _params_rows(params, batch, n)
+    qs = np.empty((n, horizon + 1, qf.shape[1]))
+    vs = np.empty((n, horizon + 1, vf.shape[1]))
+    for i in range(n):
+        world = MODELS.model_for(model, rows[i])
+        qs[i], vs[i] = _gradyn.rollout(world, qf[i], vf[i], tf[i], dt, integrator)
+    return qs.reshape(batch + qs.shape[1:]), vs.reshape(batch + vs.shape[1:])
+
+
+def rollout_backward(model, q0, v0, taus, params, dt, integrator, qs_bar, vs_bar, max_snapshots=0):
+    """Adjoints (q0_bar, v0_bar, taus_bar, params_bar) of rollout_forward; params_bar as in
+    step_backward."""
+    q0, v0, taus = _float64(q0), _float64(v0), _float64(taus)
+    qs_bar, vs_bar = _float64(qs_bar), _float64(vs_bar)
+    batch = _common_batch({"q0": (q0, 1), "v0": (v0, 1), "taus": (taus, 2),
+                           "qs_bar": (qs_bar, 2), "vs_bar": (vs_bar, 2)})
+    qf, vf = _flatten(q0, batch, 1), _flatten(v0, batch, 1)
+    tf, qbf, vbf = (_flatten(x, batch, 2) for x in (taus, qs_bar, vs_bar))
+    n = qf.shape[0]
+    rows = _params_rows(params, batch, n)
+    q0_bar, v0_bar, taus_bar = np.empty_like(qf), np.empty_like(vf), np.empty_like(tf)
+    params_bar = []
+    for i in range(n):
+        world = MODELS.model_for(model, rows[i])
+        q0_bar[i], v0_bar[i], taus_bar[i], p_bar = _gradyn.rollout_vjp(
+            world, qf[i], vf[i], tf[i], dt, qbf[i], vbf[i], integrator=integrator,
+            max_snapshots=max_snapshots)
+        params_bar.append(p_bar)
+    params_bar = None if params is None else np.stack(params_bar).reshape(batch + (-1,))
+    return (q0_bar.reshape(q0.shape), v0_bar.reshape(v0.shape), taus_bar.reshape(taus.shape),
+            params_bar)

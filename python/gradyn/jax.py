@@ -1,0 +1,239 @@
+"""JAX bridge: gradyn.step and gradyn.rollout as differentiable JAX functions.
+
+    import jax
+    jax.config.update("jax_enable_x64", True)   # float64 arrays (recommended, see below)
+    import gradyn, gradyn.jax
+    model = gradyn.load("pendulum2.urdf")
+
+    def loss(q0, v0, taus, p):
+        qs, vs = gradyn.jax.rollout(model, q0, v0, taus, dt=0.01, params=p)
+        return jnp.sum((qs[-1] - target) ** 2)
+
+    grads = jax.grad(loss, argnums=(0, 1, 2, 3))(q0, v0, taus, jnp.asarray(model.params))
+
+Each function is a ``jax.custom_vjp`` whose forward and backward passes call the C++ core through
+``jax.pure_callback``; they work under ``jax.jit``, ``jax.grad``/``jax.vjp`` (reverse mode only:
+there is no JVP, so ``jax.jvp``/``jax.jacfwd`` are not available) and ``jax.vmap``.
+
+Rules:
+
+* Differentiable inputs: q, v, the torques and the flat parameter vector ``params`` (layout
+  ``model.param_names``); ``params=None`` uses the model as it is, otherwise the model is
+  rebuilt with ``model.with_params(params)`` (cached per distinct vector). The model, dt, the
+  integrator and max_snapshots are static Python values, not traced.
+* dtype: the core computes in float64 and casts the results back to the inputs' dtype. JAX
+  uses float32 unless ``jax_enable_x64`` is on, so enable it (``jax.config.update(
+  "jax_enable_x64", True)`` before creating arrays) for float64 precision, e.g. for gradient
+  checks; float32 inputs work too, with float32 rounding of inputs and results.
+* batch: one optional leading batch dimension, as in gradyn.torch: q (B, nq), v (B, nv),
+  tau (B, nv) for ``step``; q0 (B, nq), v0 (B, nv), taus (B, T, nv) for ``rollout``; params
+  (nparams,) for all worlds or (B, nparams). Unbatched inputs are shared by every world. This is
+  ``jax.vmap`` of the single-world function, whose callback receives the whole batch at once
+  (``vmap_method="broadcast_all"``) and loops over the worlds in C++ calls; nested vmaps work.
+* Quaternion adjoints are ambient: one gradient entry per number of q (quaternion components
+  included), as gradyn.step_vjp / gradyn.rollout_vjp return them. Only the part tangent to the
+  unit sphere is exact (the same holds for a joint axis parameter along the axis), so compare
+  with finite differences after a differentiable normalisation of the quaternions, or project.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _bridge
+
+__all__ = ["step", "rollout"]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)  # hashed by identity: models are immutable
+class _Static:
+    model: object
+    dt: float
+    integrator: str
+    max_snapshots: int = 0
+
+
+def _shape(x, dtype=None):
+    return jax.ShapeDtypeStruct(x.shape, x.dtype if dtype is None else dtype)
+
+
+def _cast(array, dtype):
+    return np.asarray(array, dtype=dtype)
+
+
+def _result_dtype(*arrays):
+    return jnp.result_type(*[a for a in arrays if a is not None])
+
+
+def _callback(host, result_shapes, *args):
+    # broadcast_all: under vmap the host receives every argument with the full batch shape in
+    # front, and _bridge loops over it.
+    return jax.pure_callback(host, result_shapes, *[a for a in args if a is not None],
+                             vmap_method="broadcast_all")
+
+
+def _unpack_params(has_params, rest):
+    return rest[0] if has_params else None
+
+
+# --- one step -------------------------------------------------------------------------------
+
+
+def _step_forward(static, q, v, tau, params):
+    dtype = _result_dtype(q, v, tau, params)
+    has_params = params is not None
+
+    def host(q, v, tau, *rest):
+        q_next, v_next = _bridge.step_forward(static.model, q, v, tau, _unpack_params(has_params, rest),
+                                              static.dt, static.integrator)
+        return _cast(q_next, dtype), _cast(v_next, dtype)
+
+    return _callback(host, (_shape(q, dtype), _shape(v, dtype)), q, v, tau, params)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+def _step(static, q, v, tau, params):
+    return _step_forward(static, q, v, tau, params)
+
+
+def _step_fwd(static, q, v, tau, params):
+    return _step_forward(static, q, v, tau, params), (q, v, tau, params)
+
+
+def _step_bwd(static, residuals, cotangents):
+    q, v, tau, params = residuals
+    q_next_bar, v_next_bar = cotangents
+    has_params = params is not None
+
+    def host(q, v, tau, q_next_bar, v_next_bar, *rest):
+        q_bar, v_bar, tau_bar, params_bar = _bridge.step_backward(
+            static.model, q, v, tau, _unpack_params(has_params, rest), static.dt, static.integrator,
+            q_next_bar, v_next_bar)
+        out = (_cast(q_bar, q.dtype), _cast(v_bar, v.dtype), _cast(tau_bar, tau.dtype))
+        return out + ((_cast(params_bar, rest[0].dtype),) if has_params else ())
+
+    shapes = (_shape(q), _shape(v), _shape(tau)) + ((_shape(params),) if has_params else ())
+    grads = _callback(host, shapes, q, v, tau, q_next_bar, v_next_bar, params)
+    return tuple(grads) if has_params else tuple(grads) + (None,)
+
+
+_step.defvjp(_step_fwd, _step_bwd)
+
+
+# --- rollout --------------------------------------------------------------------------------
+
+
+def _rollout_forward(static, q0, v0, taus, params):
+    dtype = _result_dtype(q0, v0, taus, params)
+    has_params = params is not None
+    horizon = taus.shape[-2]
+
+    def host(q0, v0, taus, *rest):
+        qs, vs = _bridge.rollout_forward(static.model, q0, v0, taus, _unpack_params(has_params, rest),
+                                         static.dt, static.integrator)
+        return _cast(qs, dtype), _cast(vs, dtype)
+
+    shapes = (jax.ShapeDtypeStruct((horizon + 1, q0.shape[-1]), dtype),
+              jax.ShapeDtypeStruct((horizon + 1, v0.shape[-1]), dtype))
+    return _callback(host, shapes, q0, v0, taus, params)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+def _rollout(static, q0, v0, taus, params):
+    return _rollout_forward(static, q0, v0, taus, params)
+
+
+def _rollout_fwd(static, q0, v0, taus, params):
+    return _rollout_forward(static, q0, v0, taus, params), (q0, v0, taus, params)
+
+
+def _rollout_bwd(static, residuals, cotangents):
+    q0, v0, taus, params = residuals
+    qs_bar, vs_bar = cotangents
+    has_params = params is not None
+
+    def host(q0, v0, taus, qs_bar, vs_bar, *rest):
+        q0_bar, v0_bar, taus_bar, params_bar = _bridge.rollout_backward(
+            static.model, q0, v0, taus, _unpack_params(has_params, rest), static.dt, static.integrator,
+            qs_bar, vs_bar, static.max_snapshots)
+        out = (_cast(q0_bar, q0.dtype), _cast(v0_bar, v0.dtype), _cast(taus_bar, taus.dtype))
+        return out + ((_cast(params_bar, rest[0].dtype),) if has_params else ())
+
+    shapes = (_shape(q0), _shape(v0), _shape(taus)) + ((_shape(params),) if has_params else ())
+    grads = _callback(host, shapes, q0, v0, taus, qs_bar, vs_bar, params)
+    return tuple(grads) if has_params else tuple(grads) + (None,)
+
+
+_rollout.defvjp(_rollout_fwd, _rollout_bwd)
+
+
+# --- public wrappers ------------------------------------------------------------------------
+
+
+def _as_float_array(x):
+    x = jnp.asarray(x)
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        x = x.astype(jnp.result_type(float))
+    return x
+
+
+def _batch_axes(named: dict):
+    """in_axes for jax.vmap (0 for inputs with a leading batch dimension, None for shared ones),
+    or None when no input is batched. named: name -> (array or None, per-world ndim)."""
+    batch, batch_from, axes = None, None, []
+    for name, (x, item_ndim) in named.items():
+        if x is None or x.ndim == item_ndim:
+            axes.append(None)
+        elif x.ndim == item_ndim + 1:
+            if batch is not None and x.shape[0] != batch:
+                raise ValueError(f"batch sizes differ: {batch_from} has {batch} worlds, {name} has {x.shape[0]}")
+            batch, batch_from = x.shape[0], name
+            axes.append(0)
+        else:
+            raise ValueError(f"{name}: expected {item_ndim} dimension(s), or {item_ndim + 1} with a leading "
+                             f"batch dimension, got shape {tuple(x.shape)}")
+    return None if batch is None else tuple(axes)
+
+
+def _call(function, static, named):
+    """function(static, *args), vmapped over the inputs with a batch dimension.
+    named: name -> (array or None, per-world ndim, size of its last dimension: "nq", ...)."""
+    args = [x for x, _, _ in named.values()]
+    _bridge.check_sizes(static.model, {name: (None if x is None else x.shape, size)
+                                       for name, (x, _, size) in named.items()})
+    axes = _batch_axes({name: (x, item_ndim) for name, (x, item_ndim, _) in named.items()})
+    bound = functools.partial(function, static)
+    if axes is None:
+        return bound(*args)
+    return jax.vmap(bound, in_axes=axes)(*args)
+
+
+def step(model, q, v, tau, dt: float, params=None, integrator: str = "euler"):
+    """Differentiable :func:`gradyn.step`: returns (q_next, v_next) as JAX arrays.
+
+    q (nq,), v (nv,), tau (nv,) or with a leading batch dimension B (see the module docstring);
+    params: None or the flat parameter vector (nparams,) / (B, nparams).
+    """
+    params = None if params is None else _as_float_array(params)
+    named = {"q": (_as_float_array(q), 1, "nq"), "v": (_as_float_array(v), 1, "nv"),
+             "tau": (_as_float_array(tau), 1, "nv"), "params": (params, 1, "nparams")}
+    return _call(_step, _Static(model, float(dt), integrator), named)
+
+
+def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "euler", max_snapshots: int = 0):
+    """Differentiable :func:`gradyn.rollout`: returns (qs, vs) of shapes (T+1, nq), (T+1, nv), row 0
+    the initial state; with a batch dimension (B, T+1, nq), (B, T+1, nv).
+
+    q0 (nq,), v0 (nv,), taus (T, nv) or with a leading batch dimension B;
+    params: None or the flat parameter vector (nparams,) / (B, nparams).
+    max_snapshots: memory/compute trade-off of the backward pass (0: keep every state).
+    """
+    params = None if params is None else _as_float_array(params)
+    named = {"q0": (_as_float_array(q0), 1, "nq"), "v0": (_as_float_array(v0), 1, "nv"),
+             "taus": (_as_float_array(taus), 2, "nv"), "params": (params, 1, "nparams")}
+    return _call(_rollout, _Static(model, float(dt), integrator, int(max_snapshots)), named)

@@ -1,0 +1,210 @@
+"""PyTorch bridge: gradyn.step and gradyn.rollout as differentiable torch operations.
+
+    import gradyn, gradyn.torch
+    model = gradyn.load("pendulum2.urdf")
+    p = torch.tensor(model.params, requires_grad=True)
+    qs, vs = gradyn.torch.rollout(model, q0, v0, taus, dt=0.01, params=p)
+    loss = (qs[-1] - target).square().sum()
+    loss.backward()            # gradients in q0.grad, v0.grad, taus.grad, p.grad
+
+Rules:
+
+* Differentiable inputs: q, v, the torques (tau / taus) and the flat parameter vector ``params``
+  (layout ``model.param_names``). ``params=None`` uses the model as it is; otherwise the model is
+  rebuilt with ``model.with_params(params)`` (cached: an unchanged vector is not rebuilt, and a
+  vector equal to ``model.params`` uses the model itself). dt, the integrator and the model are
+  not differentiable.
+* dtype: float32 and float64 tensors are accepted; the C++ core computes in float64 and the
+  results are cast back to the inputs' promoted dtype (gradients to each input's own dtype).
+  Other dtypes (integers) are converted to torch's default floating dtype.
+* device: tensors on any device work; they are copied to the CPU for the C++ call and results
+  come back on the device of q.
+* batch: one optional leading batch dimension. A batch of B worlds has q (B, nq), v (B, nv),
+  tau (B, nv) for ``step`` and q0 (B, nq), v0 (B, nv), taus (B, T, nv) for ``rollout``;
+  ``params`` is (nparams,) for all worlds or (B, nparams) for one vector per world. An input
+  without the batch dimension is shared by every world (its gradient is the sum over worlds).
+  The worlds are simulated one after another in C++.
+* Quaternion adjoints are ambient: one gradient entry per number of q (quaternion components
+  included), as gradyn.step_vjp / gradyn.rollout_vjp return them. Only the part tangent to the
+  unit sphere is exact (the same holds for a joint axis parameter along the axis), so compare
+  with finite differences after a differentiable normalisation of the quaternions, or project.
+* Gradients are first order (the backward pass is itself not differentiable).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch.autograd.function import once_differentiable
+
+from . import _bridge
+
+__all__ = ["StepFunction", "RolloutFunction", "step", "rollout"]
+
+
+def _numpy(t):
+    return None if t is None else t.detach().to(device="cpu", dtype=torch.float64).numpy()
+
+
+def _tensor(array, like: torch.Tensor, dtype: torch.dtype):
+    return torch.as_tensor(np.ascontiguousarray(array), device=like.device).to(dtype)
+
+
+def _grad(array, input_: torch.Tensor | None, needed: bool):
+    if not needed or input_ is None or array is None:
+        return None
+    return _tensor(array, input_, input_.dtype)
+
+
+def _result_dtype(*tensors):
+    dtype = tensors[0].dtype
+    for t in tensors[1:]:
+        if t is not None:
+            dtype = torch.promote_types(dtype, t.dtype)
+    return dtype
+
+
+class StepFunction(torch.autograd.Function):
+    """One time step for a batch of worlds: apply(model, q (B, nq), v (B, nv), tau (B, nv),
+    params (B, nparams) or None, dt, integrator) -> (q_next (B, nq), v_next (B, nv)).
+
+    All tensors share the batch size B; the friendly wrapper :func:`step` broadcasts for you.
+    """
+
+    @staticmethod
+    def forward(ctx, model, q, v, tau, params, dt, integrator):
+        q_next, v_next = _bridge.step_forward(model, _numpy(q), _numpy(v), _numpy(tau), _numpy(params),
+                                              dt, integrator)
+        ctx.save_for_backward(q, v, tau, params)
+        ctx.handle, ctx.dt, ctx.integrator = _bridge.ModelHandle(model), dt, integrator
+        dtype = _result_dtype(q, v, tau, params)
+        return _tensor(q_next, q, dtype), _tensor(v_next, q, dtype)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, q_next_bar, v_next_bar):
+        q, v, tau, params = ctx.saved_tensors
+        q_next_bar = torch.zeros_like(q) if q_next_bar is None else q_next_bar
+        v_next_bar = torch.zeros_like(v) if v_next_bar is None else v_next_bar
+        q_bar, v_bar, tau_bar, params_bar = _bridge.step_backward(
+            ctx.handle.model, _numpy(q), _numpy(v), _numpy(tau), _numpy(params), ctx.dt, ctx.integrator,
+            _numpy(q_next_bar), _numpy(v_next_bar))
+        needs = ctx.needs_input_grad
+        return (None, _grad(q_bar, q, needs[1]), _grad(v_bar, v, needs[2]), _grad(tau_bar, tau, needs[3]),
+                _grad(params_bar, params, needs[4]), None, None)
+
+
+class RolloutFunction(torch.autograd.Function):
+    """T time steps for a batch of worlds: apply(model, q0 (B, nq), v0 (B, nv), taus (B, T, nv),
+    params (B, nparams) or None, dt, integrator, max_snapshots) -> (qs (B, T+1, nq),
+    vs (B, T+1, nv)), row 0 the initial state.
+
+    max_snapshots: 0 keeps every state for the backward pass; k > 0 keeps at most k per world
+    and recomputes the rest (for long horizons).
+    """
+
+    @staticmethod
+    def forward(ctx, model, q0, v0, taus, params, dt, integrator, max_snapshots):
+        qs, vs = _bridge.rollout_forward(model, _numpy(q0), _numpy(v0), _numpy(taus), _numpy(params),
+                                         dt, integrator)
+        ctx.save_for_backward(q0, v0, taus, params)
+        ctx.handle = _bridge.ModelHandle(model)
+        ctx.dt, ctx.integrator, ctx.max_snapshots = dt, integrator, max_snapshots
+        dtype = _result_dtype(q0, v0, taus, params)
+        return _tensor(qs, q0, dtype), _tensor(vs, q0, dtype)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, qs_bar, vs_bar):
+        q0, v0, taus, params = ctx.saved_tensors
+        horizon = taus.shape[-2]
+        if qs_bar is None:
+            qs_bar = q0.new_zeros(q0.shape[:-1] + (horizon + 1, q0.shape[-1]))
+        if vs_bar is None:
+            vs_bar = v0.new_zeros(v0.shape[:-1] + (horizon + 1, v0.shape[-1]))
+        q0_bar, v0_bar, taus_bar, params_bar = _bridge.rollout_backward(
+            ctx.handle.model, _numpy(q0), _numpy(v0), _numpy(taus), _numpy(params), ctx.dt, ctx.integrator,
+            _numpy(qs_bar), _numpy(vs_bar), ctx.max_snapshots)
+        needs = ctx.needs_input_grad
+        return (None, _grad(q0_bar, q0, needs[1]), _grad(v0_bar, v0, needs[2]),
+                _grad(taus_bar, taus, needs[3]), _grad(params_bar, params, needs[4]), None, None, None)
+
+
+def _as_float_tensor(x, name: str, device=None):
+    t = torch.as_tensor(x, device=device)
+    if not t.is_floating_point():
+        t = t.to(torch.get_default_dtype())
+    if t.is_complex():
+        raise TypeError(f"{name}: complex tensors are not supported")
+    return t
+
+
+def _batched(named: dict):
+    """Broadcast inputs to one leading batch dimension.
+
+    named: name -> (tensor or None, per-world ndim). Returns (batch size or None when nothing is
+    batched, dict of tensors each with a leading batch dimension).
+    """
+    batch = None
+    batch_from = None
+    for name, (t, item_ndim) in named.items():
+        if t is None:
+            continue
+        if t.dim() == item_ndim + 1:
+            if batch is not None and t.shape[0] != batch:
+                raise ValueError(f"batch sizes differ: {batch_from} has {batch} worlds, {name} has {t.shape[0]}")
+            batch, batch_from = t.shape[0], name
+        elif t.dim() != item_ndim:
+            raise ValueError(f"{name}: expected {item_ndim} dimension(s), or {item_ndim + 1} with a leading "
+                             f"batch dimension, got shape {tuple(t.shape)}")
+    size = 1 if batch is None else batch
+    out = {}
+    for name, (t, item_ndim) in named.items():
+        if t is None or t.dim() == item_ndim + 1:
+            out[name] = t
+        else:
+            out[name] = t.unsqueeze(0).expand((size,) + tuple(t.shape))
+    return batch, out
+
+
+def _params(params, device):
+    return None if params is None else _as_float_tensor(params, "params", device)
+
+
+def step(model, q, v, tau, dt: float, params=None, integrator: str = "euler"):
+    """Differentiable :func:`gradyn.step`: returns (q_next, v_next) as tensors.
+
+    q (nq,), v (nv,), tau (nv,) or with a leading batch dimension B (see the module docstring);
+    params: None or the flat parameter vector (nparams,) / (B, nparams).
+    """
+    q = _as_float_tensor(q, "q")
+    v, tau = _as_float_tensor(v, "v", q.device), _as_float_tensor(tau, "tau", q.device)
+    params = _params(params, q.device)
+    _bridge.check_sizes(model, {"q": (q.shape, "nq"), "v": (v.shape, "nv"), "tau": (tau.shape, "nv"),
+                                "params": (None if params is None else params.shape, "nparams")})
+    batch, t = _batched({"q": (q, 1), "v": (v, 1), "tau": (tau, 1), "params": (params, 1)})
+    q_next, v_next = StepFunction.apply(model, t["q"], t["v"], t["tau"], t["params"], float(dt), integrator)
+    if batch is None:
+        return q_next[0], v_next[0]
+    return q_next, v_next
+
+
+def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "euler", max_snapshots: int = 0):
+    """Differentiable :func:`gradyn.rollout`: returns (qs, vs), shapes (T+1, nq), (T+1, nv), row 0
+    the initial state; with a batch dimension (B, T+1, nq), (B, T+1, nv).
+
+    q0 (nq,), v0 (nv,), taus (T, nv) or with a leading batch dimension B;
+    params: None or the flat parameter vector (nparams,) / (B, nparams).
+    max_snapshots: memory/compute trade-off of the backward pass (0: keep every state).
+    """
+    q0 = _as_float_tensor(q0, "q0")
+    v0, taus = _as_float_tensor(v0, "v0", q0.device), _as_float_tensor(taus, "taus", q0.device)
+    params = _params(params, q0.device)
+    _bridge.check_sizes(model, {"q0": (q0.shape, "nq"), "v0": (v0.shape, "nv"), "taus": (taus.shape, "nv"),
+                                "params": (None if params is None else params.shape, "nparams")})
+    batch, t = _batched({"q0": (q0, 1), "v0": (v0, 1), "taus": (taus, 2), "params": (params, 1)})
+    qs, vs = RolloutFunction.apply(model, t["q0"], t["v0"], t["taus"], t["params"], float(dt), integrator,
+                                   int(max_snapshots))
+    if batch is None:
+        return qs[0], vs[0]
+    return qs, vs

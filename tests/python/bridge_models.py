@@ -1,0 +1,78 @@
+"""Models and random inputs shared by the ML bridge tests (test_torch_bridge, test_jax_bridge)."""
+
+from pathlib import Path
+
+import numpy as np
+
+import gradyn
+
+MODELS = Path(__file__).resolve().parents[2] / "models"
+DT = 0.01
+
+
+def build_pendulum():
+    """The shipped double pendulum, with damping and stiffness so that the passive-force
+    parameters matter for the gradients too."""
+    model = gradyn.load(MODELS / "pendulums" / "pendulum2.urdf")
+    return model.with_damping([0.3, 0.2]).with_stiffness([0.5, 0.1])
+
+
+def build_floating():
+    """A free-floating torso with a hinged arm and a ball-jointed head: two quaternions in q."""
+    b = gradyn.ModelBuilder()
+    b.add_link("torso", mass=3.0, com=(0.02, -0.01, 0.03), inertia=(0.1, 0.2, 0.3, 0.01, 0.0, 0.02))
+    b.add_link("arm", mass=1.0, com=(0.0, 0.0, -0.3), inertia=(0.02, 0.03, 0.01, 0.0, 0.0, 0.0))
+    b.add_link("head", mass=0.5, com=(0.05, 0.0, 0.1), inertia=(0.01, 0.012, 0.005, 0.0, 0.0, 0.0))
+    b.add_joint("shoulder", "revolute", parent="torso", child="arm", xyz=(0.2, 0.0, 0.0), rpy=(0.1, 0.0, 0.2),
+                axis=(0, 1, 0), damping=0.1, stiffness=0.3, rest=0.2)
+    b.add_joint("neck", "spherical", parent="torso", child="head", xyz=(0.0, 0.0, 0.3), damping=0.05)
+    return b.build(floating_base=True)
+
+
+def random_state(model, rng, batch=None):
+    """A random configuration on the manifold and a random velocity; with batch, B of each."""
+    count = 1 if batch is None else batch
+    q = np.stack([gradyn.integrate(model, model.neutral(), 0.5 * rng.normal(size=model.nv)) for _ in range(count)])
+    v = rng.normal(size=(count, model.nv))
+    return (q[0], v[0]) if batch is None else (q, v)
+
+
+def quaternion_starts(model):
+    """Offsets in q of every quaternion (free and spherical joints)."""
+    starts = []
+    for joint in model.joint_names:
+        kind = model.joint_type(joint)
+        if kind in ("free", "spherical"):
+            starts.append(model.joint_idx_q(joint) + (3 if kind == "free" else 0))
+    return starts
+
+
+def axis_starts(model):
+    """Offsets in the parameter vector of every joint axis (x, y, z)."""
+    return [k for k, name in enumerate(model.param_names) if name.endswith(".axis.x")]
+
+
+def perturbed_params(model, rng, scale=0.05):
+    """The model's parameters moved a little (relative), so that with_params really rebuilds it;
+    joint axes stay unit."""
+    p = np.asarray(model.params)
+    p = p * (1 + scale * rng.uniform(-1, 1, size=p.shape))
+    for k in axis_starts(model):
+        p[k:k + 3] /= np.linalg.norm(p[k:k + 3])
+    return p
+
+
+def unit_segments(x, starts, length, cat, norm):
+    """x (last axis) with the segments [k, k + length) for k in starts scaled to unit length,
+    written with the framework's differentiable cat and norm (keepdims) functions.
+
+    The gradient checks perturb single entries, so they leave the unit sphere; the dynamics
+    adjoints are exact on it only (unit quaternions and joint axes: the ABA adjoint goes through
+    the implicit function theorem on RNEA, see tests/sim/test_step_vjp.cpp), and the checks
+    therefore differentiate through this normalisation, which removes the radial component."""
+    pieces, end = [], 0
+    for k in sorted(starts):
+        pieces += [x[..., end:k], x[..., k:k + length] / norm(x[..., k:k + length])]
+        end = k + length
+    pieces.append(x[..., end:])
+    return cat(pieces)

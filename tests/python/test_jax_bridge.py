@@ -1,0 +1,247 @@
+"""gradyn.jax: step and rollout as jax.custom_vjp functions over jax.pure_callback.
+
+Forward values must equal gradyn.step/gradyn.rollout, gradients must equal gradyn.step_vjp and
+gradyn.rollout_vjp, and jax.test_util.check_grads (reverse mode against central differences)
+must pass on a pendulum, a floating-base model and through the flat parameter vector, also under
+jit and vmap. Quaternions and joint axes go through a differentiable normalisation first, because
+the core's adjoints are exact on the unit sphere only (bridge_models.unit_segments). The module enables jax_enable_x64 (JAX is float32 otherwise). Skipped when jax is
+not installed.
+"""
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+from jax.test_util import check_grads  # noqa: E402
+
+import gradyn  # noqa: E402
+import gradyn.jax as gjax  # noqa: E402
+from bridge_models import (  # noqa: E402
+    DT, axis_starts, build_floating, build_pendulum, perturbed_params, quaternion_starts, random_state, unit_segments)
+
+
+# Central-difference step of check_grads: its default (1e-4) leaves truncation errors above its
+# 1e-5 tolerance on the floating-base rollout (85 parameters, stiff in the inertias).
+EPS = 1e-6
+
+
+@pytest.fixture(scope="module")
+def pendulum():
+    return build_pendulum()
+
+
+@pytest.fixture(scope="module")
+def floating():
+    return build_floating()
+
+
+def j64(x):
+    return jnp.asarray(np.asarray(x), dtype=jnp.float64)
+
+
+def _cat(pieces):
+    return jnp.concatenate(pieces, axis=-1)
+
+
+def _norm(x):
+    return jnp.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def unit_quaternions(model, q):
+    """q with unit quaternions (differentiably): see bridge_models.unit_segments."""
+    return unit_segments(q, quaternion_starts(model), 4, _cat, _norm)
+
+
+def unit_axes(model, p):
+    """p with unit joint axes (differentiably): see bridge_models.unit_segments."""
+    return unit_segments(p, axis_starts(model), 3, _cat, _norm)
+
+
+# --- forward values -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("integrator", ["euler", "rk4"])
+def test_step_forward_matches_gradyn(pendulum, floating, integrator):
+    rng = np.random.default_rng(0)
+    for model in (pendulum, floating):
+        q, v = random_state(model, rng)
+        tau = rng.normal(size=model.nv)
+        q_next, v_next = gjax.step(model, j64(q), j64(v), j64(tau), DT, integrator=integrator)
+        q_ref, v_ref = gradyn.step(model, q, v, tau, DT, integrator)
+        assert q_next.dtype == jnp.float64 and q_next.shape == (model.nq,)
+        np.testing.assert_array_equal(np.asarray(q_next), q_ref)
+        np.testing.assert_array_equal(np.asarray(v_next), v_ref)
+
+
+def test_rollout_forward_batch_matches_gradyn(floating):
+    rng = np.random.default_rng(1)
+    batch, horizon = 3, 5
+    q0, v0 = random_state(floating, rng, batch)
+    taus = rng.normal(size=(batch, horizon, floating.nv))
+    params = np.stack([perturbed_params(floating, rng) for _ in range(batch)])
+    run = jax.jit(lambda q0, v0, taus, p: gjax.rollout(floating, q0, v0, taus, DT, params=p))
+    qs, vs = run(j64(q0), j64(v0), j64(taus), j64(params))
+    assert qs.shape == (batch, horizon + 1, floating.nq)
+    assert vs.shape == (batch, horizon + 1, floating.nv)
+    for b in range(batch):
+        qs_ref, vs_ref = gradyn.rollout(floating.with_params(params[b]), q0[b], v0[b], taus[b], DT)
+        np.testing.assert_array_equal(np.asarray(qs[b]), qs_ref)
+        np.testing.assert_array_equal(np.asarray(vs[b]), vs_ref)
+
+
+# --- gradients: check_grads -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("integrator", ["euler", "rk4"])
+def test_step_check_grads_pendulum_with_params(pendulum, integrator):
+    rng = np.random.default_rng(2)
+    q, v = random_state(pendulum, rng)
+    args = (j64(q), j64(v), j64(rng.normal(size=pendulum.nv)), j64(perturbed_params(pendulum, rng)))
+
+    def f(q, v, tau, p):
+        return gjax.step(pendulum, q, v, tau, DT, params=unit_axes(pendulum, p), integrator=integrator)
+
+    check_grads(f, args, order=1, modes=["rev"], eps=EPS)
+
+
+def test_step_check_grads_floating_base(floating):
+    rng = np.random.default_rng(3)
+    q, v = random_state(floating, rng)
+    args = (j64(q), j64(v), j64(rng.normal(size=floating.nv)))
+    check_grads(lambda q, v, tau: gjax.step(floating, unit_quaternions(floating, q), v, tau, DT), args,
+                order=1, modes=["rev"], eps=EPS)
+
+
+@pytest.mark.parametrize("integrator", ["euler", "rk4"])
+def test_rollout_check_grads_floating_base_with_params(floating, integrator):
+    rng = np.random.default_rng(4)
+    q0, v0 = random_state(floating, rng)
+    args = (j64(q0), j64(v0), j64(rng.normal(size=(3, floating.nv))), j64(perturbed_params(floating, rng)))
+
+    def f(q0, v0, taus, p):
+        return gjax.rollout(floating, unit_quaternions(floating, q0), v0, taus, DT, params=unit_axes(floating, p),
+                            integrator=integrator)
+
+    check_grads(f, args, order=1, modes=["rev"], eps=EPS)
+
+
+def test_rollout_check_grads_batched_under_jit(pendulum):
+    # 2 worlds with their own q0 and taus; v0 and the parameters shared
+    rng = np.random.default_rng(5)
+    q0, _ = random_state(pendulum, rng, 2)
+    args = (j64(q0), j64(rng.normal(size=pendulum.nv)), j64(rng.normal(size=(2, 4, pendulum.nv))),
+            j64(perturbed_params(pendulum, rng)))
+    f = jax.jit(lambda q0, v0, taus, p: gjax.rollout(pendulum, q0, v0, taus, DT, params=unit_axes(pendulum, p)))
+    check_grads(f, args, order=1, modes=["rev"], eps=EPS)
+
+
+# --- gradients: the same numbers as the NumPy VJPs ------------------------------------------
+
+
+def test_rollout_gradients_equal_rollout_vjp(floating):
+    rng = np.random.default_rng(6)
+    batch, horizon = 3, 6
+    q0, v0 = random_state(floating, rng, batch)
+    taus = rng.normal(size=(batch, horizon, floating.nv))
+    p = perturbed_params(floating, rng)  # shared by the worlds: its gradient is their sum
+    qs_bar = rng.normal(size=(batch, horizon + 1, floating.nq))
+    vs_bar = rng.normal(size=(batch, horizon + 1, floating.nv))
+
+    def loss(q0, v0, taus, p):
+        qs, vs = gjax.rollout(floating, q0, v0, taus, DT, params=p)
+        return jnp.sum(qs * qs_bar) + jnp.sum(vs * vs_bar)
+
+    grads = jax.grad(loss, argnums=(0, 1, 2, 3))(j64(q0), j64(v0), j64(taus), j64(p))
+
+    world = floating.with_params(p)
+    p_bar = np.zeros_like(p)
+    for b in range(batch):
+        expected = gradyn.rollout_vjp(world, q0[b], v0[b], taus[b], DT, qs_bar[b], vs_bar[b])
+        for grad, reference in zip(grads[:3], expected[:3]):
+            np.testing.assert_allclose(np.asarray(grad[b]), reference, rtol=1e-12, atol=1e-12)
+        p_bar += expected[3]
+    np.testing.assert_allclose(np.asarray(grads[3]), p_bar, rtol=1e-12, atol=1e-12)
+
+
+def test_step_gradients_equal_step_vjp_under_vmap(pendulum):
+    # jax.vmap of the single-world function is the same as the batched call
+    rng = np.random.default_rng(7)
+    batch = 4
+    q, v = random_state(pendulum, rng, batch)
+    tau = rng.normal(size=(batch, pendulum.nv))
+    params = np.stack([perturbed_params(pendulum, rng) for _ in range(batch)])
+    q_bar, v_bar = rng.normal(size=q.shape), rng.normal(size=v.shape)
+
+    def pullback(q, v, tau, p, qb, vb):
+        _, vjp = jax.vjp(lambda *a: gjax.step(pendulum, a[0], a[1], a[2], DT, params=a[3], integrator="rk4"),
+                         q, v, tau, p)
+        return vjp((qb, vb))
+
+    grads = jax.vmap(pullback)(*(j64(x) for x in (q, v, tau, params, q_bar, v_bar)))
+    for b in range(batch):
+        expected = gradyn.step_vjp(pendulum.with_params(params[b]), q[b], v[b], tau[b], DT, q_bar[b], v_bar[b],
+                                   integrator="rk4")
+        for grad, reference in zip(grads, expected):
+            np.testing.assert_allclose(np.asarray(grad[b]), reference, rtol=1e-12, atol=1e-12)
+
+
+def test_unused_output_and_checkpointing(pendulum):
+    rng = np.random.default_rng(8)
+    q0, v0 = random_state(pendulum, rng)
+    taus = rng.normal(size=(20, pendulum.nv))
+    grads = [jax.grad(lambda t: jnp.sum(gjax.rollout(pendulum, j64(q0), j64(v0), t, DT,
+                                                     max_snapshots=k)[0][-1] ** 2))(j64(taus))
+             for k in (0, 3)]
+    qs_bar = np.zeros((21, pendulum.nq))
+    qs_bar[-1] = 2 * gradyn.rollout(pendulum, q0, v0, taus, DT)[0][-1]
+    expected = gradyn.rollout_vjp(pendulum, q0, v0, taus, DT, qs_bar, np.zeros((21, pendulum.nv)))[2]
+    np.testing.assert_allclose(np.asarray(grads[0]), expected, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(np.asarray(grads[1]), expected, rtol=1e-10, atol=1e-14)
+
+
+# --- dtypes and shapes ----------------------------------------------------------------------
+
+
+def test_float32_inputs(floating):
+    rng = np.random.default_rng(9)
+    q0, v0 = random_state(floating, rng, 2)
+    taus = rng.normal(size=(2, 3, floating.nv))
+
+    def loss(q0, v0, taus):
+        qs, vs = gjax.rollout(floating, q0, v0, taus, DT)
+        return jnp.sum(qs) + jnp.sum(vs**2), (qs, vs)
+
+    results = {}
+    for dtype in (jnp.float32, jnp.float64):
+        args = [jnp.asarray(x, dtype=dtype) for x in (q0, v0, taus)]
+        grads, (qs, vs) = jax.grad(loss, argnums=(0, 1, 2), has_aux=True)(*args)
+        assert qs.dtype == vs.dtype == dtype
+        assert all(g.dtype == dtype for g in grads)
+        results[dtype] = (qs, vs, grads)
+    (qs32, vs32, g32), (qs64, vs64, g64) = results[jnp.float32], results[jnp.float64]
+    np.testing.assert_allclose(np.asarray(qs32), np.asarray(qs64), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(vs32), np.asarray(vs64), rtol=1e-5, atol=1e-5)
+    for a, b in zip(g32, g64):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-3, atol=1e-4)
+
+
+def test_batch_shapes_and_errors(pendulum):
+    rng = np.random.default_rng(10)
+    q, v = random_state(pendulum, rng, 5)
+    q_next, v_next = gjax.step(pendulum, j64(q), j64(v[0]), jnp.zeros(pendulum.nv), DT)
+    assert q_next.shape == (5, pendulum.nq) and v_next.shape == (5, pendulum.nv)
+    np.testing.assert_array_equal(np.asarray(v_next[3]),
+                                  gradyn.step(pendulum, q[3], v[0], np.zeros(pendulum.nv), DT)[1])
+    q_next, _ = gjax.step(pendulum, [0, 0], [0, 0], [0, 0], DT)  # lists of ints are converted
+    assert q_next.dtype == jnp.float64 and q_next.shape == (pendulum.nq,)
+    with pytest.raises(ValueError, match="batch sizes differ"):
+        gjax.step(pendulum, j64(q), j64(v[:3]), jnp.zeros(pendulum.nv), DT)
+    with pytest.raises(ValueError, match="taus: expected 2 dimension"):
+        gjax.rollout(pendulum, j64(q[0]), j64(v[0]), jnp.zeros(pendulum.nv), DT)
+    with pytest.raises(ValueError, match=r"params: expected last dimension \d+ \(nparams\)"):
+        gjax.step(pendulum, j64(q[0]), j64(v[0]), j64(v[0]), DT, params=jnp.zeros(len(pendulum.params) + 1))
+    with pytest.raises(ValueError, match=r"q: expected last dimension 2 \(nq\), got shape \(3,\)"):
+        gjax.step(pendulum, jnp.zeros(3), j64(v[0]), j64(v[0]), DT)

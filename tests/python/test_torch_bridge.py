@@ -1,0 +1,273 @@
+"""gradyn.torch: step and rollout as torch.autograd.Functions.
+
+Forward values must equal gradyn.step/gradyn.rollout, gradients must equal gradyn.step_vjp and
+gradyn.rollout_vjp, and torch.autograd.gradcheck (central differences in float64) must agree on
+a pendulum, a floating-base model and through the flat parameter vector. The checks perturb
+single entries; quaternions and joint axes go through a differentiable normalisation first,
+because the core's adjoints are exact on the unit sphere only (bridge_models.unit_segments).
+Skipped when torch is not installed.
+"""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import gradyn  # noqa: E402
+import gradyn._bridge  # noqa: E402
+import gradyn.torch as gtorch  # noqa: E402
+from bridge_models import (  # noqa: E402
+    DT, axis_starts, build_floating, build_pendulum, perturbed_params, quaternion_starts, random_state, unit_segments)
+
+
+@pytest.fixture(scope="module")
+def pendulum():
+    return build_pendulum()
+
+
+@pytest.fixture(scope="module")
+def floating():
+    return build_floating()
+
+
+def t64(x, grad=False):
+    return torch.tensor(np.asarray(x), dtype=torch.float64, requires_grad=grad)
+
+
+def _cat(pieces):
+    return torch.cat(pieces, dim=-1)
+
+
+def _norm(x):
+    return torch.linalg.vector_norm(x, dim=-1, keepdim=True)
+
+
+def unit_quaternions(model, q):
+    """q with unit quaternions (differentiably): see bridge_models.unit_segments."""
+    return unit_segments(q, quaternion_starts(model), 4, _cat, _norm)
+
+
+def unit_axes(model, p):
+    """p with unit joint axes (differentiably): see bridge_models.unit_segments."""
+    return unit_segments(p, axis_starts(model), 3, _cat, _norm)
+
+
+# --- forward values -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("integrator", ["euler", "rk4"])
+def test_step_forward_matches_gradyn(pendulum, floating, integrator):
+    rng = np.random.default_rng(0)
+    for model in (pendulum, floating):
+        q, v = random_state(model, rng)
+        tau = rng.normal(size=model.nv)
+        q_next, v_next = gtorch.step(model, t64(q), t64(v), t64(tau), DT, integrator=integrator)
+        q_ref, v_ref = gradyn.step(model, q, v, tau, DT, integrator)
+        assert q_next.dtype == torch.float64 and q_next.shape == (model.nq,)
+        np.testing.assert_array_equal(q_next.numpy(), q_ref)
+        np.testing.assert_array_equal(v_next.numpy(), v_ref)
+
+
+def test_rollout_forward_batch_matches_gradyn(floating):
+    rng = np.random.default_rng(1)
+    batch, horizon = 3, 5
+    q0, v0 = random_state(floating, rng, batch)
+    taus = rng.normal(size=(batch, horizon, floating.nv))
+    qs, vs = gtorch.rollout(floating, t64(q0), t64(v0), t64(taus), DT)
+    assert qs.shape == (batch, horizon + 1, floating.nq)
+    assert vs.shape == (batch, horizon + 1, floating.nv)
+    for b in range(batch):
+        qs_ref, vs_ref = gradyn.rollout(floating, q0[b], v0[b], taus[b], DT)
+        np.testing.assert_array_equal(qs[b].numpy(), qs_ref)
+        np.testing.assert_array_equal(vs[b].numpy(), vs_ref)
+
+
+def test_params_select_the_model(pendulum):
+    rng = np.random.default_rng(2)
+    q0, v0 = random_state(pendulum, rng)
+    taus = rng.normal(size=(4, pendulum.nv))
+    # the model's own parameters give the model's own trajectory
+    qs, _ = gtorch.rollout(pendulum, t64(q0), t64(v0), t64(taus), DT, params=t64(pendulum.params))
+    np.testing.assert_array_equal(qs.numpy(), gradyn.rollout(pendulum, q0, v0, taus, DT)[0])
+    # other parameters give the trajectory of model.with_params(p)
+    p = perturbed_params(pendulum, rng)
+    qs, vs = gtorch.rollout(pendulum, t64(q0), t64(v0), t64(taus), DT, params=t64(p))
+    qs_ref, vs_ref = gradyn.rollout(pendulum.with_params(p), q0, v0, taus, DT)
+    np.testing.assert_array_equal(qs.numpy(), qs_ref)
+    np.testing.assert_array_equal(vs.numpy(), vs_ref)
+    assert not np.allclose(qs_ref, gradyn.rollout(pendulum, q0, v0, taus, DT)[0])
+    # an unchanged vector is served from the cache, not rebuilt; the model's own is the model
+    cache = gradyn._bridge.MODELS
+    assert cache.model_for(pendulum, p.copy()) is cache.model_for(pendulum, p)
+    assert cache.model_for(pendulum, np.array(pendulum.params)) is pendulum
+    assert cache.model_for(pendulum, None) is pendulum
+
+
+# --- gradients: gradcheck -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("integrator", ["euler", "rk4"])
+def test_step_gradcheck_pendulum(pendulum, integrator):
+    rng = np.random.default_rng(3)
+    q, v = random_state(pendulum, rng)
+    inputs = (t64(q, True), t64(v, True), t64(rng.normal(size=pendulum.nv), True))
+
+    def f(q, v, tau):
+        return gtorch.step(pendulum, q, v, tau, DT, integrator=integrator)
+
+    assert torch.autograd.gradcheck(f, inputs)
+
+
+def test_step_gradcheck_floating_base(floating):
+    rng = np.random.default_rng(4)
+    q, v = random_state(floating, rng)
+    inputs = (t64(q, True), t64(v, True), t64(rng.normal(size=floating.nv), True))
+    assert torch.autograd.gradcheck(
+        lambda q, v, tau: gtorch.step(floating, unit_quaternions(floating, q), v, tau, DT), inputs)
+
+
+def test_step_gradcheck_params(pendulum):
+    rng = np.random.default_rng(5)
+    q, v = random_state(pendulum, rng)
+    tau = t64(rng.normal(size=pendulum.nv))
+    p = t64(perturbed_params(pendulum, rng), True)
+    assert torch.autograd.gradcheck(
+        lambda q, v, p: gtorch.step(pendulum, q, v, tau, DT, params=unit_axes(pendulum, p)),
+        (t64(q, True), t64(v, True), p))
+
+
+@pytest.mark.parametrize("integrator", ["euler", "rk4"])
+def test_rollout_gradcheck_floating_base_with_params(floating, integrator):
+    rng = np.random.default_rng(6)
+    q0, v0 = random_state(floating, rng)
+    inputs = (t64(q0, True), t64(v0, True), t64(rng.normal(size=(3, floating.nv)), True),
+              t64(perturbed_params(floating, rng), True))
+
+    def f(q0, v0, taus, p):
+        return gtorch.rollout(floating, unit_quaternions(floating, q0), v0, taus, DT,
+                              params=unit_axes(floating, p), integrator=integrator)
+
+    assert torch.autograd.gradcheck(f, inputs)
+
+
+def test_rollout_gradcheck_batch_shared_inputs(pendulum):
+    # a batch of 2 worlds: per-world q0 and taus, a shared v0 and a shared parameter vector
+    rng = np.random.default_rng(7)
+    q0, _ = random_state(pendulum, rng, 2)
+    inputs = (t64(q0, True), t64(rng.normal(size=pendulum.nv), True),
+              t64(rng.normal(size=(2, 4, pendulum.nv)), True), t64(perturbed_params(pendulum, rng), True))
+
+    def f(q0, v0, taus, p):
+        return gtorch.rollout(pendulum, q0, v0, taus, DT, params=unit_axes(pendulum, p))
+
+    assert torch.autograd.gradcheck(f, inputs)
+
+
+# --- gradients: the same numbers as the NumPy VJPs ------------------------------------------
+
+
+def test_rollout_gradients_equal_rollout_vjp(floating):
+    rng = np.random.default_rng(8)
+    batch, horizon = 3, 6
+    q0, v0 = random_state(floating, rng, batch)
+    taus = rng.normal(size=(batch, horizon, floating.nv))
+    params = np.stack([perturbed_params(floating, rng) for _ in range(batch)])  # one per world
+    qs_bar = rng.normal(size=(batch, horizon + 1, floating.nq))
+    vs_bar = rng.normal(size=(batch, horizon + 1, floating.nv))
+
+    inputs = [t64(x, True) for x in (q0, v0, taus, params)]
+    qs, vs = gtorch.rollout(floating, *inputs[:3], DT, params=inputs[3])
+    ((qs * t64(qs_bar)).sum() + (vs * t64(vs_bar)).sum()).backward()
+
+    for b in range(batch):
+        expected = gradyn.rollout_vjp(floating.with_params(params[b]), q0[b], v0[b], taus[b], DT,
+                                      qs_bar[b], vs_bar[b])
+        for tensor, reference in zip(inputs, expected):
+            np.testing.assert_allclose(tensor.grad[b].numpy(), reference, rtol=1e-12, atol=1e-12)
+
+
+def test_step_gradients_equal_step_vjp_shared_params(pendulum):
+    rng = np.random.default_rng(9)
+    batch = 4
+    q, v = random_state(pendulum, rng, batch)
+    tau = rng.normal(size=(batch, pendulum.nv))
+    p = perturbed_params(pendulum, rng)
+    q_bar, v_bar = rng.normal(size=q.shape), rng.normal(size=v.shape)
+
+    inputs = [t64(x, True) for x in (q, v, tau, p)]
+    q_next, v_next = gtorch.step(pendulum, *inputs[:3], DT, params=inputs[3], integrator="rk4")
+    ((q_next * t64(q_bar)).sum() + (v_next * t64(v_bar)).sum()).backward()
+
+    world = pendulum.with_params(p)
+    p_bar = np.zeros_like(p)
+    for b in range(batch):
+        expected = gradyn.step_vjp(world, q[b], v[b], tau[b], DT, q_bar[b], v_bar[b], integrator="rk4")
+        for tensor, reference in zip(inputs[:3], expected[:3]):
+            np.testing.assert_allclose(tensor.grad[b].numpy(), reference, rtol=1e-12, atol=1e-12)
+        p_bar += expected[3]
+    # a parameter vector shared by the worlds collects the sum of their gradients
+    np.testing.assert_allclose(inputs[3].grad.numpy(), p_bar, rtol=1e-12, atol=1e-12)
+
+
+def test_unused_output_and_checkpointing(pendulum):
+    # a loss on the final configuration only (vs unused), with and without checkpointing
+    rng = np.random.default_rng(10)
+    q0, v0 = random_state(pendulum, rng)
+    taus = rng.normal(size=(20, pendulum.nv))
+    grads = []
+    for max_snapshots in (0, 3):
+        x = t64(taus, True)
+        qs, _ = gtorch.rollout(pendulum, t64(q0), t64(v0), x, DT, max_snapshots=max_snapshots)
+        qs[-1].square().sum().backward()
+        grads.append(x.grad.numpy())
+    qs_bar = np.zeros((21, pendulum.nq))
+    qs_bar[-1] = 2 * gradyn.rollout(pendulum, q0, v0, taus, DT)[0][-1]
+    expected = gradyn.rollout_vjp(pendulum, q0, v0, taus, DT, qs_bar, np.zeros((21, pendulum.nv)))[2]
+    np.testing.assert_allclose(grads[0], expected, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(grads[1], expected, rtol=1e-10, atol=1e-14)
+
+
+# --- dtypes and shapes ----------------------------------------------------------------------
+
+
+def test_float32_inputs(floating):
+    rng = np.random.default_rng(11)
+    q0, v0 = random_state(floating, rng, 2)
+    taus = rng.normal(size=(2, 3, floating.nv))
+    x32 = [torch.tensor(x, dtype=torch.float32, requires_grad=True) for x in (q0, v0, taus)]
+    x64 = [t64(x, True) for x in (q0, v0, taus)]
+    results = []
+    for inputs in (x32, x64):
+        qs, vs = gtorch.rollout(floating, *inputs, DT)
+        (qs.sum() + vs.square().sum()).backward()
+        results.append((qs, vs))
+    (qs32, vs32), (qs64, vs64) = results
+    assert qs32.dtype == vs32.dtype == torch.float32
+    for x in x32:
+        assert x.grad.dtype == torch.float32
+    # float32 rounding of the inputs and outputs only: the core ran in float64
+    np.testing.assert_allclose(qs32.detach().numpy(), qs64.detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(vs32.detach().numpy(), vs64.detach().numpy(), rtol=1e-5, atol=1e-5)
+    for a, b in zip(x32, x64):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-3, atol=1e-4)
+
+
+def test_batch_shapes_and_errors(pendulum):
+    rng = np.random.default_rng(12)
+    q, v = random_state(pendulum, rng, 5)
+    # a batched q with a shared v and tau
+    q_next, v_next = gtorch.step(pendulum, t64(q), t64(v[0]), t64(np.zeros(pendulum.nv)), DT)
+    assert q_next.shape == (5, pendulum.nq) and v_next.shape == (5, pendulum.nv)
+    np.testing.assert_array_equal(v_next[3].numpy(),
+                                  gradyn.step(pendulum, q[3], v[0], np.zeros(pendulum.nv), DT)[1])
+    # lists and integer arrays are accepted (converted to the default float dtype)
+    q_next, _ = gtorch.step(pendulum, [0, 0], [0, 0], [0, 0], DT)
+    assert q_next.dtype == torch.get_default_dtype() and q_next.shape == (pendulum.nq,)
+    with pytest.raises(ValueError, match="batch sizes differ"):
+        gtorch.step(pendulum, t64(q), t64(v[:3]), t64(np.zeros(pendulum.nv)), DT)
+    with pytest.raises(ValueError, match="taus: expected 2 dimension"):
+        gtorch.rollout(pendulum, t64(q[0]), t64(v[0]), t64(np.zeros(pendulum.nv)), DT)
+    with pytest.raises(ValueError, match=r"params: expected last dimension \d+ \(nparams\)"):
+        gtorch.step(pendulum, t64(q[0]), t64(v[0]), t64(v[0]), DT, params=t64(np.zeros(len(pendulum.params) + 1)))
+    with pytest.raises(ValueError, match=r"q: expected last dimension 2 \(nq\), got shape \(3,\)"):
+        gtorch.step(pendulum, t64(np.zeros(3)), t64(v[0]), t64(v[0]), DT)
