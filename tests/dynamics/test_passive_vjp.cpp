@@ -89,8 +89,8 @@ TEST(ForwardDynamicsVjp, MatchesForwardModeAndFiniteDifferencesOnTheManifold) {
 namespace gradyn {
 namespace {
 
-// Where a joint has no spring, passive_forces skips it (so forward-mode AD sees no stiffness
-// derivative there), but the force is linear in the stiffness: its adjoint must still be -tau_bar d.
+// Where a joint has no spring, passive_forces skips it for doubles, but the force is linear in the
+// stiffness: its adjoint must still be -tau_bar d (a fit that starts from no spring needs it).
 TEST(PassiveVjp, StiffnessGradientWhereThereIsNoSpring) {
   Model m = test::random_model(10, 3, true, true);
   m.stiffness.setZero();
