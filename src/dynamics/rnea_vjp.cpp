@@ -73,6 +73,17 @@ Eigen::Matrix<S, 4, 1> quaternion_matrix_vjp(const S& x, const S& y, const S& z,
   return g;
 }
 
+/// Adjoint of R(q / |q|) (joint_transform reads quaternions normalised): the formula's adjoint at
+/// the unit quaternion u, then through the normalisation, (I - u u^T) / |q|.
+template <class S, class Q>
+Eigen::Matrix<S, 4, 1> normalized_quaternion_matrix_vjp(const Q& q, const Matrix3<S>& B) {
+  using std::sqrt;
+  const S n = sqrt(q.squaredNorm());
+  const Eigen::Matrix<S, 4, 1> u = q / n;
+  const Eigen::Matrix<S, 4, 1> g = quaternion_matrix_vjp<S>(u[0], u[1], u[2], u[3], B);
+  return (g - u * u.dot(g)) / n;
+}
+
 /// Adjoint of joint_transform(type, axis, q_seg) = (Rj, pj): accumulates into q_bar (the joint's
 /// own nq entries) and axis_bar.
 template <class S, class QSeg, class QBar>
@@ -97,12 +108,12 @@ void joint_transform_vjp(JointType type, const Vector3<S>& axis, const QSeg& q, 
       axis_bar += q[0] * pj_bar;
       break;
     case JointType::Spherical: {
-      const Eigen::Matrix<S, 4, 1> g = quaternion_matrix_vjp<S>(q[0], q[1], q[2], q[3], Rj_bar);
+      const Eigen::Matrix<S, 4, 1> g = normalized_quaternion_matrix_vjp<S>(q.template segment<4>(0), Rj_bar);
       for (int k = 0; k < 4; ++k) q_bar[k] += g[k];
       break;
     }
     case JointType::Free: {
-      const Eigen::Matrix<S, 4, 1> g = quaternion_matrix_vjp<S>(q[3], q[4], q[5], q[6], Rj_bar);
+      const Eigen::Matrix<S, 4, 1> g = normalized_quaternion_matrix_vjp<S>(q.template segment<4>(3), Rj_bar);
       for (int k = 0; k < 3; ++k) q_bar[k] += pj_bar[k];
       for (int k = 0; k < 4; ++k) q_bar[3 + k] += g[k];
       break;

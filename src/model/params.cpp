@@ -201,7 +201,15 @@ ModelTpl<S> with_params(const ModelTpl<S>& model, const VecRef<S>& p) {
         c[4], c[5], c[2];
     out.joint_placement[i].p = p.template segment<3>(o.origin);
     out.joint_placement[i].R = rpy_to_matrix<S>(Vector3<S>(p.template segment<3>(o.rpy)));
-    if (o.axis >= 0) out.joint_axis[i] = p.template segment<3>(o.axis);
+    if (o.axis >= 0) {  // a joint axis is a direction: normalised, so any non-zero vector is valid
+      const Vector3<S> a = p.template segment<3>(o.axis);
+      using std::sqrt;
+      const S n = sqrt(a.squaredNorm());
+      if (!(value_of(n) > 0))
+        throw ModelError(SourceLocation{model.source, 0, "<joint name='" + model.joint_names[i] + "'>"},
+                         "axis parameters must not all be zero");
+      out.joint_axis[i] = a / n;
+    }
     const int iv = model.idx_v[i];
     for (int k = 0; k < model.joint_nv(i); ++k) {
       out.damping[iv + k] = p[o.dof + 3 * k];
@@ -243,7 +251,10 @@ VectorX<S> params_gradient(const ModelTpl<S>& model, const ModelTangentTpl<S>& t
     g[o.rpy] = frobenius<S>(TR, R * skew<S>(Vector3<S>::UnitX()));
     g[o.rpy + 1] = frobenius<S>(TR, Rz * Ry * skew<S>(Vector3<S>::UnitY()) * Rx);
     g[o.rpy + 2] = frobenius<S>(TR, skew<S>(Vector3<S>::UnitZ()) * R);
-    if (o.axis >= 0) g.template segment<3>(o.axis) = t.axis[i];
+    if (o.axis >= 0) {  // through with_params' normalisation, at the model's unit axis
+      const Vector3<S>& a = model.joint_axis[i];
+      g.template segment<3>(o.axis) = t.axis[i] - a * a.dot(t.axis[i]);
+    }
     const int iv = model.idx_v[i];
     for (int k = 0; k < model.joint_nv(i); ++k) {
       g[o.dof + 3 * k] = t.damping[iv + k];

@@ -132,11 +132,34 @@ TEST(Params, PerturbedParametersComeBack) {
       // Keep angles inside the ranges get_params returns.
       p[k] = angle ? std::clamp(p[k] + dp[k], -limit + 0.1, limit - 0.1) : p[k] + dp[k];
     }
+    // Axes are directions: with_params normalises them.
+    for (int k = 0; k < p.size(); ++k)
+      if (names[k].ends_with(".axis.x")) p.segment<3>(k).normalize();
     EXPECT_LE(max_abs(get_params(with_params(m, p)) - p), 1e-12) << m.name;
   }
 }
 
 // rpy_to_matrix(rpy of R) == R everywhere, gimbal lock included.
+TEST(Params, AxesAreNormalisedAndTheirGradientIsTangent) {
+  const Model m = test::random_model(6, 3);
+  const std::vector<std::string> names = param_names(m);
+  Eigen::VectorXd p = get_params(m);
+  int axis = -1;
+  for (int k = 0; k < p.size() && axis < 0; ++k)
+    if (names[k].ends_with(".axis.x")) axis = k;
+  ASSERT_GE(axis, 0);
+  const Eigen::Vector3d a = p.segment<3>(axis);
+  p.segment<3>(axis) = 2.5 * a;  // the same direction, not unit
+  const Model scaled = with_params(m, p);
+  EXPECT_LE(max_abs(get_params(scaled) - get_params(m)), 1e-14);
+  p.segment<3>(axis).setZero();
+  EXPECT_THROW(with_params(m, p), ModelError);
+  ModelTangent t(m);
+  for (auto& x : t.axis) x = Eigen::Vector3d(0.3, -1.0, 2.0);
+  const Eigen::VectorXd g = params_gradient(m, t);
+  EXPECT_NEAR(g.segment<3>(axis).dot(a), 0.0, 1e-14);  // no component along the axis
+}
+
 TEST(Params, RollPitchYawRoundTripIncludingGimbalLock) {
   Model m = test::random_model(3, 7);
   const double half_pi = std::numbers::pi / 2;

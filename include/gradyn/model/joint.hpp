@@ -10,7 +10,8 @@
 //                          body's linear velocity (of its origin) and angular velocity, both in
 //                          the body frame (Pinocchio's convention)
 //   planar                 q = [x, y, theta]              v = [vx, vy, wz]          (child frame)
-// Quaternions are stored x, y, z, w (Eigen's and Pinocchio's coefficient order) and are unit.
+// Quaternions are stored x, y, z, w (Eigen's and Pinocchio's coefficient order) and are unit;
+// the dynamics read them normalised (see joint_transform).
 // The motion subspace S of every joint is constant in the child frame, so the joint bias cJ is 0.
 #pragma once
 
@@ -66,18 +67,26 @@ Matrix3<S> quaternion_xyzw_to_matrix(const S& x, const S& y, const S& z, const S
 }
 
 /// Pose of the joint's child frame in the joint frame, for joint configuration q (the joint's
-/// own nq entries).
+/// own nq entries). A quaternion is normalised when read: q and s q (s > 0) are the same
+/// rotation, so the gradient of anything with respect to a quaternion has no component along it.
 template <class S, class Q>
 Pose<S> joint_transform(JointType type, const Vector3<S>& axis, const Eigen::MatrixBase<Q>& q) {
   using std::cos;
   using std::sin;
+  using std::sqrt;
   switch (type) {
     case JointType::Revolute:
     case JointType::Continuous: return Pose<S>(axis_angle_to_matrix<S>(axis, q[0]), Vector3<S>::Zero());
     case JointType::Prismatic: return Pose<S>(Matrix3<S>::Identity(), axis * q[0]);
-    case JointType::Spherical: return Pose<S>(quaternion_xyzw_to_matrix<S>(q[0], q[1], q[2], q[3]), Vector3<S>::Zero());
-    case JointType::Free:
-      return Pose<S>(quaternion_xyzw_to_matrix<S>(q[3], q[4], q[5], q[6]), Vector3<S>(q[0], q[1], q[2]));
+    case JointType::Spherical: {
+      const S n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+      return Pose<S>(quaternion_xyzw_to_matrix<S>(q[0] / n, q[1] / n, q[2] / n, q[3] / n), Vector3<S>::Zero());
+    }
+    case JointType::Free: {
+      const S n = sqrt(q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6]);
+      return Pose<S>(quaternion_xyzw_to_matrix<S>(q[3] / n, q[4] / n, q[5] / n, q[6] / n),
+                     Vector3<S>(q[0], q[1], q[2]));
+    }
     case JointType::Planar: {
       const S c = cos(q[2]), s = sin(q[2]);
       Matrix3<S> R;

@@ -13,7 +13,7 @@
 //     "<b>.mass"; "<b>.com.x|y|z" (body frame); "<b>.inertia.ixx|iyy|izz|ixy|ixz|iyz" (about the
 //     centre of mass, body frame);
 //     "<j>.origin.x|y|z", "<j>.origin.roll|pitch|yaw" (joint frame in the parent body frame);
-//     revolute/continuous/prismatic only: "<j>.axis.x|y|z" (joint frame; not renormalised);
+//     revolute/continuous/prismatic only: "<j>.axis.x|y|z" (joint frame; normalised by with_params);
 //     per DoF k of the joint, interleaved (suffix "[k]" only when the joint has several DoFs):
 //       "<j>.damping[k]", "<j>.armature[k]", "<j>.stiffness[k]";
 //     scalar-coordinate joints only (revolute, continuous, prismatic, planar), per coordinate k
@@ -29,8 +29,10 @@
 //    gives back the model's R to rounding, also at pitch = +-pi/2 (gimbal lock), where only
 //    roll -+ yaw is determined and yaw = 0 is chosen. The rpy gradient there is that of this
 //    chart (one of its directions is lost at the lock).
-//  * axis: used as given by with_params (no renormalisation), so its gradient is the plain
-//    derivative w.r.t. the three numbers; a unit axis stays unit only if the caller keeps it so.
+//  * axis: a direction. with_params normalises the three numbers (any non-zero vector is valid),
+//    and params_gradient returns the gradient at the model's unit axis, tangent to the unit sphere
+//    (exact for p's axis entries when they are unit, as get_params gives them; for a non-unit
+//    entry the true gradient is this one divided by its norm).
 //  * q_rest entries of spherical and free joints (identity quaternions) are not parameters;
 //    params_gradient ignores their adjoints. Limits, q0 and frames are not parameters either.
 #pragma once
