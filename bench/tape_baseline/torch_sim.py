@@ -64,7 +64,7 @@ def _cross_force(v, f):
 
 
 def _quat_to_matrix(x, y, z, w):
-    """gradyn's quaternion_xyzw_to_matrix (no normalisation)."""
+    """gradyn's quaternion_xyzw_to_matrix (of a unit quaternion)."""
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz, wx, wy, wz = x * y, x * z, y * z, w * x, w * y, w * z
     return torch.stack(
@@ -194,8 +194,10 @@ class TorchModel:
             return Rp @ Rj, pp
         if t == "prismatic":
             return Rp, Rp @ (self.axis[i] * q[iq]) + pp
-        # free: quaternion (x, y, z, w) after the position
-        Rj = _quat_to_matrix(q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6])
+        # free: quaternion (x, y, z, w) after the position, normalised when read (as gradyn does)
+        quat = q[iq + 3:iq + 7]
+        quat = quat / torch.sqrt(torch.dot(quat, quat))
+        Rj = _quat_to_matrix(quat[0], quat[1], quat[2], quat[3])
         return Rp @ Rj, Rp @ q[iq:iq + 3] + pp
 
     def _world_subspace(self, i, R, p):
