@@ -4,12 +4,16 @@
 // i.e. one O(n) solve with the factorisation ABA already left in data, and one rnea_vjp.
 //
 // What "the gradient" means off the manifold: ABA (world frame) and RNEA (body frame) compute the
-// same function wherever the rotations are orthogonal, so the adjoints here are exact for every
-// perturbation that keeps them so: quaternions along the unit sphere, revolute axes along the
-// unit sphere, placement rotations along SO(3), symmetric inertia changes (the ones the flat
-// parameter vector makes). In the other directions (e.g. scaling a quaternion) they are the
-// derivatives of M(q)^-1 (tau - b(q, v)) with M and b from the body-frame RNEA, which ABA's
-// world-frame arithmetic does not reproduce off the manifold.
+// same function wherever the rotations are orthogonal. q: joint_transform reads quaternions
+// normalised, so every q gives orthogonal rotations and the q adjoints are exact in every ambient
+// direction (a quaternion's adjoint has no component along itself, since scaling it changes
+// nothing). The model fields are used raw, so their adjoints (ModelTangent) are exact for every
+// perturbation that keeps the model valid: revolute axes along the unit sphere, placement
+// rotations along SO(3), symmetric inertia changes. In the other directions (e.g. scaling
+// model.joint_axis) they are the derivatives of M^-1 (tau - b) with M and b from the body-frame
+// RNEA, which ABA's world-frame arithmetic does not reproduce off the manifold. The flat parameter
+// vector only makes valid models (with_params normalises axes, builds R from rpy and inertias
+// symmetric), so params_gradient is exact in every direction of its entries.
 #include "gradyn/autodiff.hpp"
 #include "gradyn/dynamics/aba.hpp"
 #include "gradyn/dynamics/rnea.hpp"
@@ -59,10 +63,10 @@ void minv_solve(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& b, 
 template <class S>
 void aba_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v, const VecRef<S>& tau,
              const VecRef<S>& ddq_bar, VecOut<S> q_bar, VecOut<S> v_bar, VecOut<S> tau_bar,
-             ModelTangentTpl<S>& model_bar) {
+             ModelTangentTpl<S>& model_bar, bool forward_is_current) {
   check_size("ddq_bar", ddq_bar.size(), model.nv);
   check_size("tau_bar", tau_bar.size(), model.nv);
-  aba<S>(model, data, q, v, tau);
+  if (!forward_is_current) aba<S>(model, data, q, v, tau);
   minv_solve<S>(model, data, ddq_bar, data.adj_mu);
   tau_bar += data.adj_mu;
   data.adj_tau = -data.adj_mu;
@@ -73,7 +77,7 @@ void aba_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, con
 #define GRADYN_INSTANTIATE(S)                                                                                  \
   template void minv_solve<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, VecOut<S>);                   \
   template void aba_vjp<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&, const VecRef<S>&, \
-                           const VecRef<S>&, VecOut<S>, VecOut<S>, VecOut<S>, ModelTangentTpl<S>&);
+                           const VecRef<S>&, VecOut<S>, VecOut<S>, VecOut<S>, ModelTangentTpl<S>&, bool);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

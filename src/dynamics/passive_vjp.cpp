@@ -223,11 +223,13 @@ void passive_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef
 template <class S>
 void forward_dynamics_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                           const VecRef<S>& tau, const VecRef<S>& ddq_bar, VecOut<S> q_bar, VecOut<S> v_bar,
-                          VecOut<S> tau_bar, ModelTangentTpl<S>& model_bar) {
+                          VecOut<S> tau_bar, ModelTangentTpl<S>& model_bar, bool forward_is_current) {
   check_size("tau", tau.size(), model.nv);
-  passive_forces<S>(model, data, q, v);
-  data.tau_total.noalias() = tau + data.tau_passive;
-  aba_vjp<S>(model, data, q, v, data.tau_total, ddq_bar, q_bar, v_bar, tau_bar, model_bar);
+  if (!forward_is_current) {  // forward_dynamics left tau + passive in data.tau_total
+    passive_forces<S>(model, data, q, v);
+    data.tau_total.noalias() = tau + data.tau_passive;
+  }
+  aba_vjp<S>(model, data, q, v, data.tau_total, ddq_bar, q_bar, v_bar, tau_bar, model_bar, forward_is_current);
   // aba_vjp left tau_total's adjoint, M^-1 ddq_bar, in data.adj_mu.
   passive_forces_vjp<S>(model, data, q, v, data.adj_mu, q_bar, v_bar, model_bar);
 }
@@ -237,7 +239,7 @@ void forward_dynamics_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
                                       const VecRef<S>&, VecOut<S>, VecOut<S>, ModelTangentTpl<S>&);            \
   template void forward_dynamics_vjp<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,   \
                                         const VecRef<S>&, const VecRef<S>&, VecOut<S>, VecOut<S>, VecOut<S>,   \
-                                        ModelTangentTpl<S>&);
+                                        ModelTangentTpl<S>&, bool);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

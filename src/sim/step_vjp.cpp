@@ -145,7 +145,9 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
     kq_bar[0] = v_next_bar + dt * dv_bar;  // adjoint of v+
     v_bar += kq_bar[0];
     kv_bar[0] = dt * kq_bar[0];  // adjoint of a
-    forward_dynamics_vjp<S>(model, data, q, v, tau, kv_bar[0], q_bar, v_bar, tau_bar, model_bar);
+    // integrate_vjp leaves data alone: it still holds forward_dynamics(q, v, tau) from above.
+    forward_dynamics_vjp<S>(model, data, q, v, tau, kv_bar[0], q_bar, v_bar, tau_bar, model_bar,
+                            /*forward_is_current=*/true);
     return;
   }
 

@@ -23,9 +23,11 @@ void passive_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef
                         ModelTangentTpl<S>& model_bar);
 
 /// Adjoint of forward_dynamics (accumulates into q_bar (nq, ambient), v_bar, tau_bar, model_bar).
+/// forward_is_current: the last call on data was forward_dynamics(q, v, tau) with these very
+/// arguments; its results are reused instead of recomputed.
 template <class S>
 void forward_dynamics_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                           const VecRef<S>& tau, const VecRef<S>& ddq_bar, VecOut<S> q_bar, VecOut<S> v_bar,
-                          VecOut<S> tau_bar, ModelTangentTpl<S>& model_bar);
+                          VecOut<S> tau_bar, ModelTangentTpl<S>& model_bar, bool forward_is_current = false);
 
 }  // namespace gradyn
