@@ -81,7 +81,8 @@ class Reverser {
     lv[0].swap(lv[1]);
   }
 
-  void load(const Mat& qs, const Mat& vs, Eigen::Index row) {
+  template <class M>
+  void load(const M& qs, const M& vs, Eigen::Index row) {
     data_.rollout_adj_q[0] = qs.row(row).transpose();
     data_.rollout_adj_v[0] = vs.row(row).transpose();
   }
@@ -193,11 +194,44 @@ void rollout_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0
   v0_bar += data.rollout_adj_lambda_v[0];
 }
 
+template <class S>
+void rollout_vjp_from_states(const ModelTpl<S>& model, DataTpl<S>& data,
+                             const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& qs,
+                             const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& vs,
+                             const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& taus, const NoDeduce<S>& dt,
+                             Integrator integrator, const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& qs_bar,
+                             const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& vs_bar, VecOut<S> q0_bar,
+                             VecOut<S> v0_bar, Eigen::Ref<MatrixXr<NoDeduce<S>>> taus_bar,
+                             ModelTangentTpl<S>& model_bar) {
+  check_size("q0_bar", q0_bar.size(), model.nq);
+  check_size("v0_bar", v0_bar.size(), model.nv);
+  if (taus.cols() != model.nv) check_shape("taus", taus.rows(), taus.cols(), taus.rows(), model.nv);
+  const Eigen::Index T = taus.rows();
+  check_shape("qs", qs.rows(), qs.cols(), T + 1, model.nq);
+  check_shape("vs", vs.rows(), vs.cols(), T + 1, model.nv);
+  check_shape("qs_bar", qs_bar.rows(), qs_bar.cols(), T + 1, model.nq);
+  check_shape("vs_bar", vs_bar.rows(), vs_bar.cols(), T + 1, model.nv);
+  check_shape("taus_bar", taus_bar.rows(), taus_bar.cols(), T, model.nv);
+  Reverser<S> reverser(model, data, taus, dt, integrator, qs_bar, vs_bar, taus_bar, model_bar);
+  data.rollout_adj_forward_steps = 0;
+  reverser.start(T);
+  for (Eigen::Index t = T - 1; t >= 0; --t) {  // the caller's states are the checkpoints
+    reverser.load(qs, vs, t);
+    reverser.reverse_step(t);
+  }
+  q0_bar += data.rollout_adj_lambda_q[0];
+  v0_bar += data.rollout_adj_lambda_v[0];
+}
+
 #define GRADYN_INSTANTIATE(S)                                                                                        \
   template void rollout_vjp<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,                \
                                const Eigen::Ref<const MatrixXr<S>>&, const NoDeduce<S>&, Integrator,                \
                                const Eigen::Ref<const MatrixXr<S>>&, const Eigen::Ref<const MatrixXr<S>>&, VecOut<S>, \
-                               VecOut<S>, Eigen::Ref<MatrixXr<S>>, ModelTangentTpl<S>&, const CheckpointOptions&);
+                               VecOut<S>, Eigen::Ref<MatrixXr<S>>, ModelTangentTpl<S>&, const CheckpointOptions&);   \
+  template void rollout_vjp_from_states<S>(                                                                         \
+      const ModelTpl<S>&, DataTpl<S>&, const Eigen::Ref<const MatrixXr<S>>&, const Eigen::Ref<const MatrixXr<S>>&,   \
+      const Eigen::Ref<const MatrixXr<S>>&, const NoDeduce<S>&, Integrator, const Eigen::Ref<const MatrixXr<S>>&,     \
+      const Eigen::Ref<const MatrixXr<S>>&, VecOut<S>, VecOut<S>, Eigen::Ref<MatrixXr<S>>, ModelTangentTpl<S>&);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

@@ -47,4 +47,17 @@ void rollout_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0
                  VecOut<S> q0_bar, VecOut<S> v0_bar, Eigen::Ref<MatrixXr<NoDeduce<S>>> taus_bar,
                  ModelTangentTpl<S>& model_bar, const CheckpointOptions& options = {});
 
+/// rollout_vjp when the caller still holds the forward trajectory (qs, vs) that rollout returned
+/// for these very inputs: those states are the checkpoints, so no forward step is re-run before
+/// the backward sweep and no memory is added. Same results as rollout_vjp.
+template <class S>
+void rollout_vjp_from_states(const ModelTpl<S>& model, DataTpl<S>& data,
+                             const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& qs,
+                             const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& vs,
+                             const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& taus, const NoDeduce<S>& dt,
+                             Integrator integrator, const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& qs_bar,
+                             const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& vs_bar, VecOut<S> q0_bar,
+                             VecOut<S> v0_bar, Eigen::Ref<MatrixXr<NoDeduce<S>>> taus_bar,
+                             ModelTangentTpl<S>& model_bar);
+
 }  // namespace gradyn
