@@ -54,6 +54,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <numbers>
@@ -104,7 +105,7 @@ struct ParseResult {
 
 class MjcfParser {
  public:
-  MjcfParser() = default;
+  explicit MjcfParser(std::vector<std::string>* warnings = nullptr) : warnings_(warnings) {}
 
   ParseResult parse_file(const std::string& path) {
     main_file_ = path;
@@ -147,6 +148,12 @@ class MjcfParser {
   }
 
   [[noreturn]] void fail(const XMLElement* e, const std::string& message) const { throw ModelError(where(e), message); }
+
+  void warn(const XMLElement* e, const std::string& message) const {
+    const std::string text = where(e).str() + message;
+    if (warnings_) warnings_->push_back(text);
+    else std::cerr << "gradyn: warning: " << text << '\n';
+  }
 
   // Children of an element with <include file="..."/> replaced by the children of the included
   // file's <mujoco> root, recursively.
@@ -379,8 +386,12 @@ class MjcfParser {
     class_index_["main"] = 0;
     for (const XMLElement* d : defaults) parse_default(d, 0, true);
 
-    result_.builder.add_link(LinkSpec{"world", std::nullopt, worldbodies.empty() ? where(root) : where(worldbodies[0])});
+    LinkSpec world{"world", std::nullopt, worldbodies.empty() ? where(root) : where(worldbodies[0]), {}};
     for (const XMLElement* w : worldbodies) parse_children(w, "world", 0, /*world=*/true);
+    world.collisions = std::move(world_geoms_);
+    result_.builder.add_link(std::move(world));
+    for (const XMLElement* s : children(root))
+      if (std::string(s->Name()) == "contact") parse_contact(s);
 
     finish_masses();
     for (const PendingLink& l : pending_) result_.builder.add_link(l.spec);
@@ -461,6 +472,10 @@ class MjcfParser {
       const std::string kind = c->Name();
       if (kind == "body")
         parse_body(c, link, active_class, world);
+      else if (world && kind == "geom") {
+        if (auto g = collision_geom(c, active_class, link, static_cast<int>(world_geoms_.size())))
+          world_geoms_.push_back(std::move(*g));
+      }
       else if (world && (kind == "joint" || kind == "freejoint"))
         fail(c, "the world body cannot have joints");
       else if (kind == "frame" || kind == "replicate" || kind == "composite" || kind == "flexcomp" ||
@@ -520,7 +535,7 @@ class MjcfParser {
       } else {
         js.origin = previous_offset * js.origin;
       }
-      if (k + 1 < joints.size()) pending_.push_back(PendingLink{LinkSpec{child, std::nullopt, where(joints[k])}, nullptr});
+      if (k + 1 < joints.size()) pending_.push_back(PendingLink{LinkSpec{child, std::nullopt, where(joints[k]), {}}, nullptr});
       pending_joints_.push_back(std::move(js));
       previous = child;
       previous_offset = Pose<double>();
@@ -528,7 +543,12 @@ class MjcfParser {
 
     // The body's own link; its inertia is filled in by finish_masses().
     body_links_.push_back(pending_.size());
-    pending_.push_back(PendingLink{LinkSpec{name, std::nullopt, where(e)}, e});
+    pending_.push_back(PendingLink{LinkSpec{name, std::nullopt, where(e), {}}, e});
+    for (const XMLElement* g : geoms) {
+      auto& collisions = pending_.back().spec.collisions;
+      if (auto geom = collision_geom(g, active_class, name, static_cast<int>(collisions.size())))
+        collisions.push_back(std::move(*geom));
+    }
     pending_inertia_.push_back(body_inertia(inertial, geoms, active_class));
 
     for (const XMLElement* c : children(e)) {
@@ -618,6 +638,78 @@ class MjcfParser {
     else
       js.child_offset = Pose<double>(Mat3::Identity(), -js.axis * js.reference - p);
     return js;
+  }
+
+  // ---- collision geometry ---------------------------------------------------------------------------
+
+  // A <geom> as collision geometry in its body's frame, or nothing (with a warning) for the types
+  // gradyn does not collide (ellipsoid, mesh, hfield, sdf). Sizes follow MuJoCo: sphere radius;
+  // capsule and cylinder radius, half-length; box half-extents; planes are infinite (size is only
+  // for drawing). fromto sets position, orientation and the half-length (box, ellipsoid: square
+  // section of half-width size[0]). friction: the first (sliding) component; restitution: 0
+  // (MuJoCo has none: it uses solref).
+  std::optional<GeomSpec> collision_geom(const XMLElement* e, int active_class, const std::string& body, int index) {
+    const Attrs a = with_defaults(e, "geom", active_class);
+    const std::string type =
+        keyword(a, "type", "sphere", {"plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh", "sdf"});
+    GeomSpec g;
+    const char* n = e->Attribute("name");
+    g.name = n ? n : body + "/geom" + std::to_string(index);
+    g.where = where(e);
+    if (type == "ellipsoid" || type == "mesh" || type == "hfield" || type == "sdf") {
+      warn(e, type + " geoms are not collision geometry in gradyn yet; geom '" + g.name + "' is skipped");
+      return std::nullopt;
+    }
+    g.type = type == "plane"     ? GeomType::Plane
+             : type == "sphere"  ? GeomType::Sphere
+             : type == "capsule" ? GeomType::Capsule
+             : type == "box"     ? GeomType::Box
+                                 : GeomType::Cylinder;
+    auto size = numbers(a, "size", {0, 0, 0}, /*exact=*/false);
+    if (a.has("fromto") && g.type != GeomType::Plane) {
+      if (g.type == GeomType::Sphere) fail(e, "fromto cannot be used with a sphere");
+      const auto f = numbers(a, "fromto", {0, 0, 0, 0, 0, 0});
+      const Vec3 from(f[0], f[1], f[2]), to(f[3], f[4], f[5]);
+      const Vec3 dir = to - from;
+      if (dir.norm() < 1e-10) fail(e, "fromto points are too close together");
+      g.placement = Pose<double>(z_to_quat(dir).toRotationMatrix(), (from + to) / 2);
+      if (g.type == GeomType::Box) {
+        size[1] = size[0];
+        size[2] = dir.norm() / 2;
+      } else {
+        size[1] = dir.norm() / 2;
+      }
+    } else {
+      g.placement = Pose<double>(orientation(a).toRotationMatrix(), vec3(a, "pos", Vec3::Zero()));
+    }
+    if (g.type == GeomType::Plane) size.assign(3, 0.0);
+    if (g.type == GeomType::Sphere) size[1] = size[2] = 0;
+    if (g.type == GeomType::Capsule || g.type == GeomType::Cylinder) size[2] = 0;
+    g.size = Vec3(size[0], size[1], size[2]);
+    g.friction = numbers(a, "friction", {1, 0.005, 0.0001}, /*exact=*/false)[0];
+    g.restitution = 0;
+    const double contype = number(a, "contype", 1), conaffinity = number(a, "conaffinity", 1);
+    if (contype < 0 || conaffinity < 0 || contype != std::floor(contype) || conaffinity != std::floor(conaffinity))
+      fail(e, "contype and conaffinity must be non-negative integers");
+    g.contype = static_cast<std::uint32_t>(contype);
+    g.conaffinity = static_cast<std::uint32_t>(conaffinity);
+    check_geom(g, g.where);
+    return g;
+  }
+
+  // <contact>: <exclude body1 body2/> becomes an excluded body pair; <pair> is not supported.
+  void parse_contact(const XMLElement* e) {
+    for (const XMLElement* c : children(e)) {
+      const std::string kind = c->Name();
+      if (kind == "exclude") {
+        const char* b1 = c->Attribute("body1");
+        const char* b2 = c->Attribute("body2");
+        if (!b1 || !b2) fail(c, "<exclude> needs 'body1' and 'body2'");
+        result_.builder.exclude_collision(b1, b2, where(c));
+      } else {
+        warn(c, "<contact><" + kind + "> is not supported by gradyn and is ignored");
+      }
+    }
   }
 
   // ---- inertia ------------------------------------------------------------------------------------
@@ -792,6 +884,8 @@ class MjcfParser {
     }
   }
 
+  std::vector<std::string>* warnings_ = nullptr;
+  std::vector<GeomSpec> world_geoms_;
   std::string main_file_;
   std::vector<std::unique_ptr<XMLDocument>> docs_;
   std::map<const XMLDocument*, std::string> doc_file_;
@@ -827,20 +921,20 @@ Model build_with_free_poses(ParseResult parsed) {
 ModelBuilder parse_mjcf(const std::string& path, const LoadOptions& options) {
   if (options.floating_base)
     throw ModelError(SourceLocation{path, 0, ""}, "floating_base must be false for MJCF: free joints are declared in the file");
-  return MjcfParser().parse_file(path).builder;
+  return MjcfParser(options.warnings).parse_file(path).builder;
 }
 
 ModelBuilder parse_mjcf_string(const std::string& xml, const std::string& source_name, const LoadOptions& options) {
   if (options.floating_base)
     throw ModelError(SourceLocation{source_name, 0, ""},
                      "floating_base must be false for MJCF: free joints are declared in the file");
-  return MjcfParser().parse_string(xml, source_name).builder;
+  return MjcfParser(options.warnings).parse_string(xml, source_name).builder;
 }
 
 Model load_mjcf(const std::string& path, const LoadOptions& options) {
   if (options.floating_base)
     throw ModelError(SourceLocation{path, 0, ""}, "floating_base must be false for MJCF: free joints are declared in the file");
-  return build_with_free_poses(MjcfParser().parse_file(path));
+  return build_with_free_poses(MjcfParser(options.warnings).parse_file(path));
 }
 
 }  // namespace gradyn

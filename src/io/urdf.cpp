@@ -169,6 +169,59 @@ void check_meshes(const UrdfContext& ctx, const XMLElement* link, const std::str
   }
 }
 
+// <collision> elements -> geoms in the link frame. URDF sizes are full extents (box size,
+// cylinder length); gradyn's are halves. <capsule radius length> (a common extension) is read
+// too. Meshes are not collision geometry yet: they are skipped (a missing file still warns, see
+// check_meshes). Friction and restitution come from PyBullet's link-level extension
+// <contact><lateral_friction value/><restitution value/></contact>, else the defaults
+// (friction 1, restitution 0; geometry.hpp).
+std::vector<GeomSpec> read_collisions(const UrdfContext& ctx, const XMLElement* link, const std::string& link_name,
+                                      const std::string& owner) {
+  double friction = kDefaultFriction, restitution = kDefaultRestitution;
+  if (const XMLElement* contact = link->FirstChildElement("contact")) {
+    if (const XMLElement* f = contact->FirstChildElement("lateral_friction"))
+      friction = require_number(ctx, f, "value", owner);
+    if (const XMLElement* r = contact->FirstChildElement("restitution"))
+      restitution = require_number(ctx, r, "value", owner);
+  }
+  std::vector<GeomSpec> geoms;
+  int index = 0;
+  for (const XMLElement* c = link->FirstChildElement("collision"); c; c = c->NextSiblingElement("collision"), ++index) {
+    GeomSpec g;
+    const char* name = c->Attribute("name");
+    g.name = name && *name ? std::string(name) : link_name + "/collision" + std::to_string(index);
+    g.where = locate(ctx, c, owner + " <collision name='" + g.name + "'>");
+    g.placement = read_origin(ctx, c, owner);
+    g.friction = friction;
+    g.restitution = restitution;
+    const XMLElement* geometry = c->FirstChildElement("geometry");
+    if (!geometry) throw ModelError(g.where, "<collision> needs a <geometry>");
+    const XMLElement* shape = geometry->FirstChildElement();
+    if (!shape) throw ModelError(g.where, "<geometry> needs a shape (sphere, box, cylinder, capsule or mesh)");
+    const std::string kind = shape->Name();
+    if (kind == "sphere") {
+      g.type = GeomType::Sphere;
+      g.size[0] = require_number(ctx, shape, "radius", owner);
+    } else if (kind == "box") {
+      g.type = GeomType::Box;
+      if (!shape->Attribute("size")) throw ModelError(locate(ctx, shape, owner), "<box> needs attribute size");
+      g.size = read_vector3(ctx, shape, "size", owner, Vector3<double>::Zero()) / 2;
+    } else if (kind == "cylinder" || kind == "capsule") {
+      g.type = kind == "cylinder" ? GeomType::Cylinder : GeomType::Capsule;
+      g.size[0] = require_number(ctx, shape, "radius", owner);
+      g.size[1] = require_number(ctx, shape, "length", owner) / 2;
+    } else if (kind == "mesh") {
+      continue;  // not supported as collision geometry yet (see above)
+    } else {
+      throw ModelError(locate(ctx, shape, owner), "unknown collision geometry <" + kind +
+                                                      "> (expected sphere, box, cylinder, capsule or mesh)");
+    }
+    check_geom(g, g.where);
+    geoms.push_back(std::move(g));
+  }
+  return geoms;
+}
+
 // <inertial>: mass, and the inertia tensor given in the inertial frame <origin xyz rpy>;
 // returned in the link frame (centre of mass xyz, rotational inertia R I R^T about it).
 // A zero-mass link that is welded to the world (PyBullet's convention for a static base)
@@ -302,6 +355,7 @@ ModelBuilder parse_document(const std::string& xml, const std::string& file, con
     const bool welded_to_world = !options.floating_base && !children.count(link.name);
     link.inertia = read_inertial(ctx, l, owner, welded_to_world);
     check_meshes(ctx, l, owner);
+    link.collisions = read_collisions(ctx, l, link.name, owner);
     builder.add_link(std::move(link));
   }
   for (JointSpec& joint : joints) builder.add_joint(std::move(joint));

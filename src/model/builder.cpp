@@ -46,12 +46,60 @@ void check_inertia(const Inertia<double>& I, const SourceLocation& where) {
   }
 }
 
+const char* geom_type_name(GeomType type) {
+  switch (type) {
+    case GeomType::Plane: return "plane";
+    case GeomType::Sphere: return "sphere";
+    case GeomType::Capsule: return "capsule";
+    case GeomType::Box: return "box";
+    case GeomType::Cylinder: return "cylinder";
+  }
+  return "unknown";
+}
+
+void check_geom(const GeomSpec& g, const SourceLocation& where) {
+  const std::string who = std::string(geom_type_name(g.type)) + " geom '" + g.name + "': ";
+  auto fail = [&](const std::string& what) { throw ModelError(where, who + what); };
+  auto str = [](double x) {
+    std::ostringstream s;
+    s << x;
+    return s.str();
+  };
+  if (!(g.friction >= 0) || !std::isfinite(g.friction))
+    fail("friction must be non-negative and finite, got " + str(g.friction));
+  if (!(g.restitution >= 0 && g.restitution <= 1)) fail("restitution must be in [0, 1], got " + str(g.restitution));
+  if (!g.placement.R.allFinite() || !g.placement.p.allFinite()) fail("placement is not finite");
+  int used = 0;
+  const char* names[3] = {"", "", ""};
+  switch (g.type) {
+    case GeomType::Plane: used = 0; break;
+    case GeomType::Sphere: used = 1; names[0] = "radius"; break;
+    case GeomType::Capsule:
+    case GeomType::Cylinder: used = 2; names[0] = "radius"; names[1] = "half-length"; break;
+    case GeomType::Box: used = 3; names[0] = "half-extent x"; names[1] = "half-extent y"; names[2] = "half-extent z"; break;
+  }
+  for (int k = 0; k < used; ++k)
+    if (!(g.size[k] > 0) || !std::isfinite(g.size[k]))
+      fail(std::string(names[k]) + " must be positive and finite, got " + str(g.size[k]));
+}
+
+ModelBuilder& ModelBuilder::exclude_collision(std::string link_a, std::string link_b, SourceLocation where) {
+  exclusions_.push_back({std::move(link_a), std::move(link_b), std::move(where)});
+  return *this;
+}
+
 ModelBuilder& ModelBuilder::add_link(LinkSpec link) {
   const SourceLocation where = or_named(link.where, "link", link.name);
   if (link.name.empty()) throw ModelError(where, "a link needs a name");
   for (const auto& l : links_)
     if (l.name == link.name) throw ModelError(where, "duplicate link name '" + link.name + "'");
   if (link.inertia) check_inertia(*link.inertia, where);
+  for (size_t k = 0; k < link.collisions.size(); ++k) {
+    GeomSpec& g = link.collisions[k];
+    if (g.name.empty()) g.name = link.name + "/collision" + std::to_string(k);
+    if (g.where.element.empty() && g.where.file.empty()) g.where = SourceLocation{"", 0, "<geom name='" + g.name + "'>"};
+    check_geom(g, g.where);
+  }
   link.where = where;
   links_.push_back(std::move(link));
   return *this;
@@ -212,6 +260,35 @@ Model ModelBuilder::build(const BuildOptions& options) const {
     if (link_body[i] == -2)
       throw ModelError(joints_[parent_joint[i]].where,
                        "link '" + links_[i].name + "' is not connected to the root: the joints form a cycle");
+
+  // Collision geometry, re-expressed in the body frames of the merged links.
+  for (int i = 0; i < static_cast<int>(links_.size()); ++i)
+    for (const GeomSpec& gs : links_[i].collisions) {
+      if (m.geom_id(gs.name) >= 0) throw ModelError(gs.where, "duplicate geom name '" + gs.name + "'");
+      Geom g;
+      g.name = gs.name;
+      g.type = gs.type;
+      g.body = link_body[i];
+      g.placement = link_in_body[i] * gs.placement;
+      g.size = gs.size;
+      g.friction = gs.friction;
+      g.restitution = gs.restitution;
+      g.contype = gs.contype;
+      g.conaffinity = gs.conaffinity;
+      g.where = gs.where;
+      m.geoms.push_back(std::move(g));
+    }
+  for (const Exclusion& e : exclusions_) {
+    int body[2];
+    const std::string* names[2] = {&e.a, &e.b};
+    for (int k = 0; k < 2; ++k) {
+      auto it = link_index.find(*names[k]);
+      if (it == link_index.end()) throw ModelError(e.where, "collision exclusion names unknown link '" + *names[k] + "'");
+      body[k] = link_body[it->second];
+    }
+    m.excluded_pairs.emplace_back(std::min(body[0], body[1]), std::max(body[0], body[1]));
+  }
+  m.collide_parent_child = collide_parent_child_;
 
   m.children.assign(m.nbodies(), {});
   for (int b = 0; b < m.nbodies(); ++b)

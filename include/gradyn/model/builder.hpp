@@ -18,6 +18,8 @@ struct LinkSpec {
   // frames and welded links, but a moving body whose whole subtree is massless is rejected.
   std::optional<Inertia<double>> inertia;
   SourceLocation where;
+  // Collision geometry, placed in the link frame. Unnamed geoms are called "<link>/collision<k>".
+  std::vector<GeomSpec> collisions;
 };
 
 struct JointSpec {
@@ -54,6 +56,10 @@ class ModelBuilder {
   ModelBuilder& set_gravity(const Vector3<double>& g) { gravity_ = g; return *this; }
   ModelBuilder& set_name(std::string name) { name_ = std::move(name); return *this; }
   ModelBuilder& set_source(std::string file) { source_ = std::move(file); return *this; }
+  /// The geoms of these two links never collide with each other (MJCF <contact><exclude>).
+  ModelBuilder& exclude_collision(std::string link_a, std::string link_b, SourceLocation where = {});
+  /// Let the geoms of a body collide with those of its parent body (default: skipped).
+  ModelBuilder& set_collide_parent_child(bool on) { collide_parent_child_ = on; return *this; }
 
   const std::vector<LinkSpec>& links() const { return links_; }
   const std::vector<JointSpec>& joints() const { return joints_; }
@@ -64,6 +70,12 @@ class ModelBuilder {
  private:
   std::vector<LinkSpec> links_;
   std::vector<JointSpec> joints_;
+  struct Exclusion {
+    std::string a, b;
+    SourceLocation where;
+  };
+  std::vector<Exclusion> exclusions_;
+  bool collide_parent_child_ = false;
   Vector3<double> gravity_ = Vector3<double>(0, 0, -9.81);
   std::string name_;
   std::string source_;

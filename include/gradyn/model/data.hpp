@@ -2,6 +2,7 @@
 // algorithm allocates afterwards. Each field says which algorithm fills it and in which frame.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -14,6 +15,8 @@ enum StatusFlag : std::uint32_t {
   kStatusOk = 0,
   kStatusNonFinite = 1u << 0,      // a NaN or inf appeared in the output state or accelerations
   kStatusSingularInertia = 1u << 1,  // a joint's articulated inertia was not invertible
+  kStatusContactOverflow = 1u << 2,  // collide() found more contacts than Data::contacts holds
+  kStatusBroadphaseOverflow = 1u << 3,  // more overlapping AABB pairs than Data::broadphase_pairs holds
 };
 
 template <class S>
@@ -95,6 +98,17 @@ struct DataTpl {
   long long rollout_adj_forward_steps = 0;  // forward steps the last rollout_vjp recomputed
   // ---- end of step adjoint workspace ----
 
+  // ---- collision (collide; src/collision/) ----
+  std::vector<Pose<S>> oMg;                  // geom poses in the world
+  std::vector<Eigen::Vector3d> geom_aabb_min, geom_aabb_max;  // world AABBs, margin included (double:
+                                                              // the broadphase is a discrete choice)
+  std::vector<int> sweep_order;              // geoms sorted by AABB min x (kept between calls: re-sorting
+                                             // an almost sorted list is linear)
+  std::vector<std::pair<int, int>> broadphase_pairs;  // capacity fixed at construction
+  int nbroadphase_pairs = 0;
+  std::vector<ContactTpl<S>> contacts;       // capacity fixed at construction (model.max_contacts)
+  int ncontacts = 0;                         // contacts[0, ncontacts) are valid
+
   std::uint32_t status = kStatusOk;
 };
 
@@ -173,6 +187,15 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   adj_mu = VectorX<S>::Zero(model.nv);
   adj_tau = VectorX<S>::Zero(model.nv);
   adj_ddq = VectorX<S>::Zero(model.nv);
+  // collision workspace
+  const int ng = model.ngeoms();
+  oMg.resize(ng);
+  geom_aabb_min.assign(ng, Eigen::Vector3d::Zero());
+  geom_aabb_max.assign(ng, Eigen::Vector3d::Zero());
+  sweep_order.resize(ng);
+  for (int g = 0; g < ng; ++g) sweep_order[g] = g;
+  broadphase_pairs.resize(std::max(64, std::min(ng * (ng - 1) / 2, 64 * ng)));
+  contacts.resize(model.max_contacts > 0 ? model.max_contacts : std::max(32, 8 * ng));
 }
 
 }  // namespace gradyn

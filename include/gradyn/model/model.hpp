@@ -7,8 +7,10 @@
 
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "gradyn/collision/geometry.hpp"
 #include "gradyn/model/joint.hpp"
 
 namespace gradyn {
@@ -65,6 +67,18 @@ struct ModelTpl {
   Vector3<S> gravity = Vector3<S>(S(0), S(0), S(-9.81));
 
   std::vector<FrameTpl<S>> frames;
+
+  // --- collision (collision/collide.hpp) --------------------------------------------------------
+  std::vector<GeomTpl<S>> geoms;
+  // Body pairs (a < b; -1 is the world) whose geoms never collide: MJCF <contact><exclude>, or the user.
+  std::vector<std::pair<int, int>> excluded_pairs;
+  // Geoms of a body and of its parent body are skipped (they overlap at the joint) unless this is
+  // set; the world is never such a parent, so a floating base still touches the floor.
+  bool collide_parent_child = false;
+  // Capacity of Data::contacts; 0 picks 8 per geom (at least 32).
+  int max_contacts = 0;
+  int ngeoms() const { return static_cast<int>(geoms.size()); }
+
   std::string name;
   std::string source;  // file the model was loaded from, if any
 
@@ -72,6 +86,7 @@ struct ModelTpl {
   int joint_id(const std::string& joint_name) const;  // -1 if absent
   int body_id(const std::string& body_name) const;    // -1 if absent
   int frame_id(const std::string& frame_name) const;  // -1 if absent
+  int geom_id(const std::string& geom_name) const;    // -1 if absent
   int joint_nq(int i) const { return joint_nq_[i]; }
   int joint_nv(int i) const { return joint_nv_[i]; }
 
@@ -98,6 +113,13 @@ template <class S>
 int ModelTpl<S>::frame_id(const std::string& n) const {
   for (int i = 0; i < static_cast<int>(frames.size()); ++i)
     if (frames[i].name == n) return i;
+  return -1;
+}
+
+template <class S>
+int ModelTpl<S>::geom_id(const std::string& n) const {
+  for (int i = 0; i < ngeoms(); ++i)
+    if (geoms[i].name == n) return i;
   return -1;
 }
 
@@ -130,6 +152,10 @@ ModelTpl<T> ModelTpl<S>::cast() const {
   m.q0 = q0.template cast<T>();
   m.gravity = gravity.template cast<T>();
   for (const auto& f : frames) m.frames.push_back(f.template cast<T>());
+  for (const auto& g : geoms) m.geoms.push_back(g.template cast<T>());
+  m.excluded_pairs = excluded_pairs;
+  m.collide_parent_child = collide_parent_child;
+  m.max_contacts = max_contacts;
   m.name = name;
   m.source = source;
   return m;
