@@ -120,4 +120,5 @@ NB_MODULE(_core, m) {
   bind_gradients(m);
   bind_params(m);
   bind_model_data(m);
+  bind_collision(m);
 }

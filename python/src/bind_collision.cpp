@@ -1,0 +1,91 @@
+// Collision detection from Python: gradyn.collide(model, q, margin) and the geometry's names and
+// parameters (Model.geom_names, Model.geoms).
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "common.hpp"
+#include "gradyn/collision/collide.hpp"
+
+namespace gradyn::python {
+
+namespace {
+
+nb::object owned(NumpyArray a) { return nb::cast(std::move(a), nb::rv_policy::move); }
+
+nb::object vector3(const Vector3<double>& x) {
+  double* buffer;
+  NumpyArray out = new_array({3}, &buffer);
+  Eigen::Map<Eigen::Vector3d> view(buffer);
+  view = x;
+  return owned(std::move(out));
+}
+
+}  // namespace
+
+void bind_collision(nb::module_& m) {
+  nb::class_<PyModel> cls = nb::borrow<nb::class_<PyModel>>(m.attr("Model"));
+  cls.def_prop_ro(
+         "geom_names",
+         [](const PyModel& s) {
+           std::vector<std::string> names;
+           for (const Geom& g : s.model.geoms) names.push_back(g.name);
+           return names;
+         },
+         "Names of the collision geoms, in model order.")
+      .def_prop_ro(
+          "geoms",
+          [](const PyModel& s) {
+            nb::list out;
+            for (const Geom& g : s.model.geoms) {
+              nb::dict d;
+              d["name"] = g.name;
+              d["type"] = geom_type_name(g.type);
+              d["body"] = g.body < 0 ? std::string("world") : s.model.body_names[g.body];
+              d["placement"] = owned(to_numpy(g.placement));
+              d["size"] = vector3(g.size);
+              d["friction"] = g.friction;
+              d["restitution"] = g.restitution;
+              d["contype"] = g.contype;
+              d["conaffinity"] = g.conaffinity;
+              out.append(d);
+            }
+            return out;
+          },
+          "The collision geoms as dicts: name, type, body ('world' for the world), placement (4x4, in "
+          "the body frame), size (see the C++ geometry.hpp: radius / half-length / half-extents), "
+          "friction, restitution, contype, conaffinity.");
+
+  m.def(
+      "collide",
+      [](PyModel& s, nb::handle q, double margin) {
+        if (!(margin >= 0)) throw ArgumentError("margin: expected a non-negative number");
+        VectorArg q_(q, "q", s.model.nq);
+        DataLease data(s);
+        Data& d = *data;
+        gradyn::forward_kinematics<double>(s.model, d, q_.x);
+        d.status &= ~static_cast<std::uint32_t>(kStatusContactOverflow | kStatusBroadphaseOverflow);
+        gradyn::collide<double>(s.model, d, margin);
+        nb::list out;
+        for (int k = 0; k < d.ncontacts; ++k) {
+          const Contact& c = d.contacts[k];
+          nb::dict x;
+          x["geom_a"] = s.model.geoms[c.geom_a].name;
+          x["geom_b"] = s.model.geoms[c.geom_b].name;
+          x["point"] = vector3(c.point);
+          x["normal"] = vector3(c.normal);
+          x["depth"] = c.depth;
+          x["frame"] = owned(matrix_to_numpy(c.frame));
+          out.append(x);
+        }
+        if (d.status & kStatusContactOverflow)
+          nb::module_::import_("warnings").attr("warn")("gradyn.collide: more contacts than the buffer holds; some were dropped");
+        return out;
+      },
+      nb::arg("model"), nb::arg("q"), nb::arg("margin") = 0.0,
+      "Contacts between the model's geoms at configuration q: a list of dicts with geom_a, geom_b "
+      "(names), point (world, midway between the surfaces), normal (world, unit, from a to b), depth "
+      "(> 0 overlapping; down to -margin for near contacts) and frame (3x3, columns normal, tangent1, "
+      "tangent2).");
+}
+
+}  // namespace gradyn::python
