@@ -27,8 +27,10 @@ Conventions (the same as Pinocchio's):
   with another one (models are immutable).
 * Poses are 4x4 homogeneous matrices of the frame in the world.
 * Gradients (``step_vjp``, ``rollout_vjp``): adjoints of q are ambient, one per number in q
-  (quaternion components are plain coordinates); parameter adjoints follow
-  ``model.param_names``. ``gradcheck`` compares them with forward-mode AD and finite differences.
+  (quaternion components are plain coordinates), and exact in every direction; the dynamics read
+  a quaternion normalised, so their part of its adjoint has no component along it. Parameter
+  adjoints follow ``model.param_names``; joint axes are normalised by ``model.with_params``.
+  ``gradcheck`` compares them with forward-mode AD and finite differences of single raw entries.
 
 Errors: a bad model file or builder input raises :class:`ModelError` (a ValueError) naming the
 file, line and element; bad arguments raise ValueError.

@@ -30,10 +30,12 @@ Rules:
   (nparams,) for all worlds or (B, nparams). Unbatched inputs are shared by every world. This is
   ``jax.vmap`` of the single-world function, whose callback receives the whole batch at once
   (``vmap_method="broadcast_all"``) and loops over the worlds in C++ calls; nested vmaps work.
-* Quaternion adjoints are ambient: one gradient entry per number of q (quaternion components
-  included), as gradyn.step_vjp / gradyn.rollout_vjp return them. Only the part tangent to the
-  unit sphere is exact (the same holds for a joint axis parameter along the axis), so compare
-  with finite differences after a differentiable normalisation of the quaternions, or project.
+* q adjoints are ambient: one gradient entry per number of q (quaternion components included),
+  as gradyn.step_vjp / gradyn.rollout_vjp return them, exact in every direction (finite
+  differences that perturb single entries, off the unit sphere, agree). The dynamics read a
+  quaternion normalised, so their part of its adjoint has no component along it (a free joint's
+  position update in integrate rotates by the stored quaternion as is). Joint-axis parameters
+  are normalised by ``model.with_params``, so their adjoint has no component along the axis.
 """
 
 from __future__ import annotations

@@ -24,10 +24,12 @@ Rules:
   ``params`` is (nparams,) for all worlds or (B, nparams) for one vector per world. An input
   without the batch dimension is shared by every world (its gradient is the sum over worlds).
   The worlds are simulated one after another in C++.
-* Quaternion adjoints are ambient: one gradient entry per number of q (quaternion components
-  included), as gradyn.step_vjp / gradyn.rollout_vjp return them. Only the part tangent to the
-  unit sphere is exact (the same holds for a joint axis parameter along the axis), so compare
-  with finite differences after a differentiable normalisation of the quaternions, or project.
+* q adjoints are ambient: one gradient entry per number of q (quaternion components included),
+  as gradyn.step_vjp / gradyn.rollout_vjp return them, exact in every direction (finite
+  differences that perturb single entries, off the unit sphere, agree). The dynamics read a
+  quaternion normalised, so their part of its adjoint has no component along it (a free joint's
+  position update in integrate rotates by the stored quaternion as is). Joint-axis parameters
+  are normalised by ``model.with_params``, so their adjoint has no component along the axis.
 * Gradients are first order (the backward pass is itself not differentiable).
 """
 

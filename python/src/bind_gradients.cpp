@@ -1,7 +1,9 @@
 // Reverse mode through time stepping (step_vjp, rollout_vjp) and the gradcheck utility.
 // q adjoints are ambient: one per number in q, quaternion components included, i.e. the gradient
-// of the function as computed from the raw q array. Parameter adjoints come back in the flat
-// layout of model.param_names (params_gradient).
+// of the function as computed from the raw q array, exact in every direction (the dynamics read a
+// quaternion normalised, so their part of its adjoint has no component along it). Parameter
+// adjoints come back in the flat layout of model.param_names (params_gradient); joint axes are
+// normalised by with_params.
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 
@@ -87,8 +89,12 @@ Reverse mode of step: given the adjoints (gradients of a loss) of the next state
 (q_bar, v_bar, tau_bar, params_bar), shapes (nq,), (nv,), (nv,) and (len(model.param_names),).
 
 q_bar is ambient: one entry per number in q, quaternion components included (the gradient of
-the step as computed from the raw q array). params_bar is in the flat layout of
-model.param_names / model.params. The forward step is recomputed from (q, v, tau).
+the step as computed from the raw q array), exact in every direction, also off the unit sphere.
+The dynamics read a quaternion normalised and integrate normalises the one it returns, so a
+spherical joint's quaternion adjoint has no component along itself (a free joint's position
+update rotates by the stored quaternion as is, so its adjoint can have one). params_bar is in
+the flat layout of model.param_names / model.params; joint axes are normalised by with_params, so
+an axis adjoint has no component along the axis. The forward step is recomputed from (q, v, tau).
 )doc");
 
   m.def(
@@ -126,7 +132,8 @@ are the gradients of a loss with respect to the arrays rollout returns (None: ze
 loss fills only the last row). Returns (q0_bar, v0_bar, taus_bar, params_bar), shapes (nq,),
 (nv,), (T, nv), (len(model.param_names),).
 
-q0_bar is ambient (quaternion components are plain coordinates). max_snapshots = 0 keeps every
+q0_bar is ambient (quaternion components are plain coordinates) and exact in every direction
+(see step_vjp for its component along a quaternion). max_snapshots = 0 keeps every
 state of the forward pass; k > 0 keeps at most k states and recomputes the others (binomial
 checkpointing, memory O(k) for very long horizons); both give identical numbers. Runs without the GIL.
 )doc");
@@ -135,7 +142,7 @@ checkpointing, memory O(k) for very long horizons); both give identical numbers.
       "gradcheck",
       [](PyModel& s, nb::handle q, nb::handle v, nb::handle taus, double dt, const std::string& integrator,
          bool final_loss, bool running_loss, unsigned seed, bool check_ad, bool check_fd, bool check_params,
-         double fd_step, int ad_max_coords, int fd_max_coords, int max_snapshots, bool project_unit_directions) {
+         double fd_step, int ad_max_coords, int fd_max_coords, int max_snapshots) {
         GradcheckOptions o;
         o.integrator = parse_integrator(integrator);
         checked_dt(dt);
@@ -149,7 +156,6 @@ checkpointing, memory O(k) for very long horizons); both give identical numbers.
         o.ad_max_coords = ad_max_coords;
         o.fd_max_coords = fd_max_coords;
         o.max_snapshots = max_snapshots;
-        o.project_unit_directions = project_unit_directions;
         const Model& model = s.model;
         VectorArg q_(q, "q", model.nq), v_(v, "v", model.nv);
         const ConstArray taus_array = as_array(taus, "taus");
@@ -172,8 +178,7 @@ checkpointing, memory O(k) for very long horizons); both give identical numbers.
       model_, nb::arg("q"), nb::arg("v"), nb::arg("taus"), nb::arg("dt"), nb::arg("integrator") = "euler",
       nb::arg("final_loss") = true, nb::arg("running_loss") = false, nb::arg("seed") = 0, nb::arg("check_ad") = true,
       nb::arg("check_fd") = true, nb::arg("check_params") = true, nb::arg("fd_step") = 1e-6,
-      nb::arg("ad_max_coords") = -1, nb::arg("fd_max_coords") = -1, nb::arg("max_snapshots") = 0,
-      nb::arg("project_unit_directions") = true, R"doc(
+      nb::arg("ad_max_coords") = -1, nb::arg("fd_max_coords") = -1, nb::arg("max_snapshots") = 0, R"doc(
 Compare the three gradients of a rollout: adjoint (rollout_vjp), forward-mode AD and central
 finite differences, for a random linear loss of the states (weights on the final state and/or
 every state). taus: (T, nv), or (nv,) for a single step.
@@ -182,8 +187,10 @@ Returns a dict per input block, "q0", "v0", "taus" and (with check_params) "para
 dict with size, scale (largest |gradient entry|), ad_error and fd_error (max |adjoint - reference|
 / scale; NaN when not computed), ad_coords and fd_coords (entries compared: the taus and params
 blocks can be subsampled with ad_max_coords / fd_max_coords, evenly spaced), worst_ad_index and
-worst_fd_index. project_unit_directions compares quaternion (q0) and joint-axis (params)
-adjoints in the unit sphere's tangent space, where the dynamics adjoint is exact.
+worst_fd_index. Every block is compared as raw ambient numbers (the references perturb single
+entries, quaternion components and joint-axis parameters included, off the unit sphere): the
+dynamics read quaternions normalised and with_params normalises axes, so the adjoints are exact
+in every direction.
 )doc");
 }
 

@@ -6,7 +6,6 @@
 #include <limits>
 #include <random>
 #include <sstream>
-#include <utility>
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/model/errors.hpp"
@@ -160,30 +159,10 @@ GradcheckResult gradcheck(const Model& model, const Eigen::VectorXd& q0, const E
   const int nblocks = params ? 4 : 3;
   std::vector<std::vector<int>> ad_sets(nblocks), fd_sets(nblocks);
   for (int b = 0; b < nblocks; ++b) {
-    // q0 and v0: always every coordinate (quaternions are projected whole); params: an axis
-    // is projected whole too, so its three entries are added where one of them is picked
+    // q0 and v0: always every coordinate; taus and params: a spread subset when asked
     const bool full = b < 2;
     if (options.check_ad) ad_sets[b] = spread_indices(L.size(b), full ? -1 : options.ad_max_coords);
     if (options.check_fd) fd_sets[b] = spread_indices(L.size(b), full ? -1 : options.fd_max_coords);
-  }
-  if (params && options.project_unit_directions) {
-    const std::vector<std::string> names = param_names(model);
-    for (auto* set : {&ad_sets[3], &fd_sets[3]}) {
-      std::vector<int> grown;
-      for (int k : *set) {
-        const std::string& n = names[k];
-        const size_t dot = n.rfind(".axis.");
-        if (dot != std::string::npos && dot + 7 == n.size()) {
-          const int first = k - (n.back() - 'x');  // the axis.x entry
-          for (int j = 0; j < 3; ++j) grown.push_back(first + j);
-        } else {
-          grown.push_back(k);
-        }
-      }
-      std::sort(grown.begin(), grown.end());
-      grown.erase(std::unique(grown.begin(), grown.end()), grown.end());
-      *set = grown;
-    }
   }
 
   // forward-mode AD, kADChunk coordinates per rollout
@@ -222,31 +201,6 @@ GradcheckResult gradcheck(const Model& model, const Eigen::VectorXd& q0, const E
         const double lm = rollout_loss<double>(model, L, x, b == 3, Wq, Wv, dt, options.integrator);
         x[i] = x0[i];
         g_fd[i] = (lp - lm) / (2 * h);
-      }
-  }
-
-  if (options.project_unit_directions) {
-    // (offset in the concatenated input, the unit direction whose component is removed)
-    std::vector<std::pair<int, Eigen::VectorXd>> directions;
-    for (int i = 0; i < model.nbodies(); ++i) {
-      const JointType type = model.joint_type[i];
-      if (!joint_has_quaternion(type)) continue;
-      const int o = model.idx_q[i] + (type == JointType::Free ? 3 : 0);
-      directions.emplace_back(L.offset(0) + o, q0.segment<4>(o).normalized());
-    }
-    if (params) {
-      const std::vector<std::string> names = param_names(model);
-      const std::string suffix = ".axis.x";
-      for (int k = 0; k < L.np; ++k) {
-        const std::string& n = names[k];
-        if (n.size() > suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0)
-          directions.emplace_back(L.offset(3) + k, p0.segment<3>(k).normalized());
-      }
-    }
-    for (Eigen::VectorXd* x : {&result.adjoint_gradient, &g_ad, &g_fd})
-      for (const auto& [o, u] : directions) {
-        const Eigen::VectorXd gx = x->segment(o, u.size());
-        x->segment(o, u.size()) = gx - u * u.dot(gx);  // NaN (not computed) stays NaN
       }
   }
 

@@ -1,5 +1,6 @@
-// rnea_vjp against forward-mode AD and central differences of rnea, for every input: ambient q,
-// v, a and every model parameter (unrestricted directions: RNEA's formula is differentiated as is).
+// rnea_vjp against forward-mode AD and central differences of rnea, for every input: ambient q
+// (quaternions off the unit sphere in the random cases, read normalised by the forward), v, a and
+// every model parameter (unrestricted directions: RNEA's formula is differentiated as is).
 #include <gtest/gtest.h>
 
 #include "../support/gradient_check.hpp"

@@ -2,7 +2,9 @@
 // AD and central differences, every input block (q0, v0, taus, params), both integrators, single
 // steps on every shipped robot and on random trees with every joint kind, and 1,000-step
 // rollouts on small models (there the AD and FD references cover an evenly spaced subset of
-// each block's coordinates, first and last included: ad_max_coords / fd_max_coords).
+// each block's coordinates, first and last included: ad_max_coords / fd_max_coords). Every block
+// is compared raw: quaternion entries of q0 and joint-axis parameters are perturbed one at a
+// time, off the unit sphere.
 #include "gradyn/grad/gradcheck.hpp"
 
 #include <gtest/gtest.h>
@@ -94,6 +96,39 @@ TEST_P(Gradcheck, ThousandStepRolloutsOnSmallModels) {
     options.fd_max_coords = 6;
     options.fd_step = 1e-4;
     expect_passes(gradcheck(c.model, q, v, 0.3 * taus, 1e-3, options), c.name);
+  }
+}
+
+// q0 with its quaternions off the unit sphere: the adjoint still matches AD and central
+// differences entry by entry. The dynamics read quaternions normalised and integrate normalises
+// its output quaternion, so a terminal loss does not change along a spherical joint's quaternion
+// and its adjoint has no component there. Not so for a free joint: integrate's position update
+// rotates the body-frame displacement by the stored quaternion as is (joint_integrate), so
+// scaling it moves the body, and the (exact) adjoint has a radial component.
+TEST_P(Gradcheck, QuaternionsOffTheUnitSphere) {
+  for (const Case& c : {Case{"random floating", test::random_model(6, 2, true, true)},
+                        Case{"random fixed base with free and spherical joints", test::random_model(7, 1, false, true)}}) {
+    Eigen::VectorXd q, v;
+    MatrixXr<double> taus;
+    random_state(c.model, 4, q, v, taus, 3);
+    std::vector<int> quaternions, spherical;
+    for (int i = 0; i < c.model.nbodies(); ++i) {
+      if (!joint_has_quaternion(c.model.joint_type[i])) continue;
+      quaternions.push_back(c.model.idx_q[i] + (c.model.joint_type[i] == JointType::Free ? 3 : 0));
+      if (c.model.joint_type[i] == JointType::Spherical) spherical.push_back(c.model.idx_q[i]);
+    }
+    ASSERT_FALSE(spherical.empty()) << c.name;
+    for (size_t j = 0; j < quaternions.size(); ++j) q.segment<4>(quaternions[j]) *= j % 2 ? 0.7 : 1.6;
+    GradcheckOptions options;
+    options.integrator = GetParam();
+    options.seed = 9;
+    const GradcheckResult r = gradcheck(c.model, q, v, taus, 0.005, options);
+    expect_passes(r, c.name);
+    for (int o : spherical) {
+      const Eigen::Vector4d g = r.adjoint_gradient.segment<4>(o);
+      EXPECT_LE(std::abs(g.dot(q.segment<4>(o).normalized())), 1e-12 * std::max(1.0, g.norm()))
+          << c.name << ": the loss does not change along the quaternion at q[" << o << "]";
+    }
   }
 }
 

@@ -29,10 +29,14 @@ def build_floating():
     return b.build(floating_base=True)
 
 
-def random_state(model, rng, batch=None):
-    """A random configuration on the manifold and a random velocity; with batch, B of each."""
+def random_state(model, rng, batch=None, quaternion_scale=1.0):
+    """A random configuration on the manifold and a random velocity; with batch, B of each.
+    quaternion_scale != 1 scales every quaternion off the unit sphere, where the q gradients are
+    exact too (the dynamics read quaternions normalised)."""
     count = 1 if batch is None else batch
     q = np.stack([gradyn.integrate(model, model.neutral(), 0.5 * rng.normal(size=model.nv)) for _ in range(count)])
+    for k in quaternion_starts(model):
+        q[:, k:k + 4] *= quaternion_scale
     v = rng.normal(size=(count, model.nv))
     return (q[0], v[0]) if batch is None else (q, v)
 
@@ -53,26 +57,12 @@ def axis_starts(model):
 
 
 def perturbed_params(model, rng, scale=0.05):
-    """The model's parameters moved a little (relative), so that with_params really rebuilds it;
-    joint axes stay unit."""
+    """The model's parameters moved a little (relative), so that with_params really rebuilds it.
+    Joint axes stay unit: with_params normalises them, and the parameter gradient is taken at the
+    rebuilt model's unit axis (params_gradient), which is the gradient with respect to the given
+    entries only where those are unit (elsewhere it would have to be divided by their norm)."""
     p = np.asarray(model.params)
     p = p * (1 + scale * rng.uniform(-1, 1, size=p.shape))
     for k in axis_starts(model):
         p[k:k + 3] /= np.linalg.norm(p[k:k + 3])
     return p
-
-
-def unit_segments(x, starts, length, cat, norm):
-    """x (last axis) with the segments [k, k + length) for k in starts scaled to unit length,
-    written with the framework's differentiable cat and norm (keepdims) functions.
-
-    The gradient checks perturb single entries, so they leave the unit sphere; the dynamics
-    adjoints are exact on it only (unit quaternions and joint axes: the ABA adjoint goes through
-    the implicit function theorem on RNEA, see tests/sim/test_step_vjp.cpp), and the checks
-    therefore differentiate through this normalisation, which removes the radial component."""
-    pieces, end = [], 0
-    for k in sorted(starts):
-        pieces += [x[..., end:k], x[..., k:k + length] / norm(x[..., k:k + length])]
-        end = k + length
-    pieces.append(x[..., end:])
-    return cat(pieces)

@@ -3,8 +3,10 @@
 Forward values must equal gradyn.step/gradyn.rollout, gradients must equal gradyn.step_vjp and
 gradyn.rollout_vjp, and jax.test_util.check_grads (reverse mode against central differences)
 must pass on a pendulum, a floating-base model and through the flat parameter vector, also under
-jit and vmap. Quaternions and joint axes go through a differentiable normalisation first, because
-the core's adjoints are exact on the unit sphere only (bridge_models.unit_segments). The module enables jax_enable_x64 (JAX is float32 otherwise). Skipped when jax is
+jit and vmap. The checks perturb single raw entries, quaternion components and joint-axis
+parameters included (off the unit sphere), with no normalisation in between: the core reads
+quaternions normalised and with_params normalises axes, so the adjoints are exact in every
+direction. The module enables jax_enable_x64 (JAX is float32 otherwise). Skipped when jax is
 not installed.
 """
 
@@ -19,8 +21,7 @@ from jax.test_util import check_grads  # noqa: E402
 
 import gradyn  # noqa: E402
 import gradyn.jax as gjax  # noqa: E402
-from bridge_models import (  # noqa: E402
-    DT, axis_starts, build_floating, build_pendulum, perturbed_params, quaternion_starts, random_state, unit_segments)
+from bridge_models import DT, build_floating, build_pendulum, perturbed_params, random_state  # noqa: E402
 
 
 # Central-difference step of check_grads: its default (1e-4) leaves truncation errors above its
@@ -40,24 +41,6 @@ def floating():
 
 def j64(x):
     return jnp.asarray(np.asarray(x), dtype=jnp.float64)
-
-
-def _cat(pieces):
-    return jnp.concatenate(pieces, axis=-1)
-
-
-def _norm(x):
-    return jnp.linalg.norm(x, axis=-1, keepdims=True)
-
-
-def unit_quaternions(model, q):
-    """q with unit quaternions (differentiably): see bridge_models.unit_segments."""
-    return unit_segments(q, quaternion_starts(model), 4, _cat, _norm)
-
-
-def unit_axes(model, p):
-    """p with unit joint axes (differentiably): see bridge_models.unit_segments."""
-    return unit_segments(p, axis_starts(model), 3, _cat, _norm)
 
 
 # --- forward values -------------------------------------------------------------------------
@@ -102,17 +85,17 @@ def test_step_check_grads_pendulum_with_params(pendulum, integrator):
     args = (j64(q), j64(v), j64(rng.normal(size=pendulum.nv)), j64(perturbed_params(pendulum, rng)))
 
     def f(q, v, tau, p):
-        return gjax.step(pendulum, q, v, tau, DT, params=unit_axes(pendulum, p), integrator=integrator)
+        return gjax.step(pendulum, q, v, tau, DT, params=p, integrator=integrator)
 
     check_grads(f, args, order=1, modes=["rev"], eps=EPS)
 
 
-def test_step_check_grads_floating_base(floating):
+@pytest.mark.parametrize("quaternion_scale", [1.0, 0.7])
+def test_step_check_grads_floating_base(floating, quaternion_scale):
     rng = np.random.default_rng(3)
-    q, v = random_state(floating, rng)
+    q, v = random_state(floating, rng, quaternion_scale=quaternion_scale)
     args = (j64(q), j64(v), j64(rng.normal(size=floating.nv)))
-    check_grads(lambda q, v, tau: gjax.step(floating, unit_quaternions(floating, q), v, tau, DT), args,
-                order=1, modes=["rev"], eps=EPS)
+    check_grads(lambda q, v, tau: gjax.step(floating, q, v, tau, DT), args, order=1, modes=["rev"], eps=EPS)
 
 
 @pytest.mark.parametrize("integrator", ["euler", "rk4"])
@@ -122,8 +105,7 @@ def test_rollout_check_grads_floating_base_with_params(floating, integrator):
     args = (j64(q0), j64(v0), j64(rng.normal(size=(3, floating.nv))), j64(perturbed_params(floating, rng)))
 
     def f(q0, v0, taus, p):
-        return gjax.rollout(floating, unit_quaternions(floating, q0), v0, taus, DT, params=unit_axes(floating, p),
-                            integrator=integrator)
+        return gjax.rollout(floating, q0, v0, taus, DT, params=p, integrator=integrator)
 
     check_grads(f, args, order=1, modes=["rev"], eps=EPS)
 
@@ -134,7 +116,7 @@ def test_rollout_check_grads_batched_under_jit(pendulum):
     q0, _ = random_state(pendulum, rng, 2)
     args = (j64(q0), j64(rng.normal(size=pendulum.nv)), j64(rng.normal(size=(2, 4, pendulum.nv))),
             j64(perturbed_params(pendulum, rng)))
-    f = jax.jit(lambda q0, v0, taus, p: gjax.rollout(pendulum, q0, v0, taus, DT, params=unit_axes(pendulum, p)))
+    f = jax.jit(lambda q0, v0, taus, p: gjax.rollout(pendulum, q0, v0, taus, DT, params=p))
     check_grads(f, args, order=1, modes=["rev"], eps=EPS)
 
 

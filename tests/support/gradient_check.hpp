@@ -70,6 +70,8 @@ struct GradientCase {
 /// Random trees (fixed and floating base, every joint kind, dampers, springs, armature) and the
 /// shipped laikago (floating), iiwa, hyq and MJCF ant, the latter given random passive parameters
 /// (springs on every joint, rests at random configurations) so that every parameter matters.
+/// The random trees' configurations have their quaternions scaled off the unit sphere (the q
+/// adjoints are ambient and exact there too); the shipped models' are unit.
 inline std::vector<GradientCase> gradient_cases() {
   std::vector<GradientCase> cases;
   for (unsigned seed : {3u, 4u}) {
@@ -94,6 +96,10 @@ inline std::vector<GradientCase> gradient_cases() {
     }
     if (c >= 4) m.q_rest = random_configuration(m, rng);
     k.q = random_configuration(m, rng);
+    if (c < 4)
+      for (int i = 0; i < m.nbodies(); ++i)
+        if (joint_has_quaternion(m.joint_type[i]))
+          k.q.segment<4>(m.idx_q[i] + (m.joint_type[i] == JointType::Free ? 3 : 0)) *= 1.25;
     k.v = random_vector(m.nv, rng);
     k.u = random_vector(m.nv, rng, 5.0);
   }

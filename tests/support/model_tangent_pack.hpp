@@ -1,7 +1,7 @@
 // Flat views of every Model parameter in the ModelTangent's own representation, for gradient tests:
 // pack a ModelTangent into a vector, write a vector of (AD or perturbed) values into a model's
-// fields, and the projections onto the directions that keep rotations orthogonal, unit axes and
-// quaternions unit, and inertias symmetric (see src/dynamics/aba_vjp.cpp).
+// fields, and the projection of the raw model fields onto the directions that keep placement
+// rotations orthogonal, revolute axes unit and inertias symmetric (see src/dynamics/aba_vjp.cpp).
 //
 // Layout, per body: mass, com (3), inertia_com (9, column-major), placement_R (9, column-major),
 // placement_p (3), axis (3); then damping, armature, stiffness (nv each), q_rest (nq), gravity (3).
@@ -97,22 +97,20 @@ void write_params(ModelTpl<S>& model, const Vec& x) {
   get(model.gravity);
 }
 
-/// Orthogonal projection (in place) of a gradient over [q (nq) | other (n_other) | parameters]
-/// onto the tangent space of the manifold where every quaternion in q and q_rest is unit, every
-/// revolute axis is unit, every placement rotation is orthogonal and every inertia symmetric.
-inline void project_to_manifold(const Model& model, const Eigen::VectorXd& q, int n_other, Eigen::VectorXd& g) {
-  auto project_unit = [&](Eigen::Ref<Eigen::VectorXd> block, const Eigen::VectorXd& at) {
-    const Eigen::VectorXd n = at.normalized();
-    block -= n * n.dot(block);
-  };
-  for (int i = 0; i < model.nbodies(); ++i) {
-    const int iq = model.idx_q[i];
-    const int o = model.joint_type[i] == JointType::Free ? 3 : 0;
-    if (joint_has_quaternion(model.joint_type[i])) project_unit(g.segment(iq + o, 4), q.segment(iq + o, 4));
-  }
-  const int base = model.nq + n_other;
+/// Orthogonal projection (in place) of the model-field block of a gradient, the entries from
+/// `offset` on in the layout above, onto the directions that keep the model valid: every placement
+/// rotation orthogonal, every revolute axis unit and every inertia symmetric.
+///
+/// Only the raw ModelTangent fields need it: the dynamics use model.joint_axis,
+/// model.joint_placement.R and model.body_inertia as given, and ABA (world frame) and the RNEA its
+/// adjoint differentiates (body frame) are the same function only on that manifold, so AD of ABA
+/// on the raw field and the adjoint differ off it. q needs no projection (quaternions are read
+/// normalised, so every q gives orthogonal rotations), nor the flat parameter vector (with_params
+/// normalises axes, builds rotations from rpy and inertias symmetric), nor q_rest (used only by
+/// the springs, whose adjoint is of the same formula).
+inline void project_model_fields_to_manifold(const Model& model, int offset, Eigen::VectorXd& g) {
   for (int b = 0; b < model.nbodies(); ++b) {
-    const int k = base + kBodyParams * b;
+    const int k = offset + kBodyParams * b;
     Eigen::Map<Eigen::Matrix3d> Ic(g.data() + k + 4);
     const Eigen::Matrix3d Ic_sym = 0.5 * (Ic + Ic.transpose());
     Ic = Ic_sym;
@@ -121,14 +119,10 @@ inline void project_to_manifold(const Model& model, const Eigen::VectorXd& q, in
     const Eigen::Matrix3d A = R.transpose() * G;
     G = R * (0.5 * (A - A.transpose()));
     const JointType t = model.joint_type[b];
-    if (t == JointType::Revolute || t == JointType::Continuous) project_unit(g.segment(k + 25, 3), model.joint_axis[b]);
-  }
-  const int rest = base + kBodyParams * model.nbodies() + 3 * model.nv;
-  for (int i = 0; i < model.nbodies(); ++i) {
-    const int iq = model.idx_q[i];
-    const int o = model.joint_type[i] == JointType::Free ? 3 : 0;
-    if (joint_has_quaternion(model.joint_type[i]))
-      project_unit(g.segment(rest + iq + o, 4), model.q_rest.segment(iq + o, 4));
+    if (t == JointType::Revolute || t == JointType::Continuous) {
+      const Eigen::Vector3d n = model.joint_axis[b].normalized();
+      g.segment<3>(k + 25) -= n * n.dot(g.segment<3>(k + 25));
+    }
   }
 }
 

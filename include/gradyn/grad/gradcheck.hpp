@@ -9,7 +9,10 @@
 // check covers every direction of the trajectory's Jacobian without a hand-picked loss. Its
 // gradient is taken with respect to four blocks: q0 (ambient: every number of q, quaternion
 // components included, perturbed one at a time without renormalisation), v0, taus, and the flat
-// parameter vector (params.hpp: get_params / with_params / params_gradient).
+// parameter vector (params.hpp: get_params / with_params / params_gradient). All blocks are
+// compared as raw ambient numbers: the dynamics read quaternions normalised and with_params
+// normalises joint axes, so their adjoints are exact in every direction (with no component
+// along the quaternion or axis itself).
 #pragma once
 
 #include <string>
@@ -35,14 +38,6 @@ struct GradcheckOptions {
   int ad_max_coords = -1;
   int fd_max_coords = -1;
   int max_snapshots = 0;  // passed to rollout_vjp (CheckpointOptions)
-  // Compare along the unit-sphere tangent only where the dynamics adjoint is defined so: the q0
-  // adjoints of each quaternion, and the params adjoints of each joint axis ("<j>.axis.x|y|z"),
-  // lose their component along the quaternion / axis (in adjoint and references alike). The
-  // dynamics adjoint (aba_vjp: implicit function theorem through the body-frame RNEA) is exact
-  // along the sphere only (aba_vjp.cpp), while ABA's world-frame arithmetic and the AD/FD
-  // references also see the radial direction; later states are normalised by integrate, so only
-  // q0 carries that component. false: compare the raw ambient numbers.
-  bool project_unit_directions = true;
 };
 
 /// The comparison for one input block. Errors are relative to the block's scale, the largest
