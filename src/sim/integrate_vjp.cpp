@@ -168,7 +168,14 @@ void integrate_vjp(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>
         const Vector3<S> p1_bar(q_out_bar[iq], q_out_bar[iq + 1], q_out_bar[iq + 2]);
         Quat<S> q0_bar{Vector3<S>::Zero(), S(0)};
         Vector3<S> ang_bar = Vector3<S>::Zero(), lin_bar = Vector3<S>::Zero(), u_bar = Vector3<S>::Zero();
-        rotate_vector_vjp(q0, Vector3<S>(se3_V<S>(ang) * lin), p1_bar, q0_bar, u_bar);
+        // p1 rotates by the normalised quaternion u: adjoint at u, then through the normalisation.
+        using std::sqrt;
+        const S n = sqrt(q0.v.squaredNorm() + q0.w * q0.w);
+        Quat<S> u_q_bar{Vector3<S>::Zero(), S(0)};
+        rotate_vector_vjp(Quat<S>{q0.v / n, q0.w / n}, Vector3<S>(se3_V<S>(ang) * lin), p1_bar, u_q_bar, u_bar);
+        const Quat<S> through_norm = normalize_vjp(q0, u_q_bar);
+        q0_bar.v += through_norm.v;
+        q0_bar.w += through_norm.w;
         se3_V_vjp(ang, lin, u_bar, ang_bar, lin_bar);
         rotate_integrate_vjp(q0, ang, quat_at<S>(q_out_bar, iq + 3), q0_bar, ang_bar);
         for (int k = 0; k < 3; ++k) q_bar[iq + k] += p1_bar[k];

@@ -210,7 +210,8 @@ void joint_integrate(JointType type, const Eigen::MatrixBase<Q>& q, const Eigen:
     case JointType::Free: {
       const Quaternion<S> q0(q[6], q[3], q[4], q[5]);
       const Vector3<S> lin(dv[0], dv[1], dv[2]), ang(dv[3], dv[4], dv[5]);
-      const Vector3<S> p1 = Vector3<S>(q[0], q[1], q[2]) + q0 * (se3_V<S>(ang) * lin);
+      // The displacement is rotated by the normalised quaternion, as joint_transform reads it.
+      const Vector3<S> p1 = Vector3<S>(q[0], q[1], q[2]) + q0.normalized() * (se3_V<S>(ang) * lin);
       Quaternion<S> q1 = q0 * quaternion_exp<S>(ang);
       q1.normalize();
       q_out[0] = p1.x(); q_out[1] = p1.y(); q_out[2] = p1.z();
