@@ -245,7 +245,8 @@ reference: 'local_world_aligned' (velocity of the frame's origin in world axes, 
         return std::make_pair(to_numpy(q_next), to_numpy(v_next));
       },
       model_, nb::arg("q"), nb::arg("v"), nb::arg("tau"), nb::arg("dt"), nb::arg("integrator") = "euler", R"doc(
-One time step from (q, v) under joint torques tau (passive forces included, no contact).
+One time step from (q, v) under joint torques tau (passive forces included; contact forces when
+model.contact_model is 'penalty', see Model.with_contact).
 integrator: 'euler' (semi-implicit: v+ = v + dt a, q+ = q (+) dt v+) or 'rk4'.
 Returns (q_next, v_next).
 )doc");

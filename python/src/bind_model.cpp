@@ -46,13 +46,16 @@ Matrix3<double> inertia_arg(nb::handle h) {
   return I;
 }
 
-std::unique_ptr<PyModel> load_file(nb::handle path_like, bool floating_base) {
+std::unique_ptr<PyModel> load_file(nb::handle path_like, bool floating_base, std::optional<std::string> contact) {
+  ContactModel contact_model = ContactModel::None;  // checked before the (slow) load
+  if (contact) contact_model = parse_contact_model(*contact);
   const std::string path = nb::cast<std::string>(nb::str(nb::module_::import_("os").attr("fspath")(path_like)));
   std::vector<std::string> warnings;
   LoadOptions options;
   options.floating_base = floating_base;
   options.warnings = &warnings;
   Model model = load(path, options);
+  model.contact.model = contact_model;
   for (const std::string& w : warnings)
     if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw nb::python_error();  // warnings as errors
   return std::make_unique<PyModel>(std::move(model));
@@ -182,11 +185,13 @@ they weld remain as frames). Per joint, q / v hold::
            "A copy of this model with other joint spring stiffness, shape (nv,), non-negative.")
       .def("__repr__", [](const PyModel& s) { return model_repr(s.model); });
 
-  m.def("load", &load_file, nb::arg("path"), nb::arg("floating_base") = false, R"doc(
+  m.def("load", &load_file, nb::arg("path"), nb::arg("floating_base") = false, nb::arg("contact") = nb::none(), R"doc(
 Load a robot model from a URDF (.urdf) or MJCF (.xml, .mjcf) file.
 
 floating_base: URDF only; put a free joint between the world and the root link (MJCF files
-declare their own free joints). Loader warnings (e.g. a missing mesh file) are issued as Python
+declare their own free joints). contact: None (no contact forces, the default) or 'penalty'
+(step and rollout apply Hunt-Crossley penalty contact with the default settings; tune them with
+Model.with_contact). Loader warnings (e.g. a missing mesh file) are issued as Python
 warnings. A bad file raises gradyn.ModelError (a ValueError) naming the file, line and element.
 )doc");
 

@@ -121,4 +121,5 @@ NB_MODULE(_core, m) {
   bind_params(m);
   bind_model_data(m);
   bind_collision(m);
+  bind_contact(m);
 }

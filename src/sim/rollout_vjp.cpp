@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gradyn/autodiff.hpp"
+#include "gradyn/contact/penalty.hpp"
 #include "gradyn/model/errors.hpp"
 #include "gradyn/model/params.hpp"
 #include "gradyn/sim/step.hpp"
@@ -151,6 +152,7 @@ void rollout_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0
                  const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& vs_bar, VecOut<S> q0_bar, VecOut<S> v0_bar,
                  Eigen::Ref<MatrixXr<NoDeduce<S>>> taus_bar, ModelTangentTpl<S>& model_bar,
                  const CheckpointOptions& options) {
+  require_no_contact_gradients(model.contact, "rollout_vjp");
   check_size("q0", q0.size(), model.nq);
   check_size("v0", v0.size(), model.nv);
   check_size("q0_bar", q0_bar.size(), model.nq);
@@ -203,6 +205,7 @@ void rollout_vjp_from_states(const ModelTpl<S>& model, DataTpl<S>& data,
                              const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& vs_bar, VecOut<S> q0_bar,
                              VecOut<S> v0_bar, Eigen::Ref<MatrixXr<NoDeduce<S>>> taus_bar,
                              ModelTangentTpl<S>& model_bar) {
+  require_no_contact_gradients(model.contact, "rollout_vjp_from_states");
   check_size("q0_bar", q0_bar.size(), model.nq);
   check_size("v0_bar", v0_bar.size(), model.nv);
   if (taus.cols() != model.nv) check_shape("taus", taus.rows(), taus.cols(), taus.rows(), model.nv);

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "gradyn/autodiff.hpp"
+#include "gradyn/contact/penalty.hpp"
 #include "gradyn/dynamics/passive.hpp"
 #include "gradyn/model/errors.hpp"
 #include "gradyn/sim/integrate.hpp"
@@ -53,6 +54,16 @@ void dexpinv(const ModelTpl<S>& model, const VectorX<S>& theta, const VectorX<S>
   }
 }
 
+// The accelerations one stage integrates: the forces stage (contact forces when the model has a
+// contact model, recomputed at every call, so at every RK4 stage) then forward dynamics.
+template <class S>
+const VectorX<S>& stage_dynamics(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                                 const VecRef<S>& tau) {
+  if (model.contact.model == ContactModel::None) return forward_dynamics<S>(model, data, q, v, tau);
+  data.contact_tau_total = tau + contact_generalized_forces<S>(model, data, q, v);
+  return forward_dynamics<S>(model, data, q, v, data.contact_tau_total);
+}
+
 template <class Derived>
 bool all_finite(const Eigen::MatrixBase<Derived>& x) {
   for (Eigen::Index k = 0; k < x.size(); ++k)
@@ -66,8 +77,9 @@ void step(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const 
           const NoDeduce<S>& dt, Integrator integrator, VecOut<S> q_next, VecOut<S> v_next) {
   check_size("q_next", q_next.size(), model.nq);
   check_size("v_next", v_next.size(), model.nv);
+  if (model.contact.model != ContactModel::None) check_contact_settings(model.contact);
   if (integrator == Integrator::SemiImplicitEuler) {
-    const VectorX<S>& a = forward_dynamics<S>(model, data, q, v, tau);
+    const VectorX<S>& a = stage_dynamics<S>(model, data, q, v, tau);
     v_next = v + dt * a;
     data.dv_tmp = dt * v_next;
     integrate<S>(model, q, data.dv_tmp, q_next);
@@ -76,14 +88,14 @@ void step(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const 
     // by an offset theta from q, and k_q are the offset's derivatives.
     const S half = dt / S(2);
     data.k_q[0] = v;
-    data.k_v[0] = forward_dynamics<S>(model, data, q, v, tau);
+    data.k_v[0] = stage_dynamics<S>(model, data, q, v, tau);
     for (int s = 1; s < 4; ++s) {
       const S h = s < 3 ? half : dt;
       data.v_tmp = v + h * data.k_v[s - 1];
       data.dv_tmp = h * data.k_q[s - 1];
       integrate<S>(model, q, data.dv_tmp, data.q_tmp);
       dexpinv<S>(model, data.dv_tmp, data.v_tmp, data.k_q[s]);
-      data.k_v[s] = forward_dynamics<S>(model, data, data.q_tmp, data.v_tmp, tau);
+      data.k_v[s] = stage_dynamics<S>(model, data, data.q_tmp, data.v_tmp, tau);
     }
     const S w = dt / S(6);
     data.dv_tmp = w * (data.k_q[0] + S(2) * data.k_q[1] + S(2) * data.k_q[2] + data.k_q[3]);

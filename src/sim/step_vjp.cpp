@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "gradyn/autodiff.hpp"
+#include "gradyn/contact/penalty.hpp"
 #include "gradyn/dynamics/passive.hpp"
 #include "gradyn/model/params.hpp"
 #include "gradyn/sim/integrate.hpp"
@@ -119,6 +120,7 @@ template <class S>
 void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v, const VecRef<S>& tau,
               const NoDeduce<S>& dt, Integrator integrator, const VecRef<S>& q_next_bar, const VecRef<S>& v_next_bar,
               VecOut<S> q_bar, VecOut<S> v_bar, VecOut<S> tau_bar, ModelTangentTpl<S>& model_bar) {
+  require_no_contact_gradients(model.contact, "step_vjp");
   check_size("q", q.size(), model.nq);
   check_size("v", v.size(), model.nv);
   check_size("tau", tau.size(), model.nv);

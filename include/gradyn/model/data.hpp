@@ -109,6 +109,14 @@ struct DataTpl {
   std::vector<ContactTpl<S>> contacts;       // capacity fixed at construction (model.max_contacts)
   int ncontacts = 0;                         // contacts[0, ncontacts) are valid
 
+  // ---- contact (penalty_contact_forces; src/contact/penalty.cpp) ----
+  std::vector<Vector3<S>> contact_force;     // per contact: world force on geom b (geom a gets its opposite)
+  std::vector<Vector6<S>> contact_body_force;  // per body: external spatial force, world frame, about the world origin
+  std::vector<Vector6<S>> contact_subtree_force;  // the sum of contact_body_force over each body's subtree
+  VectorX<S> contact_tau;                    // generalized contact forces J^T f (nv)
+  VectorX<S> contact_tau_total;              // tau + contact_tau, the input step() hands to forward_dynamics (nv)
+  // ---- end of contact ----
+
   std::uint32_t status = kStatusOk;
 };
 
@@ -196,6 +204,12 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   for (int g = 0; g < ng; ++g) sweep_order[g] = g;
   broadphase_pairs.resize(std::max(64, std::min(ng * (ng - 1) / 2, 64 * ng)));
   contacts.resize(model.max_contacts > 0 ? model.max_contacts : std::max(32, 8 * ng));
+  // contact workspace
+  contact_force.assign(contacts.size(), Vector3<S>::Zero());
+  contact_body_force.assign(nb, Vector6<S>::Zero());
+  contact_subtree_force.assign(nb, Vector6<S>::Zero());
+  contact_tau = VectorX<S>::Zero(model.nv);
+  contact_tau_total = VectorX<S>::Zero(model.nv);
 }
 
 }  // namespace gradyn

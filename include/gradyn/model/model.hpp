@@ -28,6 +28,36 @@ struct FrameTpl {
   template <class T> FrameTpl<T> cast() const { return {name, kind, body, placement.template cast<T>()}; }
 };
 
+// --- contact model (contact/penalty.hpp) ---------------------------------------------------------
+enum class ContactModel : std::uint8_t {
+  None,     // contacts are neither detected nor applied by step() (the behaviour before issue 4)
+  Penalty,  // Hunt-Crossley spring-damper normal force + smoothed friction, applied as forces
+};
+enum class FrictionModel : std::uint8_t {
+  SmoothCoulomb,  // f_t = -mu f_n v_t / sqrt(|v_t|^2 + velocity_scale^2)
+  Brown,          // Brown & McPhee's continuous velocity-based model (static peak, Stribeck, viscous)
+};
+
+/// Settings of the penalty contact model; every number must be finite and non-negative
+/// (check_contact_settings). The defaults suit robots of tens of kilograms at dt ~ 1 ms.
+struct ContactSettings {
+  ContactModel model = ContactModel::None;
+  double stiffness = 1e5;        // k in f_n = k d^p (1 + c d_dot)  [N / m^p]
+  double exponent = 1.5;         // p: 1.5 is Hertz's sphere-on-plane law (Hunt & Crossley use it too); 1: linear spring
+  double damping = 1.0;          // c  [s/m]: Hunt-Crossley damping; c = 1.5 (1 - e) / v_impact for restitution e
+  FrictionModel friction = FrictionModel::SmoothCoulomb;
+  double velocity_scale = 1e-2;  // [m/s] SmoothCoulomb: regularisation eps; Brown: stiction velocity v_s
+  double static_friction_ratio = 1.2;  // Brown: mu_static = ratio * mu (mu: the pair's Coulomb coefficient), >= 1
+  double viscous_friction = 0.0; // Brown: viscous coefficient mu_v  [N s / m]
+  double margin = 0.0;           // collide() margin [m]: pairs closer than this are reported (force 0 while apart)
+};
+
+const char* contact_model_name(ContactModel model);
+const char* friction_model_name(FrictionModel model);
+/// Throws ModelError (element "contact settings") naming the bad field unless all numbers are finite and
+/// non-negative, exponent >= 1 and static_friction_ratio >= 1 (and velocity_scale > 0 when contact is on).
+void check_contact_settings(const ContactSettings& settings);
+
 template <class S>
 struct ModelTpl {
   using Scalar = S;
@@ -78,6 +108,8 @@ struct ModelTpl {
   // Capacity of Data::contacts; 0 picks 8 per geom (at least 32).
   int max_contacts = 0;
   int ngeoms() const { return static_cast<int>(geoms.size()); }
+  // How step() treats contacts (None by default: no contact forces).
+  ContactSettings contact;
 
   std::string name;
   std::string source;  // file the model was loaded from, if any
@@ -156,6 +188,7 @@ ModelTpl<T> ModelTpl<S>::cast() const {
   m.excluded_pairs = excluded_pairs;
   m.collide_parent_child = collide_parent_child;
   m.max_contacts = max_contacts;
+  m.contact = contact;
   m.name = name;
   m.source = source;
   return m;

@@ -1,4 +1,6 @@
-// Time stepping without contact: semi-implicit Euler (the papers' scheme) and RK4.
+// Time stepping: semi-implicit Euler (the papers' scheme) and RK4. With model.contact.model = Penalty every
+// dynamics evaluation (each RK4 stage) first runs collide() and adds the penalty contact forces
+// (contact/penalty.hpp); the adjoints (step_vjp, rollout_vjp) then throw ArgumentError (not implemented yet).
 #pragma once
 
 #include "gradyn/dynamics/kinematics.hpp"

@@ -1,0 +1,91 @@
+// Contact settings from Python: Model.contact_model, Model.contact_settings, Model.with_contact.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+
+#include "common.hpp"
+
+namespace gradyn::python {
+
+ContactModel parse_contact_model(const std::string& name) {
+  if (name == "penalty") return ContactModel::Penalty;
+  if (name == "none") return ContactModel::None;
+  throw ArgumentError("contact: expected None or 'penalty', got '" + name + "'");
+}
+
+namespace {
+FrictionModel parse_friction_model(const std::string& name) {
+  if (name == "smooth_coulomb") return FrictionModel::SmoothCoulomb;
+  if (name == "brown") return FrictionModel::Brown;
+  throw ArgumentError("friction: expected 'smooth_coulomb' or 'brown', got '" + name + "'");
+}
+}  // namespace
+
+void bind_contact(nb::module_& m) {
+  nb::class_<PyModel> cls = nb::borrow<nb::class_<PyModel>>(m.attr("Model"));
+  cls.def_prop_ro(
+         "contact_model",
+         [](const PyModel& s) -> std::optional<std::string> {
+           if (s.model.contact.model == ContactModel::None) return std::nullopt;
+           return std::string(contact_model_name(s.model.contact.model));
+         },
+         "None (no contact forces) or 'penalty'.")
+      .def_prop_ro(
+          "contact_settings",
+          [](const PyModel& s) {
+            const ContactSettings& c = s.model.contact;
+            nb::dict d;
+            if (c.model == ContactModel::None)
+              d["model"] = nb::none();
+            else
+              d["model"] = contact_model_name(c.model);
+            d["stiffness"] = c.stiffness;
+            d["exponent"] = c.exponent;
+            d["damping"] = c.damping;
+            d["friction"] = friction_model_name(c.friction);
+            d["velocity_scale"] = c.velocity_scale;
+            d["static_friction_ratio"] = c.static_friction_ratio;
+            d["viscous_friction"] = c.viscous_friction;
+            d["margin"] = c.margin;
+            return d;
+          },
+          "The contact settings as a dict (see Model.with_contact).")
+      .def(
+          "with_contact",
+          [](const PyModel& s, std::optional<std::string> model, std::optional<double> stiffness,
+             std::optional<double> exponent, std::optional<double> damping, std::optional<std::string> friction,
+             std::optional<double> velocity_scale, std::optional<double> static_friction_ratio,
+             std::optional<double> viscous_friction, std::optional<double> margin) {
+            Model copy = s.model;
+            ContactSettings& c = copy.contact;
+            c.model = model ? parse_contact_model(*model) : ContactModel::Penalty;
+            if (stiffness) c.stiffness = *stiffness;
+            if (exponent) c.exponent = *exponent;
+            if (damping) c.damping = *damping;
+            if (friction) c.friction = parse_friction_model(*friction);
+            if (velocity_scale) c.velocity_scale = *velocity_scale;
+            if (static_friction_ratio) c.static_friction_ratio = *static_friction_ratio;
+            if (viscous_friction) c.viscous_friction = *viscous_friction;
+            if (margin) c.margin = *margin;
+            check_contact_settings(c);
+            return std::make_unique<PyModel>(std::move(copy));
+          },
+          nb::arg("model") = "penalty", nb::arg("stiffness") = nb::none(), nb::arg("exponent") = nb::none(),
+          nb::arg("damping") = nb::none(), nb::arg("friction") = nb::none(), nb::arg("velocity_scale") = nb::none(),
+          nb::arg("static_friction_ratio") = nb::none(), nb::arg("viscous_friction") = nb::none(),
+          nb::arg("margin") = nb::none(),
+          R"doc(
+A copy of this model with contact enabled ('penalty') or disabled ('none'); settings not given are
+kept (defaults: stiffness 1e5 N/m^p, exponent 1.5, damping 1 s/m, friction 'smooth_coulomb',
+velocity_scale 0.01 m/s, static_friction_ratio 1.2, viscous_friction 0, margin 0).
+
+Per contact (depth d > 0, penetration rate d_dot): normal force k d^p (1 + c d_dot), never
+negative (Hunt-Crossley); friction 'smooth_coulomb' -mu f_n v_t / sqrt(|v_t|^2 + velocity_scale^2)
+or 'brown' (Brown & McPhee: static peak static_friction_ratio * mu at velocity_scale, plus
+viscous_friction * |v_t|); mu is the larger friction of the two geoms. step/rollout then apply the
+contact forces (recomputed at every RK4 stage). step_vjp/rollout_vjp raise ValueError for such a
+model: gradients through contact are not implemented yet. Bad numbers raise gradyn.ModelError.
+)doc");
+}
+
+}  // namespace gradyn::python

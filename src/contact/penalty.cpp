@@ -1,0 +1,159 @@
+#include "gradyn/contact/penalty.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "gradyn/autodiff.hpp"
+#include "gradyn/collision/collide.hpp"
+#include "gradyn/model/errors.hpp"
+
+namespace gradyn {
+
+const char* contact_model_name(ContactModel model) {
+  switch (model) {
+    case ContactModel::None: return "none";
+    case ContactModel::Penalty: return "penalty";
+  }
+  return "?";
+}
+
+const char* friction_model_name(FrictionModel model) {
+  switch (model) {
+    case FrictionModel::SmoothCoulomb: return "smooth_coulomb";
+    case FrictionModel::Brown: return "brown";
+  }
+  return "?";
+}
+
+void check_contact_settings(const ContactSettings& c) {
+  // step() calls this every time: build the location (a heap string) only for an error.
+  auto where = [] { return SourceLocation{"", 0, "contact settings"}; };
+  auto require = [&](const char* name, double x, double lowest, const char* bound) {
+    if (!std::isfinite(x) || x < lowest)
+      throw ModelError(where(), std::string(name) + ": expected a finite number " + bound + ", got " + std::to_string(x));
+  };
+  require("stiffness", c.stiffness, 0.0, ">= 0");
+  require("exponent", c.exponent, 1.0, ">= 1");
+  require("damping", c.damping, 0.0, ">= 0");
+  require("velocity_scale", c.velocity_scale, 0.0, ">= 0");
+  require("static_friction_ratio", c.static_friction_ratio, 1.0, ">= 1");
+  require("viscous_friction", c.viscous_friction, 0.0, ">= 0");
+  require("margin", c.margin, 0.0, ">= 0");
+  // The friction laws divide by the velocity scale: zero is only allowed while contact is off.
+  if (c.model != ContactModel::None && !(c.velocity_scale > 0.0))
+    throw ModelError(where(), "velocity_scale: expected > 0 when contact is enabled (it regularises friction at rest), got " +
+                                std::to_string(c.velocity_scale));
+}
+
+void require_no_contact_gradients(const ContactSettings& settings, const char* function) {
+  if (settings.model != ContactModel::None)
+    throw ArgumentError(std::string(function) + ": the model has contact enabled (contact model '" +
+                        contact_model_name(settings.model) +
+                        "'); gradients through contact are not implemented yet (issue 4)");
+}
+
+template <class S>
+S hunt_crossley_force(const ContactSettings& settings, const S& depth, const S& depth_rate) {
+  using std::pow;
+  if (!(value_of(depth) > 0.0)) return S(0);
+  const S f = S(settings.stiffness) * pow(depth, settings.exponent) * (S(1) + S(settings.damping) * depth_rate);
+  // A fast separation would make the damper pull the bodies together: clamp (Hunt-Crossley's model
+  // has no adhesion).
+  return value_of(f) > 0.0 ? f : S(0);
+}
+
+template <class S>
+Vector3<S> friction_force(const ContactSettings& settings, const S& mu, const S& normal_force,
+                          const Vector3<S>& tangential_velocity) {
+  using std::sqrt;
+  using std::tanh;
+  const double vs = settings.velocity_scale;
+  const S s2 = tangential_velocity.squaredNorm();
+  if (settings.friction == FrictionModel::SmoothCoulomb)
+    return (-mu * normal_force / sqrt(s2 + S(vs * vs))) * tangential_velocity;
+  // Brown & McPhee. f_t = -(f_n mu_B(s) + mu_v s) u_t / s: mu_B(s) / s stays finite as s -> 0
+  // (tanh(4 s/v_s)/s -> 4/v_s) but is 0/0 at s = 0 exactly, so s gets a floor far below v_s.
+  const S s = sqrt(s2 + S(1e-24 * vs * vs));
+  const S r = s / S(vs);
+  const S den = r * r / S(4) + S(0.75);
+  const S mu_s = mu * S(settings.static_friction_ratio);
+  S magnitude = normal_force * (mu * tanh(S(4) * r) + (mu_s - mu) * r / (den * den));
+  if (value_of(normal_force) > 0.0) magnitude += S(settings.viscous_friction) * s;
+  return (-magnitude / s) * tangential_velocity;
+}
+
+namespace {
+// World velocity of the material point `point` of a body (-1: the world, at rest).
+template <class S>
+Vector3<S> point_velocity(const DataTpl<S>& data, int body, const Vector3<S>& point) {
+  if (body < 0) return Vector3<S>::Zero();
+  const Pose<S>& X = data.oMi[body];
+  const Vector3<S> w = X.R * data.v[body].template head<3>();
+  return X.R * data.v[body].template tail<3>() + w.cross(point - X.p);
+}
+
+// Adds the force f at world point p to a body's spatial force (about the world origin).
+template <class S>
+void add_force(DataTpl<S>& data, int body, const Vector3<S>& point, const Vector3<S>& f) {
+  if (body < 0) return;
+  data.contact_body_force[body].template head<3>() += point.cross(f);
+  data.contact_body_force[body].template tail<3>() += f;
+}
+}  // namespace
+
+template <class S>
+const VectorX<S>& penalty_contact_forces(const ModelTpl<S>& model, DataTpl<S>& data) {
+  const ContactSettings& settings = model.contact;
+  const int nb = model.nbodies();
+  for (int i = 0; i < nb; ++i) data.contact_body_force[i].setZero();
+  for (int k = 0; k < data.ncontacts; ++k) {
+    const ContactTpl<S>& c = data.contacts[k];
+    const GeomTpl<S>& ga = model.geoms[c.geom_a];
+    const GeomTpl<S>& gb = model.geoms[c.geom_b];
+    const Vector3<S> u = point_velocity(data, gb.body, c.point) - point_velocity(data, ga.body, c.point);
+    const S un = u.dot(c.normal);
+    const S fn = hunt_crossley_force<S>(settings, c.depth, -un);
+    Vector3<S> f = fn * c.normal;
+    if (value_of(fn) > 0.0) {
+      const S mu = value_of(ga.friction) >= value_of(gb.friction) ? ga.friction : gb.friction;
+      f += friction_force<S>(settings, mu, fn, Vector3<S>(u - un * c.normal));
+    }
+    data.contact_force[k] = f;
+    add_force(data, gb.body, c.point, f);
+    add_force(data, ga.body, c.point, Vector3<S>(-f));
+  }
+  // tau_c = J^T f: joint i transmits the forces of its whole subtree; its columns in the world
+  // frame are oMi * S_i (parents come before children, so a reverse sweep sums the subtrees).
+  for (int i = 0; i < nb; ++i) data.contact_subtree_force[i] = data.contact_body_force[i];
+  for (int i = nb - 1; i >= 0; --i) {
+    const Vector6<S>& F = data.contact_subtree_force[i];
+    const int iv = model.idx_v[i];
+    for (int j = 0; j < model.joint_nv(i); ++j)
+      data.contact_tau[iv + j] = data.oMi[i].act_motion(Vector6<S>(data.joint_S[i].col(j))).dot(F);
+    if (model.parent[i] >= 0) data.contact_subtree_force[model.parent[i]] += F;
+  }
+  return data.contact_tau;
+}
+
+template <class S>
+const VectorX<S>& contact_generalized_forces(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
+                                             const VecRef<S>& v) {
+  if (model.contact.model == ContactModel::None) {
+    data.ncontacts = 0;
+    data.contact_tau.setZero();
+    return data.contact_tau;
+  }
+  forward_kinematics<S>(model, data, q, v);
+  collide<S>(model, data, model.contact.margin);
+  return penalty_contact_forces<S>(model, data);
+}
+
+#define GRADYN_INSTANTIATE(S)                                                                                  \
+  template S hunt_crossley_force<S>(const ContactSettings&, const S&, const S&);                              \
+  template Vector3<S> friction_force<S>(const ContactSettings&, const S&, const S&, const Vector3<S>&);       \
+  template const VectorX<S>& penalty_contact_forces<S>(const ModelTpl<S>&, DataTpl<S>&);                      \
+  template const VectorX<S>& contact_generalized_forces<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, \
+                                                           const VecRef<S>&);
+GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
+
+}  // namespace gradyn
