@@ -153,6 +153,19 @@ def _params_rows(params, batch_shape: tuple, n: int):
     return [flat[i] for i in range(n)]
 
 
+def _axis_entries(model) -> list:
+    """Indices of the "<joint>.axis.x" entries of the flat parameter vector."""
+    return [k for k, name in enumerate(model.param_names) if name.endswith(".axis.x")]
+
+
+def _exact_params_bar(model, params_row: np.ndarray, p_bar: np.ndarray) -> np.ndarray:
+    """gradyn returns axis gradients at the rebuilt model's unit axis; with_params normalises the
+    axis entries a, so the gradient with respect to the raw entries is that one divided by |a|."""
+    for k in _axis_entries(model):
+        p_bar[k:k + 3] /= np.linalg.norm(params_row[k:k + 3])
+    return p_bar
+
+
 def step_forward(model, q, v, tau, params, dt, integrator):
     """(q_next, v_next) for every world; shapes (*batch, nq) and (*batch, nv)."""
     q, v, tau = _float64(q), _float64(v), _float64(tau)
@@ -184,7 +197,7 @@ def step_backward(model, q, v, tau, params, dt, integrator, q_next_bar, v_next_b
         world = MODELS.model_for(model, rows[i])
         q_bar[i], v_bar[i], tau_bar[i], p_bar = _gradyn.step_vjp(
             world, qf[i], vf[i], tf[i], dt, qbf[i], vbf[i], integrator=integrator)
-        params_bar.append(p_bar)
+        params_bar.append(None if rows[i] is None else _exact_params_bar(model, rows[i], p_bar))
     params_bar = None if params is None else np.stack(params_bar).reshape(batch + (-1,))
     return q_bar.reshape(q.shape), v_bar.reshape(v.shape), tau_bar.reshape(tau.shape), params_bar
 
@@ -206,9 +219,11 @@ def rollout_forward(model, q0, v0, taus, params, dt, integrator):
     return qs.reshape(batch + qs.shape[1:]), vs.reshape(batch + vs.shape[1:])
 
 
-def rollout_backward(model, q0, v0, taus, params, dt, integrator, qs_bar, vs_bar, max_snapshots=0):
+def rollout_backward(model, q0, v0, taus, params, dt, integrator, qs_bar, vs_bar, max_snapshots=0,
+                     qs=None, vs=None):
     """Adjoints (q0_bar, v0_bar, taus_bar, params_bar) of rollout_forward; params_bar as in
-    step_backward."""
+    step_backward. qs, vs: rollout_forward's float64 results for these inputs, if still held (the
+    backward pass then re-runs no forward step)."""
     q0, v0, taus = _float64(q0), _float64(v0), _float64(taus)
     qs_bar, vs_bar = _float64(qs_bar), _float64(vs_bar)
     batch = _common_batch({"q0": (q0, 1), "v0": (v0, 1), "taus": (taus, 2),
@@ -218,13 +233,16 @@ def rollout_backward(model, q0, v0, taus, params, dt, integrator, qs_bar, vs_bar
     n = qf.shape[0]
     rows = _params_rows(params, batch, n)
     q0_bar, v0_bar, taus_bar = np.empty_like(qf), np.empty_like(vf), np.empty_like(tf)
+    if qs is not None:
+        qs_f, vs_f = _flatten(_float64(qs), batch, 2), _flatten(_float64(vs), batch, 2)
     params_bar = []
     for i in range(n):
         world = MODELS.model_for(model, rows[i])
+        states = {} if qs is None else {"qs": qs_f[i], "vs": vs_f[i]}
         q0_bar[i], v0_bar[i], taus_bar[i], p_bar = _gradyn.rollout_vjp(
             world, qf[i], vf[i], tf[i], dt, qbf[i], vbf[i], integrator=integrator,
-            max_snapshots=max_snapshots)
-        params_bar.append(p_bar)
+            max_snapshots=max_snapshots, **states)
+        params_bar.append(None if rows[i] is None else _exact_params_bar(model, rows[i], p_bar))
     params_bar = None if params is None else np.stack(params_bar).reshape(batch + (-1,))
     return (q0_bar.reshape(q0.shape), v0_bar.reshape(v0.shape), taus_bar.reshape(taus.shape),
             params_bar)

@@ -32,9 +32,8 @@ Rules:
   (``vmap_method="broadcast_all"``) and loops over the worlds in C++ calls; nested vmaps work.
 * q adjoints are ambient: one gradient entry per number of q (quaternion components included),
   as gradyn.step_vjp / gradyn.rollout_vjp return them, exact in every direction (finite
-  differences that perturb single entries, off the unit sphere, agree). The dynamics read a
-  quaternion normalised, so their part of its adjoint has no component along it (a free joint's
-  position update in integrate rotates by the stored quaternion as is). Joint-axis parameters
+  differences that perturb single entries, off the unit sphere, agree). The dynamics and
+  integrate read a quaternion normalised, so its adjoint has no component along it. Joint-axis parameters
   are normalised by ``model.with_params``, so their adjoint has no component along the axis.
 """
 

@@ -26,9 +26,8 @@ Rules:
   The worlds are simulated one after another in C++.
 * q adjoints are ambient: one gradient entry per number of q (quaternion components included),
   as gradyn.step_vjp / gradyn.rollout_vjp return them, exact in every direction (finite
-  differences that perturb single entries, off the unit sphere, agree). The dynamics read a
-  quaternion normalised, so their part of its adjoint has no component along it (a free joint's
-  position update in integrate rotates by the stored quaternion as is). Joint-axis parameters
+  differences that perturb single entries, off the unit sphere, agree). The dynamics and
+  integrate read a quaternion normalised, so its adjoint has no component along it. Joint-axis parameters
   are normalised by ``model.with_params``, so their adjoint has no component along the axis.
 * Gradients are first order (the backward pass is itself not differentiable).
 """
@@ -112,6 +111,9 @@ class RolloutFunction(torch.autograd.Function):
         ctx.save_for_backward(q0, v0, taus, params)
         ctx.handle = _bridge.ModelHandle(model)
         ctx.dt, ctx.integrator, ctx.max_snapshots = dt, integrator, max_snapshots
+        # The float64 trajectory is the backward pass's checkpoints (no forward re-run), unless
+        # the caller asked for bounded memory.
+        ctx.states = (qs, vs) if max_snapshots == 0 else (None, None)
         dtype = _result_dtype(q0, v0, taus, params)
         return _tensor(qs, q0, dtype), _tensor(vs, q0, dtype)
 
@@ -126,7 +128,7 @@ class RolloutFunction(torch.autograd.Function):
             vs_bar = v0.new_zeros(v0.shape[:-1] + (horizon + 1, v0.shape[-1]))
         q0_bar, v0_bar, taus_bar, params_bar = _bridge.rollout_backward(
             ctx.handle.model, _numpy(q0), _numpy(v0), _numpy(taus), _numpy(params), ctx.dt, ctx.integrator,
-            _numpy(qs_bar), _numpy(vs_bar), ctx.max_snapshots)
+            _numpy(qs_bar), _numpy(vs_bar), ctx.max_snapshots, *ctx.states)
         needs = ctx.needs_input_grad
         return (None, _grad(q0_bar, q0, needs[1]), _grad(v0_bar, v0, needs[2]),
                 _grad(taus_bar, taus, needs[3]), _grad(params_bar, params, needs[4]), None, None, None)

@@ -90,9 +90,8 @@ Reverse mode of step: given the adjoints (gradients of a loss) of the next state
 
 q_bar is ambient: one entry per number in q, quaternion components included (the gradient of
 the step as computed from the raw q array), exact in every direction, also off the unit sphere.
-The dynamics read a quaternion normalised and integrate normalises the one it returns, so a
-spherical joint's quaternion adjoint has no component along itself (a free joint's position
-update rotates by the stored quaternion as is, so its adjoint can have one). params_bar is in
+The dynamics and integrate read a quaternion normalised (q and s q, s > 0, are the same
+rotation), so a quaternion's adjoint has no component along itself. params_bar is in
 the flat layout of model.param_names / model.params; joint axes are normalised by with_params, so
 an axis adjoint has no component along the axis. The forward step is recomputed from (q, v, tau).
 )doc");
@@ -100,7 +99,7 @@ an axis adjoint has no component along the axis. The forward step is recomputed 
   m.def(
       "rollout_vjp",
       [](PyModel& s, nb::handle q0, nb::handle v0, nb::handle taus, double dt, nb::handle qs_bar, nb::handle vs_bar,
-         const std::string& integrator, int max_snapshots) {
+         const std::string& integrator, int max_snapshots, nb::handle qs, nb::handle vs) {
         const Integrator scheme = parse_integrator(integrator);
         checked_dt(dt);
         const Model& model = s.model;
@@ -116,7 +115,16 @@ an axis adjoint has no component along the axis. The forward step is recomputed 
         Eigen::VectorXd q0_bar = Eigen::VectorXd::Zero(model.nq), v0_bar = Eigen::VectorXd::Zero(model.nv);
         MatrixXr<double> taus_bar = MatrixXr<double>::Zero(T, model.nv);
         ModelTangent tangent(model);
-        {
+        if (qs.is_none() != vs.is_none()) throw ArgumentError("qs and vs: give both forward arrays or neither");
+        if (!qs.is_none()) {  // the caller's forward trajectory: no forward step is re-run
+          MatrixArg qs_(qs, "qs", T + 1, model.nq), vs_(vs, "vs", T + 1, model.nv);
+          if (qs_.x().row(0).transpose() != q_.x || vs_.x().row(0).transpose() != v_.x)
+            throw ArgumentError("qs, vs: their first rows must be q0 and v0 (the arrays rollout returned)");
+          nb::gil_scoped_release no_gil;
+          DataLease data(s);
+          gradyn::rollout_vjp_from_states<double>(model, *data, qs_.x(), vs_.x(), taus_, dt, scheme, qs_bar_.x(),
+                                                  vs_bar_.x(), q0_bar, v0_bar, taus_bar, tangent);
+        } else {
           nb::gil_scoped_release no_gil;
           DataLease data(s);
           gradyn::rollout_vjp<double>(model, *data, q_.x, v_.x, taus_, dt, scheme, qs_bar_.x(), vs_bar_.x(), q0_bar, v0_bar,
@@ -126,8 +134,12 @@ an axis adjoint has no component along the axis. The forward step is recomputed 
                               to_numpy(params_gradient<double>(model, tangent)));
       },
       model_, nb::arg("q0"), nb::arg("v0"), nb::arg("taus"), nb::arg("dt"), nb::arg("qs_bar").none(),
-      nb::arg("vs_bar").none(), nb::arg("integrator") = "euler", nb::arg("max_snapshots") = 0, R"doc(
-Reverse mode of rollout (backpropagation through time). qs_bar (T + 1, nq) and vs_bar (T + 1, nv)
+      nb::arg("vs_bar").none(), nb::arg("integrator") = "euler", nb::arg("max_snapshots") = 0,
+      nb::arg("qs").none() = nb::none(), nb::arg("vs").none() = nb::none(), R"doc(
+Reverse mode of rollout (backpropagation through time).
+qs, vs (optional): the arrays gradyn.rollout returned for these very inputs; given, they serve as
+the checkpoints and no forward step is re-run (faster, no extra memory; max_snapshots is then
+unused). qs_bar (T + 1, nq) and vs_bar (T + 1, nv)
 are the gradients of a loss with respect to the arrays rollout returns (None: zeros; a terminal
 loss fills only the last row). Returns (q0_bar, v0_bar, taus_bar, params_bar), shapes (nq,),
 (nv,), (T, nv), (len(model.param_names),).

@@ -56,13 +56,12 @@ def axis_starts(model):
     return [k for k, name in enumerate(model.param_names) if name.endswith(".axis.x")]
 
 
-def perturbed_params(model, rng, scale=0.05):
+def perturbed_params(model, rng, scale=0.05, axis_norm=1.7):
     """The model's parameters moved a little (relative), so that with_params really rebuilds it.
-    Joint axes stay unit: with_params normalises them, and the parameter gradient is taken at the
-    rebuilt model's unit axis (params_gradient), which is the gradient with respect to the given
-    entries only where those are unit (elsewhere it would have to be divided by their norm)."""
+    Joint axes are scaled to norm `axis_norm`: with_params normalises them, and the bridges'
+    gradient with respect to those raw entries must account for it."""
     p = np.asarray(model.params)
     p = p * (1 + scale * rng.uniform(-1, 1, size=p.shape))
     for k in axis_starts(model):
-        p[k:k + 3] /= np.linalg.norm(p[k:k + 3])
+        p[k:k + 3] *= axis_norm / np.linalg.norm(p[k:k + 3])
     return p

@@ -169,3 +169,21 @@ def test_shape_errors_name_expected_and_actual():
         gradyn.rollout_vjp(model, q, v, np.zeros((5, 2)), 0.01, None, None, max_snapshots=-2)
     with pytest.raises(ValueError, match="integrator"):
         gradyn.step_vjp(model, q, v, v, 0.01, q, v, integrator="rk5")
+
+
+def test_rollout_vjp_from_the_forward_trajectory_equals_recomputing():
+    model = gradyn.load(str(MODELS / "mujoco" / "ant.xml"))
+    rng = np.random.default_rng(12)
+    q0 = model.q0.copy()
+    v0 = rng.normal(size=model.nv) * 0.3
+    taus = rng.normal(size=(30, model.nv))
+    qs, vs = gradyn.rollout(model, q0, v0, taus, 1e-3, integrator="rk4")
+    qs_bar, vs_bar = rng.normal(size=qs.shape), rng.normal(size=vs.shape)
+    recomputed = gradyn.rollout_vjp(model, q0, v0, taus, 1e-3, qs_bar, vs_bar, integrator="rk4")
+    reused = gradyn.rollout_vjp(model, q0, v0, taus, 1e-3, qs_bar, vs_bar, integrator="rk4", qs=qs, vs=vs)
+    for a, b in zip(recomputed, reused):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="first rows must be q0 and v0"):
+        gradyn.rollout_vjp(model, q0, v0, taus, 1e-3, qs_bar, vs_bar, qs=qs + 1.0, vs=vs)
+    with pytest.raises(ValueError, match="both forward arrays or neither"):
+        gradyn.rollout_vjp(model, q0, v0, taus, 1e-3, qs_bar, vs_bar, qs=qs)
