@@ -10,38 +10,13 @@
 #include "gradyn/contact/penalty.hpp"
 #include "gradyn/dynamics/passive.hpp"
 #include "gradyn/model/params.hpp"
+#include "gradyn/sim/detail/lie_bracket.hpp"
 #include "gradyn/sim/integrate.hpp"
 #include "gradyn/sim/step.hpp"
 
 namespace gradyn {
 
 namespace {
-
-// The Lie bracket [x, y] of one joint's tangent vectors and its adjoint. Mirrors joint_bracket
-// in step.cpp (so(3): x cross y; se(3) as (linear, angular); se(2) as (vx, vy, w)).
-template <class S>
-void bracket(JointType type, const S* x, const S* y, S* out) {
-  switch (type) {
-    case JointType::Spherical: {
-      const Vector3<S> r = Vector3<S>(x[0], x[1], x[2]).cross(Vector3<S>(y[0], y[1], y[2]));
-      for (int k = 0; k < 3; ++k) out[k] = r[k];
-      break;
-    }
-    case JointType::Free: {
-      const Vector3<S> v1(x[0], x[1], x[2]), w1(x[3], x[4], x[5]), v2(y[0], y[1], y[2]), w2(y[3], y[4], y[5]);
-      const Vector3<S> lin = w1.cross(v2) - w2.cross(v1), ang = w1.cross(w2);
-      for (int k = 0; k < 3; ++k) out[k] = lin[k], out[3 + k] = ang[k];
-      break;
-    }
-    case JointType::Planar:
-      out[0] = -x[2] * y[1] + y[2] * x[1];
-      out[1] = x[2] * y[0] - y[2] * x[0];
-      out[2] = S(0);
-      break;
-    default:
-      for (int k = 0; k < joint_nv(type); ++k) out[k] = S(0);
-  }
-}
 
 // Accumulates the adjoints of x and y for out = [x, y] (bilinear) given out_bar.
 template <class S>
@@ -77,23 +52,6 @@ void bracket_vjp(JointType type, const S* x, const S* y, const S* o, S* x_bar, S
   }
 }
 
-bool is_group_joint(JointType t) { return t == JointType::Spherical || t == JointType::Free || t == JointType::Planar; }
-
-// out = xi + [theta, xi]/2 + [theta, [theta, xi]]/12 on group joints (step.cpp's dexpinv).
-template <class S>
-void dexpinv(const ModelTpl<S>& model, const VectorX<S>& theta, const VectorX<S>& xi, VectorX<S>& out) {
-  out = xi;
-  for (int i = 0; i < model.nbodies(); ++i) {
-    const JointType t = model.joint_type[i];
-    if (!is_group_joint(t)) continue;
-    const int iv = model.idx_v[i];
-    S b1[6], b2[6];
-    bracket<S>(t, theta.data() + iv, xi.data() + iv, b1);
-    bracket<S>(t, theta.data() + iv, b1, b2);
-    for (int k = 0; k < model.joint_nv(i); ++k) out[iv + k] += b1[k] / S(2) + b2[k] / S(12);
-  }
-}
-
 // Adjoint of dexpinv: accumulates into theta_bar and xi_bar.
 template <class S>
 void dexpinv_vjp(const ModelTpl<S>& model, const VectorX<S>& theta, const VectorX<S>& xi, const VectorX<S>& out_bar,
@@ -101,10 +59,10 @@ void dexpinv_vjp(const ModelTpl<S>& model, const VectorX<S>& theta, const Vector
   xi_bar += out_bar;
   for (int i = 0; i < model.nbodies(); ++i) {
     const JointType t = model.joint_type[i];
-    if (!is_group_joint(t)) continue;
+    if (!detail::is_group_joint(t)) continue;
     const int iv = model.idx_v[i], nvi = model.joint_nv(i);
     S b1[6], b1_bar[6], b2_bar[6];
-    bracket<S>(t, theta.data() + iv, xi.data() + iv, b1);
+    detail::joint_bracket<S>(t, theta.data() + iv, xi.data() + iv, b1);
     for (int k = 0; k < nvi; ++k) {
       b1_bar[k] = out_bar[iv + k] / S(2);
       b2_bar[k] = out_bar[iv + k] / S(12);
@@ -162,7 +120,7 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
     data.step_adj_v[s] = v + h_of[s] * kv[s - 1];
     data.step_adj_theta[s] = h_of[s] * kq[s - 1];
     integrate<S>(model, q, data.step_adj_theta[s], data.step_adj_q[s]);
-    dexpinv<S>(model, data.step_adj_theta[s], data.step_adj_v[s], kq[s]);
+    detail::dexpinv<S>(model, data.step_adj_theta[s], data.step_adj_v[s], kq[s]);
     kv[s] = forward_dynamics<S>(model, data, data.step_adj_q[s], data.step_adj_v[s], tau);
   }
   const S w = dt / S(6);
