@@ -1,6 +1,7 @@
 #include "gradyn/dynamics/energy.hpp"
 
 #include "gradyn/autodiff.hpp"
+#include "gradyn/dynamics/detail/spring.hpp"
 
 namespace gradyn {
 
@@ -21,14 +22,10 @@ S potential_energy(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& 
     const Inertia<S>& I = model.body_inertia[i];
     e -= I.mass * model.gravity.dot(data.oMi[i].act_point(I.com));
   }
+  Eigen::Matrix<S, Eigen::Dynamic, 1, 0, 6, 1> d;
   for (int i = 0; i < model.nbodies(); ++i) {
-    const int iv = model.idx_v[i], nvi = model.joint_nv(i), iq = model.idx_q[i], nqi = model.joint_nq(i);
-    bool has_spring = false;
-    for (int k = 0; k < nvi; ++k) has_spring |= !is_inert_zero(model.stiffness[iv + k]);
-    if (!has_spring) continue;
-    Eigen::Matrix<S, Eigen::Dynamic, 1, 0, 6, 1> d(nvi);
-    joint_difference<S>(model.joint_type[i], model.q_rest.segment(iq, nqi), q.segment(iq, nqi), d);
-    e += S(0.5) * d.dot(model.stiffness.segment(iv, nvi).cwiseProduct(d));
+    if (!detail::spring_displacement(model, q, i, d)) continue;
+    e += S(0.5) * d.dot(model.stiffness.segment(model.idx_v[i], model.joint_nv(i)).cwiseProduct(d));
   }
   return e;
 }

@@ -2,6 +2,7 @@
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/dynamics/aba.hpp"
+#include "gradyn/dynamics/detail/spring.hpp"
 
 namespace gradyn {
 
@@ -11,14 +12,10 @@ const VectorX<S>& passive_forces(const ModelTpl<S>& model, DataTpl<S>& data, con
   check_size("q", q.size(), model.nq);
   check_size("v", v.size(), model.nv);
   data.tau_passive = -model.damping.cwiseProduct(v);
+  Eigen::Matrix<S, Eigen::Dynamic, 1, 0, 6, 1> d;
   for (int i = 0; i < model.nbodies(); ++i) {
-    const int iv = model.idx_v[i], nvi = model.joint_nv(i), iq = model.idx_q[i], nqi = model.joint_nq(i);
-    bool has_spring = false;
-    for (int k = 0; k < nvi; ++k) has_spring |= !is_inert_zero(model.stiffness[iv + k]);
-    if (!has_spring) continue;
-    // The spring pulls along the tangent from the configuration back to its rest.
-    Eigen::Matrix<S, Eigen::Dynamic, 1, 0, 6, 1> d(nvi);
-    joint_difference<S>(model.joint_type[i], model.q_rest.segment(iq, nqi), q.segment(iq, nqi), d);
+    if (!detail::spring_displacement(model, q, i, d)) continue;
+    const int iv = model.idx_v[i], nvi = model.joint_nv(i);
     data.tau_passive.segment(iv, nvi) -= model.stiffness.segment(iv, nvi).cwiseProduct(d);
   }
   return data.tau_passive;
