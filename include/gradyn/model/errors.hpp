@@ -16,8 +16,12 @@ struct SourceLocation {
 
   std::string str() const {
     std::string s;
-    if (!file.empty()) s += file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": ";
-    if (!element.empty()) s += element + ": ";
+    if (!file.empty()) {
+      s.append(file);
+      if (line > 0) s.append(":").append(std::to_string(line));
+      s.append(": ");
+    }
+    if (!element.empty()) s.append(element).append(": ");
     return s;
   }
 };
