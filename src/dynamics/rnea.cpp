@@ -16,23 +16,11 @@ const VectorX<S>& rnea(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<
   const int nb = model.nbodies();
   const Vector6<S> a_world = detail::world_acceleration(model);
   for (int i = 0; i < nb; ++i) {
-    data.liMi[i] = model.joint_placement[i] * joint_transform<S>(model.joint_type[i], model.joint_axis[i],
-                                                                   q.segment(model.idx_q[i], model.joint_nq(i)));
+    detail::rnea_forward_body(model, data, v, a, a_world, i,
+                              joint_transform<S>(model.joint_type[i], model.joint_axis[i],
+                                                 q.segment(model.idx_q[i], model.joint_nq(i))));
     const int p = model.parent[i];
     data.oMi[i] = p >= 0 ? data.oMi[p] * data.liMi[i] : data.liMi[i];
-    const int iv = model.idx_v[i], nvi = model.joint_nv(i);
-    const auto& Sj = data.joint_S[i];
-    const Vector6<S> vj = Sj * v.segment(iv, nvi);
-    const Vector6<S> aj = Sj * a.segment(iv, nvi);
-    if (p >= 0) {
-      data.v[i] = data.liMi[i].act_inv_motion(data.v[p]) + vj;
-      data.a[i] = data.liMi[i].act_inv_motion(data.a[p]) + aj + cross_motion<S>(data.v[i], vj);
-    } else {
-      data.v[i] = vj;
-      data.a[i] = data.liMi[i].act_inv_motion(a_world) + aj;
-    }
-    const Inertia<S>& I = model.body_inertia[i];
-    data.f[i] = I * data.a[i] + cross_force<S>(data.v[i], I * data.v[i]);
   }
   for (int i = nb - 1; i >= 0; --i) {
     const int iv = model.idx_v[i], nvi = model.joint_nv(i);

@@ -150,21 +150,7 @@ void rnea_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
   for (int i = 0; i < nb; ++i) {
     data.joint_M[i] = joint_transform<S>(model.joint_type[i], model.joint_axis[i],
                                          q.segment(model.idx_q[i], model.joint_nq(i)));
-    data.liMi[i] = model.joint_placement[i] * data.joint_M[i];
-    const int p = model.parent[i];
-    const int iv = model.idx_v[i], nvi = model.joint_nv(i);
-    const auto& Sj = data.joint_S[i];
-    const Vector6<S> vj = Sj * v.segment(iv, nvi);
-    const Vector6<S> aj = Sj * a.segment(iv, nvi);
-    if (p >= 0) {
-      data.v[i] = data.liMi[i].act_inv_motion(data.v[p]) + vj;
-      data.a[i] = data.liMi[i].act_inv_motion(data.a[p]) + aj + cross_motion<S>(data.v[i], vj);
-    } else {
-      data.v[i] = vj;
-      data.a[i] = data.liMi[i].act_inv_motion(a_world) + aj;
-    }
-    const Inertia<S>& I = model.body_inertia[i];
-    data.f[i] = I * data.a[i] + cross_force<S>(data.v[i], I * data.v[i]);
+    detail::rnea_forward_body(model, data, v, a, a_world, i, data.joint_M[i]);
     data.adj_v[i].setZero();
     data.adj_a[i].setZero();
   }

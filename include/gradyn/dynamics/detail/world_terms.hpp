@@ -46,4 +46,27 @@ inline Vector6<S> world_acceleration(const ModelTpl<S>& model) {
   return a;
 }
 
+/// Body i's step of RNEA's forward recursion (body frame), its parent already done: liMi from
+/// the joint transform Mj, then the body's velocity, acceleration (gravity included) and the
+/// force its own inertia needs. Shared by rnea and rnea_vjp.
+template <class S>
+inline void rnea_forward_body(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& v, const VecRef<S>& a,
+                              const Vector6<S>& a_world, int i, const Pose<S>& Mj) {
+  data.liMi[i] = model.joint_placement[i] * Mj;
+  const int p = model.parent[i];
+  const int iv = model.idx_v[i], nvi = model.joint_nv(i);
+  const auto& Sj = data.joint_S[i];
+  const Vector6<S> vj = Sj * v.segment(iv, nvi);
+  const Vector6<S> aj = Sj * a.segment(iv, nvi);
+  if (p >= 0) {
+    data.v[i] = data.liMi[i].act_inv_motion(data.v[p]) + vj;
+    data.a[i] = data.liMi[i].act_inv_motion(data.a[p]) + aj + cross_motion<S>(data.v[i], vj);
+  } else {
+    data.v[i] = vj;
+    data.a[i] = data.liMi[i].act_inv_motion(a_world) + aj;
+  }
+  const Inertia<S>& I = model.body_inertia[i];
+  data.f[i] = I * data.a[i] + cross_force<S>(data.v[i], I * data.v[i]);
+}
+
 }  // namespace gradyn::detail
