@@ -122,4 +122,5 @@ NB_MODULE(_core, m) {
   bind_model_data(m);
   bind_collision(m);
   bind_contact(m);
+  bind_actuators(m);
 }
