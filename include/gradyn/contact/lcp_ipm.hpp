@@ -1,0 +1,111 @@
+// Primal-dual interior-point solver for the mixed LCP of Belbute-Peres et al. 2018 ("End-to-end
+// differentiable physics for learning and control", lcp-physics), and its backward pass.
+// A standalone numerical stage on dense matrices; step() does not call it yet.
+//
+// Problem (the paper's Eq. 2, with an equality right-hand side b added; the paper has b = 0):
+//
+//     M x + G^T z + A^T y = -q          (n_x rows)
+//     G x + F z + s       =  m          (n_ineq rows)
+//     A x                 =  b          (n_eq rows)
+//     s >= 0,  z >= 0,  s_i z_i = kappa (kappa = 0: the exact LCP)
+//
+// Mapping to the paper's Eq. 1 (velocity-level contact dynamics): x = -v_{t+dt}, y = lambda_e,
+// z = [lambda_c; lambda_f; gamma], s = [a; sigma; zeta], q = -M v_t - dt f_t, A = J_e,
+// G = [J_c 0; J_f 0; 0 0], F = [0 0 0; 0 0 E; mu -E^T 0], m = [c; 0; 0]. In the QP notation of the
+// brief (G x + s = h) h is the paper's m. With F = 0 and M symmetric positive definite it is the KKT
+// system of  min 1/2 x^T M x + q^T x  s.t.  A x = b, G x <= m.
+//
+// Forward (Mattingley & Boyd 2012, CVXGEN; Mehrotra predictor-corrector): every iteration eliminates
+// ds from the linearised KKT system and factors the reduced matrix
+//     K = [M  G^T  A^T; G  F - D  0; A  0  0],  D = diag(s / z),
+// by partial-pivot LU (K is not symmetric when F is not), solves once for the affine direction and
+// once for the centred-corrected one. Converged when all residuals and |s.z - kappa| are <= tolerance.
+//
+// Relaxation kappa (Dojo-style smoothing, Howell et al. 2022): with kappa > 0 the solver stops on the
+// central path point s_i z_i = kappa instead of the complementary point. The solution is then a
+// smooth function of the data even where the active set changes (a constraint with s = z = 0), so
+// gradients stay finite and continuous; kappa -> 0 recovers the exact LCP and its one-sided gradients.
+//
+// Backward (the paper's Eq. 3, Amos & Kolter 2017): differentiate the residual R(w, data) = 0,
+// w = (x, z, y, s), at the returned point. With lambda = J^{-T} g (J = dR/dw, g the cotangent of w),
+//     dl/dq = -lambda_x          dl/dM = -lambda_x x^T         dl/dm = lambda_s   dl/db = lambda_y
+//     dl/dG = -(lambda_s x^T + z lambda_x^T)   dl/dF = -lambda_s z^T   dl/dA = -(lambda_y x^T + y lambda_x^T)
+// (the paper writes the symmetrised dl/dM for a symmetric M; symmetrise if M is parameterised so).
+// J^T reduces, by eliminating lambda for the complementarity rows, to exactly K^T at the solution,
+// so the solve ends by factoring K at the returned point and every backward call reuses that LU.
+// Accurate when the solution is strictly complementary (kappa = 0) or kappa > 0.
+#pragma once
+
+#include <Eigen/Dense>
+
+#include "gradyn/spatial/spatial.hpp"
+
+namespace gradyn {
+
+/// The data of one mixed LCP (shapes: M n_x x n_x, q n_x, G n_ineq x n_x, F n_ineq x n_ineq, m n_ineq,
+/// A n_eq x n_x, b n_eq). Also holds the gradient w.r.t. each field in mixed_lcp_vjp.
+template <class S>
+struct MixedLcpTpl {
+  MatrixX<S> M, G, F, A;
+  VectorX<S> q, m, b;
+
+  MixedLcpTpl() = default;
+  /// All fields zero with the shapes of a problem with these sizes.
+  MixedLcpTpl(Eigen::Index n_x, Eigen::Index n_eq, Eigen::Index n_ineq);
+  Eigen::Index n_x() const { return M.rows(); }
+  Eigen::Index n_eq() const { return A.rows(); }
+  Eigen::Index n_ineq() const { return G.rows(); }
+};
+using MixedLcp = MixedLcpTpl<double>;
+
+template <class S>
+struct LcpIpmSettings {
+  int max_iterations = 50;
+  S tolerance = S(1e-10);  ///< on the infinity norms of all residuals and of s.z - kappa
+  S kappa = S(0);          ///< complementarity target s_i z_i = kappa (0: exact LCP)
+  S step_fraction = S(0.99);  ///< fraction of the step to the boundary s, z > 0
+};
+
+struct LcpIpmResult {
+  bool converged = false;
+  int iterations = 0;                 ///< Newton iterations taken
+  double primal_residual = 0;         ///< max(|G x + F z + s - m|_inf, |A x - b|_inf) at the returned point
+  double dual_residual = 0;           ///< |M x + G^T z + A^T y + q|_inf
+  double complementarity_residual = 0;  ///< |s.z - kappa|_inf
+};
+
+/// All storage of a solve and its backward pass, sized once for one problem size. solve_mixed_lcp
+/// leaves the solution in x, z, y, s.
+template <class S>
+struct IpmWorkspaceTpl {
+  IpmWorkspaceTpl(Eigen::Index n_x, Eigen::Index n_eq, Eigen::Index n_ineq);
+
+  Eigen::Index n_x, n_eq, n_ineq;
+  VectorX<S> x, z, y, s;                     // the iterate / solution
+  VectorX<S> dx, dz, dy, ds;                 // a Newton direction
+  VectorX<S> dz_aff, ds_aff;                 // the affine (predictor) direction
+  VectorX<S> r_dual, r_ineq, r_eq, r_comp;   // residuals
+  VectorX<S> rhs, sol;                       // reduced system right-hand side and solution
+  MatrixX<S> K;                              // reduced KKT matrix
+  Eigen::PartialPivLU<MatrixX<S>> lu;        // its factorisation (at the solution after a solve)
+  bool factored_at_solution = false;
+};
+using IpmWorkspace = IpmWorkspaceTpl<double>;
+
+/// Solves the mixed LCP; the solution is left in ws.x, ws.z, ws.y, ws.s. Never throws on
+/// non-convergence (the result says so; the last iterate stays in ws). Throws ArgumentError when the
+/// problem's shapes do not match the workspace. No allocation.
+template <class S>
+LcpIpmResult solve_mixed_lcp(const MixedLcpTpl<S>& problem, const LcpIpmSettings<S>& settings,
+                             IpmWorkspaceTpl<S>& ws);
+
+/// Vector-Jacobian product of the solution (x, z, y, s) w.r.t. all problem data, at the point the
+/// last solve_mixed_lcp left in ws (same problem). Cotangents of unused outputs may be empty vectors.
+/// ACCUMULATES (+=) into grad, which must have the problem's shapes (MixedLcpTpl(n_x, n_eq, n_ineq)).
+/// Uses ws.rhs / ws.sol as scratch; no allocation.
+template <class S>
+void mixed_lcp_vjp(const MixedLcpTpl<S>& problem, IpmWorkspaceTpl<S>& ws, const VectorX<S>& grad_x,
+                   const VectorX<S>& grad_z, const VectorX<S>& grad_y, const VectorX<S>& grad_s,
+                   MixedLcpTpl<S>& grad);
+
+}  // namespace gradyn

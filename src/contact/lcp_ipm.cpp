@@ -1,0 +1,250 @@
+#include "gradyn/contact/lcp_ipm.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "gradyn/model/errors.hpp"
+
+namespace gradyn {
+
+template <class S>
+MixedLcpTpl<S>::MixedLcpTpl(Eigen::Index n_x, Eigen::Index n_eq, Eigen::Index n_ineq)
+    : M(MatrixX<S>::Zero(n_x, n_x)),
+      G(MatrixX<S>::Zero(n_ineq, n_x)),
+      F(MatrixX<S>::Zero(n_ineq, n_ineq)),
+      A(MatrixX<S>::Zero(n_eq, n_x)),
+      q(VectorX<S>::Zero(n_x)),
+      m(VectorX<S>::Zero(n_ineq)),
+      b(VectorX<S>::Zero(n_eq)) {}
+
+template <class S>
+IpmWorkspaceTpl<S>::IpmWorkspaceTpl(Eigen::Index nx, Eigen::Index ne, Eigen::Index ni)
+    : n_x(nx), n_eq(ne), n_ineq(ni),
+      x(VectorX<S>::Zero(nx)), z(VectorX<S>::Zero(ni)), y(VectorX<S>::Zero(ne)), s(VectorX<S>::Zero(ni)),
+      dx(VectorX<S>::Zero(nx)), dz(VectorX<S>::Zero(ni)), dy(VectorX<S>::Zero(ne)), ds(VectorX<S>::Zero(ni)),
+      dz_aff(VectorX<S>::Zero(ni)), ds_aff(VectorX<S>::Zero(ni)),
+      r_dual(VectorX<S>::Zero(nx)), r_ineq(VectorX<S>::Zero(ni)), r_eq(VectorX<S>::Zero(ne)),
+      r_comp(VectorX<S>::Zero(ni)),
+      rhs(VectorX<S>::Zero(nx + ni + ne)), sol(VectorX<S>::Zero(nx + ni + ne)),
+      K(MatrixX<S>::Zero(nx + ni + ne, nx + ni + ne)),
+      lu(nx + ni + ne) {}
+
+namespace {
+
+void check_shape(const char* what, Eigen::Index rows, Eigen::Index cols, Eigen::Index want_rows,
+                 Eigen::Index want_cols) {
+  if (rows != want_rows || cols != want_cols)
+    throw ArgumentError(std::string("mixed LCP: ") + what + " is " + std::to_string(rows) + "x" +
+                        std::to_string(cols) + ", expected " + std::to_string(want_rows) + "x" +
+                        std::to_string(want_cols) + " (workspace n_x, n_eq, n_ineq)");
+}
+
+template <class S>
+void check_problem(const MixedLcpTpl<S>& p, const IpmWorkspaceTpl<S>& ws) {
+  const Eigen::Index nx = ws.n_x, ne = ws.n_eq, ni = ws.n_ineq;
+  check_shape("M", p.M.rows(), p.M.cols(), nx, nx);
+  check_shape("q", p.q.rows(), p.q.cols(), nx, 1);
+  check_shape("G", p.G.rows(), p.G.cols(), ni, nx);
+  check_shape("F", p.F.rows(), p.F.cols(), ni, ni);
+  check_shape("m", p.m.rows(), p.m.cols(), ni, 1);
+  check_shape("A", p.A.rows(), p.A.cols(), ne, nx);
+  check_shape("b", p.b.rows(), p.b.cols(), ne, 1);
+}
+
+// Largest alpha in (0, 1] with v + alpha dv >= 0 (v > 0).
+template <class S>
+S max_step(const VectorX<S>& v, const VectorX<S>& dv) {
+  S alpha(1);
+  for (Eigen::Index i = 0; i < v.size(); ++i)
+    if (dv[i] < S(0)) alpha = std::min(alpha, -v[i] / dv[i]);
+  return alpha;
+}
+
+template <class S>
+void compute_residuals(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const S& kappa) {
+  ws.r_dual.noalias() = p.M * ws.x;
+  ws.r_dual.noalias() += p.G.transpose() * ws.z;
+  ws.r_dual.noalias() += p.A.transpose() * ws.y;
+  ws.r_dual += p.q;
+  ws.r_ineq.noalias() = p.G * ws.x;
+  ws.r_ineq.noalias() += p.F * ws.z;
+  ws.r_ineq += ws.s - p.m;
+  ws.r_eq.noalias() = p.A * ws.x;
+  ws.r_eq -= p.b;
+  ws.r_comp = ws.s.cwiseProduct(ws.z).array() - kappa;
+}
+
+template <class S>
+S inf_norm(const VectorX<S>& v) {
+  return v.size() == 0 ? S(0) : v.template lpNorm<Eigen::Infinity>();
+}
+
+// K's constant blocks; the (ineq, ineq) block is set per iteration by factor_at.
+template <class S>
+void assemble_static(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
+  const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
+  ws.K.setZero();
+  ws.K.topLeftCorner(nx, nx) = p.M;
+  ws.K.block(0, nx, nx, ni) = p.G.transpose();
+  ws.K.block(0, nx + ni, nx, ne) = p.A.transpose();
+  ws.K.block(nx, 0, ni, nx) = p.G;
+  ws.K.block(nx + ni, 0, ne, nx) = p.A;
+}
+
+// Factors K with D = diag(d_scale) (the s / z ratios).
+template <class S>
+void factor_with(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const VectorX<S>& d_scale) {
+  const Eigen::Index nx = ws.n_x, ni = ws.n_ineq;
+  ws.K.block(nx, nx, ni, ni) = p.F;
+  ws.K.block(nx, nx, ni, ni).diagonal() -= d_scale;
+  ws.lu.compute(ws.K);
+}
+
+// Newton direction (dx, dz, dy, ds) for the current residuals with the complementarity residual
+// comp (rows of Z ds + S dz = -comp); K must be factored at the current iterate.
+template <class S>
+void newton_direction(IpmWorkspaceTpl<S>& ws, const VectorX<S>& comp) {
+  const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
+  ws.rhs.head(nx) = -ws.r_dual;
+  ws.rhs.segment(nx, ni) = comp.cwiseQuotient(ws.z) - ws.r_ineq;
+  ws.rhs.tail(ne) = -ws.r_eq;
+  ws.sol = ws.lu.solve(ws.rhs);
+  ws.dx = ws.sol.head(nx);
+  ws.dz = ws.sol.segment(nx, ni);
+  ws.dy = ws.sol.tail(ne);
+  // ds = -(comp + S dz) / z
+  ws.ds = -(comp + ws.s.cwiseProduct(ws.dz)).cwiseQuotient(ws.z);
+}
+
+}  // namespace
+
+template <class S>
+LcpIpmResult solve_mixed_lcp(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& settings, IpmWorkspaceTpl<S>& ws) {
+  using std::abs;
+  using std::pow;
+  check_problem(p, ws);
+  const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
+  const S kappa = settings.kappa;
+  ws.factored_at_solution = false;
+  assemble_static(p, ws);
+
+  // Initial point (Mattingley & Boyd): solve the KKT system with D = I, i.e. s = -z, then shift s and z
+  // into the positive orthant.
+  ws.s.setOnes();
+  factor_with(p, ws, ws.s);
+  ws.rhs.head(nx) = -p.q;
+  ws.rhs.segment(nx, ni) = p.m;
+  ws.rhs.tail(ne) = p.b;
+  ws.sol = ws.lu.solve(ws.rhs);
+  ws.x = ws.sol.head(nx);
+  ws.z = ws.sol.segment(nx, ni);
+  ws.y = ws.sol.tail(ne);
+  ws.s = -ws.z;
+  if (ni > 0) {
+    const S shift_s = -ws.s.minCoeff(), shift_z = -ws.z.minCoeff();
+    if (shift_s >= S(0)) ws.s.array() += S(1) + shift_s;
+    if (shift_z >= S(0)) ws.z.array() += S(1) + shift_z;
+  }
+
+  LcpIpmResult result;
+  const S n_comp = S(std::max<Eigen::Index>(ni, 1));
+  for (int iteration = 0;; ++iteration) {
+    compute_residuals(p, ws, kappa);
+    const S primal = std::max(inf_norm(ws.r_ineq), inf_norm(ws.r_eq));
+    const S dual = inf_norm(ws.r_dual);
+    const S comp = inf_norm(ws.r_comp);
+    result.iterations = iteration;
+    result.primal_residual = double(primal);
+    result.dual_residual = double(dual);
+    result.complementarity_residual = double(comp);
+    if (primal <= settings.tolerance && dual <= settings.tolerance && comp <= settings.tolerance) {
+      result.converged = true;
+      break;
+    }
+    if (iteration >= settings.max_iterations) break;
+
+    ws.ds_aff = ws.s.cwiseQuotient(ws.z);  // D, as scratch
+    factor_with(p, ws, ws.ds_aff);
+    const S mu = ws.s.dot(ws.z) / n_comp;
+
+    // Predictor: straight to the target s.z = kappa.
+    newton_direction(ws, ws.r_comp);
+    const S alpha_aff = std::min(max_step(ws.s, ws.ds), max_step(ws.z, ws.dz));
+    const S mu_aff = (ws.s + alpha_aff * ws.ds).dot(ws.z + alpha_aff * ws.dz) / n_comp;
+    const S excess = mu - kappa;
+    S sigma(0);
+    if (excess > S(0)) sigma = pow(std::clamp((mu_aff - kappa) / excess, S(0), S(1)), 3);
+    const S target = kappa + sigma * std::max(excess, S(0));
+
+    // Corrector: centre (sigma) and correct the second-order term ds_aff . dz_aff.
+    ws.ds_aff = ws.ds;
+    ws.dz_aff = ws.dz;
+    ws.r_comp = ws.s.cwiseProduct(ws.z) + ws.ds_aff.cwiseProduct(ws.dz_aff);
+    ws.r_comp.array() -= target;
+    newton_direction(ws, ws.r_comp);
+    const S alpha = std::min(S(1), settings.step_fraction * std::min(max_step(ws.s, ws.ds), max_step(ws.z, ws.dz)));
+    ws.x += alpha * ws.dx;
+    ws.z += alpha * ws.dz;
+    ws.y += alpha * ws.dy;
+    ws.s += alpha * ws.ds;
+  }
+
+  // Factor K at the returned point: J^T reduces to K^T there, so the backward pass reuses this LU.
+  ws.ds_aff = ws.s.cwiseQuotient(ws.z);
+  factor_with(p, ws, ws.ds_aff);
+  ws.factored_at_solution = true;
+  return result;
+}
+
+template <class S>
+void mixed_lcp_vjp(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const VectorX<S>& grad_x,
+                   const VectorX<S>& grad_z, const VectorX<S>& grad_y, const VectorX<S>& grad_s,
+                   MixedLcpTpl<S>& grad) {
+  check_problem(p, ws);
+  check_problem(grad, ws);
+  if (!ws.factored_at_solution)
+    throw ArgumentError("mixed_lcp_vjp: the workspace holds no solution (call solve_mixed_lcp first)");
+  const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
+  auto check_cotangent = [](const char* what, const VectorX<S>& g, Eigen::Index n) {
+    if (g.size() != 0 && g.size() != n)
+      throw ArgumentError(std::string("mixed_lcp_vjp: ") + what + " has " + std::to_string(g.size()) +
+                          " entries, expected " + std::to_string(n) + " (or 0 for none)");
+  };
+  check_cotangent("grad_x", grad_x, nx);
+  check_cotangent("grad_z", grad_z, ni);
+  check_cotangent("grad_y", grad_y, ne);
+  check_cotangent("grad_s", grad_s, ni);
+
+  // K^T [lambda_x; lambda_s; lambda_y] = [g_x; g_z - D g_s; g_y]  (lambda of the complementarity rows
+  // eliminated: lambda_c = (g_s - lambda_s) / z).
+  ws.rhs.setZero();
+  if (grad_x.size()) ws.rhs.head(nx) = grad_x;
+  if (grad_z.size()) ws.rhs.segment(nx, ni) = grad_z;
+  if (grad_s.size()) ws.rhs.segment(nx, ni) -= ws.s.cwiseQuotient(ws.z).cwiseProduct(grad_s);
+  if (grad_y.size()) ws.rhs.tail(ne) = grad_y;
+  ws.sol = ws.lu.transpose().solve(ws.rhs);
+  const auto lambda_x = ws.sol.head(nx);
+  const auto lambda_s = ws.sol.segment(nx, ni);
+  const auto lambda_y = ws.sol.tail(ne);
+
+  grad.q -= lambda_x;
+  grad.M.noalias() -= lambda_x * ws.x.transpose();
+  grad.m += lambda_s;
+  grad.b += lambda_y;
+  grad.G.noalias() -= lambda_s * ws.x.transpose();
+  grad.G.noalias() -= ws.z * lambda_x.transpose();
+  grad.F.noalias() -= lambda_s * ws.z.transpose();
+  grad.A.noalias() -= lambda_y * ws.x.transpose();
+  grad.A.noalias() -= ws.y * lambda_x.transpose();
+}
+
+template struct MixedLcpTpl<double>;
+template struct IpmWorkspaceTpl<double>;
+template LcpIpmResult solve_mixed_lcp(const MixedLcpTpl<double>&, const LcpIpmSettings<double>&,
+                                      IpmWorkspaceTpl<double>&);
+template void mixed_lcp_vjp(const MixedLcpTpl<double>&, IpmWorkspaceTpl<double>&, const VectorX<double>&,
+                            const VectorX<double>&, const VectorX<double>&, const VectorX<double>&,
+                            MixedLcpTpl<double>&);
+
+}  // namespace gradyn

@@ -1,0 +1,313 @@
+// Mixed LCP interior-point solver (paper 000, Eq. 2) and its backward pass (Eq. 3).
+#include "gradyn/contact/lcp_ipm.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "gradyn/model/errors.hpp"
+
+namespace gradyn {
+namespace {
+
+using Eigen::Index;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+MatrixXd random_matrix(std::mt19937& rng, Index rows, Index cols) {
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  MatrixXd out(rows, cols);
+  for (Index i = 0; i < out.size(); ++i) out.data()[i] = u(rng);
+  return out;
+}
+
+// A problem whose solution is planted: the first n_active inequality rows are active (s = 0,
+// z in [0.5, 1.5]), the rest inactive (z = 0, s in [0.5, 1.5]): strictly complementary. M is SPD;
+// F is 0 or negative definite, so that s = const + (G M^-1 G^T - F) z is a monotone LCP.
+struct Planted {
+  MixedLcp problem;
+  VectorXd x, z, y, s;
+};
+
+Planted planted_problem(std::mt19937& rng, Index nx, Index ne, Index ni, Index n_active, bool with_F) {
+  std::uniform_real_distribution<double> pos(0.5, 1.5);
+  Planted out;
+  MixedLcp& p = out.problem;
+  const MatrixXd B = random_matrix(rng, nx, nx);
+  p.M = B * B.transpose() + 0.5 * MatrixXd::Identity(nx, nx);
+  p.G = random_matrix(rng, ni, nx);
+  p.A = random_matrix(rng, ne, nx);
+  if (with_F) {
+    const MatrixXd C = random_matrix(rng, ni, ni);
+    p.F = -0.3 * C * C.transpose() - 0.1 * MatrixXd::Identity(ni, ni);
+  } else {
+    p.F = MatrixXd::Zero(ni, ni);
+  }
+  out.x = random_matrix(rng, nx, 1);
+  out.y = random_matrix(rng, ne, 1);
+  out.z = VectorXd::Zero(ni);
+  out.s = VectorXd::Zero(ni);
+  for (Index i = 0; i < ni; ++i) (i < n_active ? out.z : out.s)[i] = pos(rng);
+  p.q = -(p.M * out.x + p.G.transpose() * out.z + p.A.transpose() * out.y);
+  p.m = p.G * out.x + p.F * out.z + out.s;
+  p.b = p.A * out.x;
+  return out;
+}
+
+struct KktError {
+  double dual, ineq, eq, comp, min_s, min_z;
+};
+
+KktError kkt_error(const MixedLcp& p, const IpmWorkspace& ws) {
+  KktError e;
+  const VectorXd r_dual = p.M * ws.x + p.G.transpose() * ws.z + p.A.transpose() * ws.y + p.q;
+  const VectorXd r_ineq = p.G * ws.x + p.F * ws.z + ws.s - p.m;
+  const VectorXd r_eq = p.A * ws.x - p.b;
+  e.dual = r_dual.lpNorm<Eigen::Infinity>();
+  e.ineq = r_ineq.size() ? r_ineq.lpNorm<Eigen::Infinity>() : 0.0;
+  e.eq = r_eq.size() ? r_eq.lpNorm<Eigen::Infinity>() : 0.0;
+  e.comp = ws.s.size() ? ws.s.cwiseProduct(ws.z).lpNorm<Eigen::Infinity>() : 0.0;
+  e.min_s = ws.s.size() ? ws.s.minCoeff() : 0.0;
+  e.min_z = ws.z.size() ? ws.z.minCoeff() : 0.0;
+  return e;
+}
+
+TEST(LcpIpm, PlantedSolutionsSatisfyKkt) {
+  std::mt19937 rng(7);
+  LcpIpmSettings<double> settings;
+  settings.tolerance = 1e-12;
+  int cases = 0;
+  for (bool with_F : {false, true}) {
+    for (int trial = 0; trial < 10; ++trial) {
+      const Index nx = 6, ne = 2, ni = 5, n_active = trial % 5;
+      const Planted planted = planted_problem(rng, nx, ne, ni, n_active, with_F);
+      IpmWorkspace ws(nx, ne, ni);
+      const LcpIpmResult result = solve_mixed_lcp(planted.problem, settings, ws);
+      ASSERT_TRUE(result.converged) << "trial " << trial << " F " << with_F << " after " << result.iterations;
+      EXPECT_GT(result.iterations, 0);
+      EXPECT_LE(result.iterations, settings.max_iterations);
+      const KktError e = kkt_error(planted.problem, ws);
+      EXPECT_LT(e.dual, 1e-8);
+      EXPECT_LT(e.ineq, 1e-8);
+      EXPECT_LT(e.eq, 1e-8);
+      EXPECT_LT(e.comp, 1e-8);
+      EXPECT_GT(e.min_s, 0.0);  // the interior method keeps s, z strictly positive
+      EXPECT_GT(e.min_z, 0.0);
+      EXPECT_LT((ws.x - planted.x).lpNorm<Eigen::Infinity>(), 1e-8);
+      EXPECT_LT((ws.z - planted.z).lpNorm<Eigen::Infinity>(), 1e-8);
+      EXPECT_LT((ws.y - planted.y).lpNorm<Eigen::Infinity>(), 1e-8);
+      EXPECT_LT((ws.s - planted.s).lpNorm<Eigen::Infinity>(), 1e-8);
+      ++cases;
+    }
+  }
+  EXPECT_EQ(cases, 20);
+}
+
+// All 2^n_ineq active sets: solve the equalities with z = 0 off the set and s = 0 on it, keep the
+// ones with z >= 0 and s >= 0.
+struct EnumeratedSolution {
+  VectorXd x, z;
+};
+
+std::vector<EnumeratedSolution> enumerate_active_sets(const MixedLcp& p) {
+  const Index nx = p.n_x(), ne = p.n_eq(), ni = p.n_ineq();
+  std::vector<EnumeratedSolution> found;
+  for (unsigned mask = 0; mask < (1u << ni); ++mask) {
+    std::vector<Index> active;
+    for (Index i = 0; i < ni; ++i)
+      if (mask & (1u << i)) active.push_back(i);
+    const Index na = Index(active.size()), n = nx + ne + na;
+    MatrixXd K = MatrixXd::Zero(n, n);
+    VectorXd rhs(n);
+    K.topLeftCorner(nx, nx) = p.M;
+    K.block(0, nx, nx, ne) = p.A.transpose();
+    K.block(nx, 0, ne, nx) = p.A;
+    rhs.head(nx) = -p.q;
+    rhs.segment(nx, ne) = p.b;
+    for (Index a = 0; a < na; ++a) {
+      K.block(0, nx + ne + a, nx, 1) = p.G.row(active[a]).transpose();
+      K.block(nx + ne + a, 0, 1, nx) = p.G.row(active[a]);
+      for (Index c = 0; c < na; ++c) K(nx + ne + a, nx + ne + c) = p.F(active[a], active[c]);
+      rhs[nx + ne + a] = p.m[active[a]];
+    }
+    const Eigen::FullPivLU<MatrixXd> lu(K);
+    if (!lu.isInvertible()) continue;
+    const VectorXd sol = lu.solve(rhs);
+    EnumeratedSolution candidate{sol.head(nx), VectorXd::Zero(ni)};
+    for (Index a = 0; a < na; ++a) candidate.z[active[a]] = sol[nx + ne + a];
+    const VectorXd s = p.m - p.G * candidate.x - p.F * candidate.z;
+    if (candidate.z.minCoeff() >= -1e-12 && s.minCoeff() >= -1e-12) found.push_back(candidate);
+  }
+  return found;
+}
+
+TEST(LcpIpm, MatchesActiveSetEnumeration) {
+  std::mt19937 rng(11);
+  LcpIpmSettings<double> settings;
+  settings.tolerance = 1e-12;
+  int compared = 0, active_rows = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const Index nx = 3, ne = trial % 2, ni = 1 + trial % 4;
+    MixedLcp p;
+    const MatrixXd B = random_matrix(rng, nx, nx);
+    p.M = B * B.transpose() + 0.3 * MatrixXd::Identity(nx, nx);
+    p.q = 2.0 * random_matrix(rng, nx, 1);
+    p.G = random_matrix(rng, ni, nx);
+    p.F = trial % 3 == 0 ? MatrixXd(-0.2 * MatrixXd::Identity(ni, ni)) : MatrixXd(MatrixXd::Zero(ni, ni));
+    // Feasible by construction (x0 strictly inside); which rows end up active is left to the data.
+    const VectorXd x0 = random_matrix(rng, nx, 1);
+    p.m = p.G * x0 + 0.5 * (VectorXd::Ones(ni) + random_matrix(rng, ni, 1));
+    p.A = random_matrix(rng, ne, nx);
+    p.b = p.A * x0;
+    const std::vector<EnumeratedSolution> reference = enumerate_active_sets(p);
+    ASSERT_FALSE(reference.empty()) << "trial " << trial;
+    IpmWorkspace ws(nx, ne, ni);
+    const LcpIpmResult result = solve_mixed_lcp(p, settings, ws);
+    ASSERT_TRUE(result.converged) << "trial " << trial;
+    for (const EnumeratedSolution& r : reference) {
+      EXPECT_LT((ws.x - r.x).lpNorm<Eigen::Infinity>(), 1e-8) << "trial " << trial;
+      EXPECT_LT((ws.z - r.z).lpNorm<Eigen::Infinity>(), 1e-8) << "trial " << trial;
+    }
+    ++compared;
+    active_rows += int((ws.z.array() > 1e-6).count());
+  }
+  EXPECT_EQ(compared, 40);
+  EXPECT_GT(active_rows, 10);  // the cases exercise active constraints, not only interior minima
+}
+
+// Every entry of every problem field, as a list of pointers (for finite differences).
+std::vector<std::pair<double*, double*>> all_entries(MixedLcp& p, MixedLcp& g) {
+  std::vector<std::pair<double*, double*>> out;
+  auto add = [&](auto& a, auto& b) {
+    for (Index i = 0; i < a.size(); ++i) out.emplace_back(a.data() + i, b.data() + i);
+  };
+  add(p.M, g.M);
+  add(p.q, g.q);
+  add(p.G, g.G);
+  add(p.F, g.F);
+  add(p.m, g.m);
+  add(p.A, g.A);
+  add(p.b, g.b);
+  return out;
+}
+
+// Checks mixed_lcp_vjp against central differences of l = gx.x + gz.z + gy.y + gs.s over every entry.
+void check_vjp_against_fd(MixedLcp p, const LcpIpmSettings<double>& settings, std::mt19937& rng, double step,
+                          double tol, MixedLcp* grad_out = nullptr) {
+  const Index nx = p.n_x(), ne = p.n_eq(), ni = p.n_ineq();
+  IpmWorkspace ws(nx, ne, ni);
+  const VectorXd gx = random_matrix(rng, nx, 1), gz = random_matrix(rng, ni, 1), gy = random_matrix(rng, ne, 1),
+                 gs = random_matrix(rng, ni, 1);
+  auto loss = [&]() {
+    const LcpIpmResult r = solve_mixed_lcp(p, settings, ws);
+    EXPECT_TRUE(r.converged);
+    return gx.dot(ws.x) + gz.dot(ws.z) + gy.dot(ws.y) + gs.dot(ws.s);
+  };
+  ASSERT_TRUE(solve_mixed_lcp(p, settings, ws).converged);
+  MixedLcp grad(nx, ne, ni);
+  mixed_lcp_vjp(p, ws, gx, gz, gy, gs, grad);
+  // Accumulation: a second call doubles the gradient.
+  MixedLcp twice = grad;
+  mixed_lcp_vjp(p, ws, gx, gz, gy, gs, twice);
+  EXPECT_LT((twice.q - 2 * grad.q).norm(), 1e-12 * (1 + grad.q.norm()));
+
+  int checked = 0;
+  for (auto [value, analytic] : all_entries(p, grad)) {
+    const double saved = *value;
+    *value = saved + step;
+    const double plus = loss();
+    *value = saved - step;
+    const double minus = loss();
+    *value = saved;
+    const double fd = (plus - minus) / (2 * step);
+    EXPECT_NEAR(*analytic, fd, tol * (1 + std::abs(fd)));
+    ++checked;
+  }
+  EXPECT_EQ(checked, nx * nx + nx + ni * nx + ni * ni + ni + ne * nx + ne);
+  if (grad_out) *grad_out = grad;
+}
+
+TEST(LcpIpm, VjpMatchesCentralDifferences) {
+  std::mt19937 rng(23);
+  LcpIpmSettings<double> settings;
+  settings.tolerance = 1e-13;
+  for (bool with_F : {false, true}) {
+    for (int trial = 0; trial < 3; ++trial) {
+      const Planted planted = planted_problem(rng, 4, 1, 3, 1 + trial % 3, with_F);
+      SCOPED_TRACE(::testing::Message() << "trial " << trial << " F " << with_F);
+      check_vjp_against_fd(planted.problem, settings, rng, 1e-5, 1e-6);
+    }
+  }
+}
+
+TEST(LcpIpm, KappaGivesSmoothGradientAtDegeneratePoint) {
+  // min 1/2 |x|^2 - x0  s.t.  x0 <= m: at m = 1 the unconstrained minimum lies on the boundary, so
+  // s = z = 0 (no strict complementarity) and x0(m) = min(m, 1) has a kink. On the central path
+  // z (m - 1 + z) = kappa, which gives dx0/dm = 1/2 exactly at m = 1 for every kappa > 0.
+  MixedLcp p(2, 0, 1);
+  p.M.setIdentity();
+  p.q << -1.0, 0.0;
+  p.G << 1.0, 0.0;
+  p.m << 1.0;
+  LcpIpmSettings<double> settings;
+  settings.tolerance = 1e-13;
+  settings.kappa = 1e-4;
+  std::mt19937 rng(5);
+  MixedLcp grad;
+  check_vjp_against_fd(p, settings, rng, 1e-6, 1e-6, &grad);
+
+  IpmWorkspace ws(2, 0, 1);
+  ASSERT_TRUE(solve_mixed_lcp(p, settings, ws).converged);
+  EXPECT_NEAR(ws.z[0], std::sqrt(settings.kappa), 1e-12);
+  EXPECT_NEAR(ws.s[0] * ws.z[0], settings.kappa, 1e-13);
+  MixedLcp dx0(2, 0, 1);
+  const VectorXd e0 = VectorXd::Unit(2, 0), none;
+  mixed_lcp_vjp(p, ws, e0, none, none, none, dx0);
+  EXPECT_NEAR(dx0.m[0], 0.5, 1e-9);
+  EXPECT_TRUE(std::isfinite(dx0.q[0]));
+
+  // Without relaxation the one-sided derivatives of x0(m) are 1 and 0: the exact solver is not smooth.
+  settings.kappa = 0;
+  auto x0_of = [&](double m) {
+    p.m[0] = m;
+    EXPECT_TRUE(solve_mixed_lcp(p, settings, ws).converged);
+    return ws.x[0];
+  };
+  // (the exact solver reaches the degenerate point only to ~sqrt(tolerance), hence the wide step)
+  const double h = 0.1;
+  EXPECT_NEAR((x0_of(1.0) - x0_of(1.0 - h)) / h, 1.0, 1e-5);
+  EXPECT_NEAR((x0_of(1.0 + h) - x0_of(1.0)) / h, 0.0, 1e-5);
+}
+
+TEST(LcpIpm, IterationCapSetsFlagWithoutThrowing) {
+  std::mt19937 rng(3);
+  const Planted planted = planted_problem(rng, 6, 2, 5, 2, true);
+  IpmWorkspace ws(6, 2, 5);
+  LcpIpmSettings<double> settings;
+  settings.tolerance = 1e-12;
+  settings.max_iterations = 1;
+  LcpIpmResult result;
+  EXPECT_NO_THROW(result = solve_mixed_lcp(planted.problem, settings, ws));
+  EXPECT_FALSE(result.converged);
+  EXPECT_EQ(result.iterations, 1);
+  EXPECT_GT(std::max({result.primal_residual, result.dual_residual, result.complementarity_residual}), 1e-12);
+  settings.max_iterations = 50;
+  result = solve_mixed_lcp(planted.problem, settings, ws);
+  EXPECT_TRUE(result.converged);
+}
+
+TEST(LcpIpm, ShapeMismatchThrows) {
+  MixedLcp p(3, 1, 2);
+  p.M.setIdentity();
+  IpmWorkspace ws(3, 1, 3);
+  EXPECT_THROW(solve_mixed_lcp(p, LcpIpmSettings<double>{}, ws), ArgumentError);
+  IpmWorkspace fresh(3, 1, 2);
+  MixedLcp grad(3, 1, 2);
+  const VectorXd none;
+  EXPECT_THROW(mixed_lcp_vjp(p, fresh, none, none, none, none, grad), ArgumentError);  // no solve yet
+}
+
+}  // namespace
+}  // namespace gradyn
