@@ -1,0 +1,132 @@
+// Projected Gauss-Seidel (PGS) for the velocity-level boxed LCP of contacts and joint limits
+// (Heiden et al., "NeuralSim", and Qiao et al. 2021, section 4.1). A standalone numerical stage on
+// matrices: the caller assembles the Delassus matrix A = J M^-1 J^T, the right-hand side b (the
+// constraint-space velocity before impulses, plus Baumgarte/restitution terms) and the bounds.
+//
+// Problem: find lambda with  w = (A + cfm I) lambda + b  and, per row i,
+//   lo_i < lambda_i < hi_i  and  w_i = 0,   or   lambda_i = lo_i and w_i >= 0,   or   lambda_i = hi_i and w_i <= 0.
+// Row kinds: a box row has fixed bounds [lo_i, hi_i] (normal rows: [0, inf); joint limits: [0, inf)
+// or two-sided). A friction row (pyramid friction: every contact has one normal row and 2N tangent
+// rows) has bounds [-mu_i lambda_n, mu_i lambda_n] where n = normal_row[i] is its contact's normal row,
+// read at the moment the row is updated (so this is an NCP solved by the usual fixed-point sweeps).
+//
+// One sweep updates the rows in order, i = 0..n-1:
+//   u_i = -(b_i + sum_{j != i} A_ij lambda_j) / (A_ii + cfm),   lambda_i = clamp(u_i, lo_i, hi_i).
+// It stops once a whole sweep changed no lambda_i by more than `tolerance`, or after max_iterations
+// sweeps (converged = false then; never throws for non-convergence).
+//
+// Gradients (double only; forward-mode AD through pgs_solve<ADScalar> is their reference):
+//  * pgs_sweeps_vjp: the reverse of the sweeps exactly as they ran (Qiao et al.): replays the recorded
+//    iterates backwards, row by row, through the same clamp branches. Exact derivative of the returned
+//    lambda, converged or not, including its dependence on the warm start.
+//  * pgs_implicit_vjp: implicit differentiation of the solution's active set (Nimble style): free rows
+//    satisfy (A lambda + b)_i = 0, clamped rows lambda_i = bound_i (a fixed bound, or +-mu_i lambda_n);
+//    one n x n solve with the transposed system. Ignores the warm start and the iteration count.
+// They agree (up to the contraction factor of the sweep map to the power of the iteration count) when
+// PGS has converged and the active set is stable: every free row strictly inside its bounds and every
+// clamped row pushed strictly against its bound (w_i != 0), so small perturbations keep the same
+// clamps. At a degenerate point (w_i = 0 on a bound, or lambda_n = 0 under a friction row) the map is
+// only piecewise smooth; the sweep VJP then gives the derivative of the branch the iterations took, the
+// implicit VJP that of the classification made with `active_tolerance`.
+#pragma once
+
+#include <vector>
+
+#include <Eigen/LU>
+
+#include "gradyn/autodiff.hpp"
+#include "gradyn/spatial/spatial.hpp"
+
+namespace gradyn {
+
+/// The boxed LCP. Sizes: A n x n, b, lo, hi, mu n; normal_row n entries (-1 for a box row).
+template <class S>
+struct BoxedLcpTpl {
+  MatrixX<S> A;
+  VectorX<S> b;
+  VectorX<S> lo;  ///< box rows only (friction rows ignore it)
+  VectorX<S> hi;  ///< box rows only
+  VectorX<S> mu;  ///< friction rows only: coefficient of the pyramid face
+  std::vector<int> normal_row;  ///< friction row -> its normal row; -1 marks a box row
+  double cfm = 0.0;             ///< constraint force mixing, added to the diagonal
+
+  int size() const { return static_cast<int>(b.size()); }
+  /// Throws ArgumentError naming the first wrong shape or index.
+  void check() const;
+};
+using BoxedLcp = BoxedLcpTpl<double>;
+
+struct PgsOptions {
+  int max_iterations = 100;  ///< sweeps; must not exceed the workspace's capacity
+  double tolerance = 1e-10;  ///< converged when a sweep changes no lambda_i by more than this
+  bool record_iterates = true;  ///< keep every sweep's lambda for pgs_sweeps_vjp
+};
+
+struct PgsResult {
+  int iterations = 0;          ///< sweeps run
+  double max_change = 0.0;     ///< largest |change of lambda_i| in the last sweep
+  double residual = 0.0;       ///< natural-map residual max_i |lambda_i - clamp(lambda_i - w_i, lo_i, hi_i)|
+  bool converged = false;
+};
+
+/// Buffers of one problem size, allocated once.
+template <class S>
+struct PgsWorkspaceTpl {
+  PgsWorkspaceTpl() = default;
+  PgsWorkspaceTpl(int n, int max_iterations) { resize(n, max_iterations); }
+  void resize(int n, int max_iterations);
+
+  int n = 0;
+  int capacity = 0;        ///< largest max_iterations the iterate record can hold
+  VectorX<S> inv_diagonal;  ///< 1 / (A_ii + cfm)
+  MatrixX<S> iterates;      ///< column k: lambda after k sweeps (column 0: the warm start)
+  int recorded = -1;        ///< sweeps in `iterates` (-1: none recorded)
+};
+using PgsWorkspace = PgsWorkspaceTpl<double>;
+
+/// Solves the problem by PGS. lambda: in = warm start (zero for a cold start), out = solution.
+/// Never allocates; throws ArgumentError for wrong shapes or max_iterations > ws.capacity.
+template <class S>
+PgsResult pgs_solve(const BoxedLcpTpl<S>& problem, const PgsOptions& options, PgsWorkspaceTpl<S>& ws,
+                    VectorX<S>& lambda);
+
+/// Bounds of every row at lambda: box rows their lo/hi, friction rows -+mu_i lambda_n.
+template <class S>
+void pgs_bounds(const BoxedLcpTpl<S>& problem, const VectorX<S>& lambda, VectorX<S>& lo, VectorX<S>& hi);
+
+/// Adjoints of the problem's inputs. The *_vjp functions ACCUMULATE (+=) into them.
+struct BoxedLcpAdjoint {
+  Eigen::MatrixXd A;
+  Eigen::VectorXd b, lo, hi, mu;
+  Eigen::VectorXd lambda0;  ///< adjoint of the warm start
+  double cfm = 0.0;
+  explicit BoxedLcpAdjoint(int n = 0) { resize(n); }
+  void resize(int n);  ///< sizes and zeroes everything
+};
+
+/// Buffers of the reverse passes, allocated once.
+struct PgsAdjointWorkspace {
+  PgsAdjointWorkspace() = default;
+  explicit PgsAdjointWorkspace(int n) { resize(n); }
+  void resize(int n);
+
+  Eigen::VectorXd lambda_state;  ///< the iterate being rewound
+  Eigen::VectorXd lambda_bar;    ///< adjoint of the iterate
+  Eigen::MatrixXd system;        ///< implicit: active-set Jacobian
+  Eigen::PartialPivLU<Eigen::MatrixXd> lu;
+  Eigen::VectorXd rhs, y;
+  std::vector<signed char> active;  ///< implicit: 0 free, -1 at lower bound, +1 at upper bound
+};
+
+/// Reverse of the sweeps pgs_solve ran last with `ws` (needs options.record_iterates):
+/// lambda_bar (adjoint of the returned lambda) -> A, b, lo, hi, mu, cfm and warm-start adjoints.
+void pgs_sweeps_vjp(const BoxedLcp& problem, const PgsWorkspace& ws, const Eigen::VectorXd& lambda_bar,
+                    PgsAdjointWorkspace& aws, BoxedLcpAdjoint& adjoint);
+
+/// Implicit differentiation at the solution lambda over its active set. A row counts as clamped when
+/// |lambda_i - bound| <= active_tolerance * (1 + |bound|). Returns false (adding nothing) when the
+/// active-set system is singular.
+bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::VectorXd& lambda, const Eigen::VectorXd& lambda_bar,
+                      PgsAdjointWorkspace& aws, BoxedLcpAdjoint& adjoint, double active_tolerance = 1e-9);
+
+}  // namespace gradyn

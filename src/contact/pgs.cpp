@@ -1,0 +1,288 @@
+#include "gradyn/contact/pgs.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "gradyn/model/errors.hpp"
+
+namespace gradyn {
+
+namespace {
+
+std::string shape_message(const char* what, long expected_rows, long expected_cols, long rows, long cols) {
+  return std::string("BoxedLcp: ") + what + " has shape " + std::to_string(rows) + "x" + std::to_string(cols) +
+         ", expected " + std::to_string(expected_rows) + "x" + std::to_string(expected_cols);
+}
+
+// Bounds of row i given the current iterate (friction rows read their normal row's impulse now).
+template <class S>
+void row_bounds(const BoxedLcpTpl<S>& problem, const VectorX<S>& lambda, int i, S& lo, S& hi) {
+  const int normal = problem.normal_row[static_cast<size_t>(i)];
+  if (normal < 0) {
+    lo = problem.lo(i);
+    hi = problem.hi(i);
+  } else {
+    hi = problem.mu(i) * lambda(normal);
+    lo = -hi;
+  }
+}
+
+// Unprojected Gauss-Seidel value of row i: -(b_i + sum_{j != i} A_ij lambda_j) / (A_ii + cfm).
+template <class S>
+S unprojected(const BoxedLcpTpl<S>& problem, const VectorX<S>& lambda, const S& inv_diagonal, int i) {
+  S sum = problem.b(i);
+  const int n = problem.size();
+  for (int j = 0; j < n; ++j)
+    if (j != i) sum += problem.A(i, j) * lambda(j);
+  return -sum * inv_diagonal;
+}
+
+// Branch of the clamp: -1 lower bound taken, +1 upper bound taken, 0 free. The forward pass and its
+// reverse both decide with this, so they follow the same branch.
+template <class S>
+int clamp_branch(const S& u, const S& lo, const S& hi) {
+  if (u < lo) return -1;
+  if (u > hi) return 1;
+  return 0;
+}
+
+}  // namespace
+
+template <class S>
+void BoxedLcpTpl<S>::check() const {
+  const long n = b.size();
+  if (A.rows() != n || A.cols() != n) throw ArgumentError(shape_message("A", n, n, A.rows(), A.cols()));
+  if (lo.size() != n) throw ArgumentError(shape_message("lo", n, 1, lo.size(), 1));
+  if (hi.size() != n) throw ArgumentError(shape_message("hi", n, 1, hi.size(), 1));
+  if (mu.size() != n) throw ArgumentError(shape_message("mu", n, 1, mu.size(), 1));
+  if (static_cast<long>(normal_row.size()) != n)
+    throw ArgumentError(shape_message("normal_row", n, 1, static_cast<long>(normal_row.size()), 1));
+  for (long i = 0; i < n; ++i) {
+    const int normal = normal_row[static_cast<size_t>(i)];
+    if (normal >= n || normal == i || normal < -1)
+      throw ArgumentError("BoxedLcp: normal_row[" + std::to_string(i) + "] = " + std::to_string(normal) +
+                          ", expected -1 (box row) or another row in [0, " + std::to_string(n) + ")");
+    if (normal >= 0 && normal_row[static_cast<size_t>(normal)] >= 0)
+      throw ArgumentError("BoxedLcp: friction row " + std::to_string(i) + " refers to row " +
+                          std::to_string(normal) + ", which is itself a friction row");
+  }
+}
+
+template <class S>
+void PgsWorkspaceTpl<S>::resize(int size, int max_iterations) {
+  n = size;
+  capacity = max_iterations;
+  inv_diagonal.resize(size);
+  iterates.resize(size, max_iterations + 1);
+  recorded = -1;
+}
+
+template <class S>
+void pgs_bounds(const BoxedLcpTpl<S>& problem, const VectorX<S>& lambda, VectorX<S>& lo, VectorX<S>& hi) {
+  for (int i = 0; i < problem.size(); ++i) row_bounds(problem, lambda, i, lo(i), hi(i));
+}
+
+template <class S>
+PgsResult pgs_solve(const BoxedLcpTpl<S>& problem, const PgsOptions& options, PgsWorkspaceTpl<S>& ws,
+                    VectorX<S>& lambda) {
+  problem.check();
+  const int n = problem.size();
+  if (ws.n != n) throw ArgumentError("pgs_solve: workspace sized for " + std::to_string(ws.n) + " rows, problem has " + std::to_string(n));
+  if (lambda.size() != n)
+    throw ArgumentError("pgs_solve: lambda has " + std::to_string(lambda.size()) + " entries, expected " + std::to_string(n));
+  if (options.max_iterations < 0 || (options.record_iterates && options.max_iterations > ws.capacity))
+    throw ArgumentError("pgs_solve: max_iterations = " + std::to_string(options.max_iterations) +
+                        ", expected 0.." + std::to_string(ws.capacity) + " (the workspace's capacity)");
+
+  for (int i = 0; i < n; ++i) ws.inv_diagonal(i) = S(1.0) / (problem.A(i, i) + S(problem.cfm));
+  if (options.record_iterates) ws.iterates.col(0) = lambda;
+  ws.recorded = options.record_iterates ? 0 : -1;
+
+  PgsResult result;
+  for (int sweep = 1; sweep <= options.max_iterations; ++sweep) {
+    double max_change = 0.0;
+    for (int i = 0; i < n; ++i) {
+      const S u = unprojected(problem, lambda, ws.inv_diagonal(i), i);
+      S lo, hi;
+      row_bounds(problem, lambda, i, lo, hi);
+      const int branch = clamp_branch(u, lo, hi);
+      const S next = branch < 0 ? lo : (branch > 0 ? hi : u);
+      max_change = std::max(max_change, std::abs(value_of(next) - value_of(lambda(i))));
+      lambda(i) = next;
+    }
+    if (options.record_iterates) {
+      ws.iterates.col(sweep) = lambda;
+      ws.recorded = sweep;
+    }
+    result.iterations = sweep;
+    result.max_change = max_change;
+    if (max_change <= options.tolerance) {
+      result.converged = true;
+      break;
+    }
+  }
+
+  // Natural-map residual: zero exactly at a solution of the boxed LCP.
+  double residual = 0.0;
+  for (int i = 0; i < n; ++i) {
+    double w = value_of(problem.b(i)) + problem.cfm * value_of(lambda(i));
+    for (int j = 0; j < n; ++j) w += value_of(problem.A(i, j)) * value_of(lambda(j));
+    S lo, hi;
+    row_bounds(problem, lambda, i, lo, hi);
+    const double li = value_of(lambda(i));
+    const double projected = std::clamp(li - w, value_of(lo), std::max(value_of(lo), value_of(hi)));
+    residual = std::max(residual, std::abs(li - projected));
+  }
+  result.residual = residual;
+  return result;
+}
+
+void BoxedLcpAdjoint::resize(int n) {
+  A.setZero(n, n);
+  b.setZero(n);
+  lo.setZero(n);
+  hi.setZero(n);
+  mu.setZero(n);
+  lambda0.setZero(n);
+  cfm = 0.0;
+}
+
+void PgsAdjointWorkspace::resize(int n) {
+  lambda_state.resize(n);
+  lambda_bar.resize(n);
+  system.resize(n, n);
+  lu = Eigen::PartialPivLU<Eigen::MatrixXd>(n);
+  rhs.resize(n);
+  y.resize(n);
+  active.assign(static_cast<size_t>(n), 0);
+}
+
+namespace {
+
+void require_adjoint_shapes(const char* function, int n, const Eigen::VectorXd& lambda_bar,
+                            const PgsAdjointWorkspace& aws, const BoxedLcpAdjoint& adjoint) {
+  if (lambda_bar.size() != n || aws.lambda_bar.size() != n || adjoint.b.size() != n || adjoint.A.rows() != n ||
+      adjoint.A.cols() != n || adjoint.lo.size() != n || adjoint.hi.size() != n || adjoint.mu.size() != n ||
+      adjoint.lambda0.size() != n)
+    throw ArgumentError(std::string(function) + ": lambda_bar, the adjoint workspace and the adjoint must all be sized for " +
+                        std::to_string(n) + " rows (lambda_bar has " + std::to_string(lambda_bar.size()) + ")");
+}
+
+}  // namespace
+
+void pgs_sweeps_vjp(const BoxedLcp& problem, const PgsWorkspace& ws, const Eigen::VectorXd& lambda_bar,
+                    PgsAdjointWorkspace& aws, BoxedLcpAdjoint& adjoint) {
+  problem.check();
+  const int n = problem.size();
+  require_adjoint_shapes("pgs_sweeps_vjp", n, lambda_bar, aws, adjoint);
+  if (ws.n != n || ws.recorded < 0)
+    throw ArgumentError("pgs_sweeps_vjp: the workspace holds no recorded sweeps of this problem "
+                        "(run pgs_solve with options.record_iterates first)");
+
+  aws.lambda_bar = lambda_bar;
+  for (int sweep = ws.recorded; sweep >= 1; --sweep) {
+    // Before row i of this sweep, the state is rows < i from this sweep and rows >= i from the last.
+    aws.lambda_state = ws.iterates.col(sweep);
+    for (int i = n - 1; i >= 0; --i) {
+      aws.lambda_state(i) = ws.iterates(i, sweep - 1);  // rewind row i: the state row i saw
+      const double& inv_d = ws.inv_diagonal(i);
+      const double u = unprojected(problem, aws.lambda_state, inv_d, i);
+      double lo, hi;
+      row_bounds(problem, aws.lambda_state, i, lo, hi);
+      const int branch = clamp_branch(u, lo, hi);
+
+      const double g = aws.lambda_bar(i);
+      aws.lambda_bar(i) = 0.0;  // the old lambda_i is overwritten and u_i does not read it
+      if (g == 0.0) continue;
+      const int normal = problem.normal_row[static_cast<size_t>(i)];
+      if (branch == 0) {
+        // u = -(b_i + sum_{j != i} A_ij x_j) * inv_d,  inv_d = 1 / (A_ii + cfm)
+        const double s = -g * inv_d;
+        adjoint.b(i) += s;
+        for (int j = 0; j < n; ++j) {
+          if (j == i) continue;
+          adjoint.A(i, j) += s * aws.lambda_state(j);
+          aws.lambda_bar(j) += s * problem.A(i, j);
+        }
+        const double d_bar = -g * u * inv_d;
+        adjoint.A(i, i) += d_bar;
+        adjoint.cfm += d_bar;
+      } else if (normal < 0) {
+        (branch < 0 ? adjoint.lo(i) : adjoint.hi(i)) += g;
+      } else {
+        // bound = branch * mu_i * lambda_n
+        const double signed_g = branch * g;
+        adjoint.mu(i) += signed_g * aws.lambda_state(normal);
+        aws.lambda_bar(normal) += signed_g * problem.mu(i);
+      }
+    }
+  }
+  adjoint.lambda0 += aws.lambda_bar;
+}
+
+bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::VectorXd& lambda, const Eigen::VectorXd& lambda_bar,
+                      PgsAdjointWorkspace& aws, BoxedLcpAdjoint& adjoint, double active_tolerance) {
+  problem.check();
+  const int n = problem.size();
+  require_adjoint_shapes("pgs_implicit_vjp", n, lambda_bar, aws, adjoint);
+  if (lambda.size() != n)
+    throw ArgumentError("pgs_implicit_vjp: lambda has " + std::to_string(lambda.size()) + " entries, expected " +
+                        std::to_string(n));
+
+  // Residual F(lambda, theta) = 0 of the active set, row by row:
+  //   free row:            ((A + cfm I) lambda + b)_i
+  //   clamped box row:     lambda_i - bound_i
+  //   clamped friction:    lambda_i - s_i mu_i lambda_n   (s_i = -1 or +1)
+  // dF/dlambda = system; theta_bar = -(dF/dtheta)^T system^-T lambda_bar.
+  aws.system.setZero();
+  for (int i = 0; i < n; ++i) {
+    double lo, hi;
+    row_bounds(problem, lambda, i, lo, hi);
+    const double li = lambda(i);
+    const int normal = problem.normal_row[static_cast<size_t>(i)];
+    signed char state = 0;
+    // (an infinite bound is never active: inf <= tol * inf would say it is)
+    if (std::isfinite(lo) && std::abs(li - lo) <= active_tolerance * (1.0 + std::abs(lo)))
+      state = -1;
+    else if (std::isfinite(hi) && std::abs(li - hi) <= active_tolerance * (1.0 + std::abs(hi)))
+      state = 1;
+    aws.active[static_cast<size_t>(i)] = state;
+    if (state == 0) {
+      aws.system.row(i) = problem.A.row(i);
+      aws.system(i, i) += problem.cfm;
+    } else {
+      aws.system(i, i) = 1.0;
+      if (normal >= 0) aws.system(i, normal) = -state * problem.mu(i);
+    }
+  }
+  aws.lu.compute(aws.system);
+  const double pivot_floor = 1e-13 * std::max(1.0, aws.system.cwiseAbs().maxCoeff());
+  if ((aws.lu.matrixLU().diagonal().cwiseAbs().array() <= pivot_floor).any()) return false;
+  aws.y = aws.lu.transpose().solve(lambda_bar);
+
+  for (int i = 0; i < n; ++i) {
+    const double yi = aws.y(i);
+    const signed char state = aws.active[static_cast<size_t>(i)];
+    const int normal = problem.normal_row[static_cast<size_t>(i)];
+    if (state == 0) {
+      adjoint.b(i) -= yi;
+      adjoint.A.row(i) -= yi * lambda.transpose();
+      adjoint.cfm -= yi * lambda(i);
+    } else if (normal < 0) {
+      (state < 0 ? adjoint.lo(i) : adjoint.hi(i)) += yi;
+    } else {
+      adjoint.mu(i) += yi * state * lambda(normal);
+    }
+  }
+  return true;
+}
+
+#define GRADYN_INSTANTIATE(S)                                                                                   \
+  template struct BoxedLcpTpl<S>;                                                                              \
+  template struct PgsWorkspaceTpl<S>;                                                                          \
+  template void pgs_bounds<S>(const BoxedLcpTpl<S>&, const VectorX<S>&, VectorX<S>&, VectorX<S>&);            \
+  template PgsResult pgs_solve<S>(const BoxedLcpTpl<S>&, const PgsOptions&, PgsWorkspaceTpl<S>&, VectorX<S>&);
+GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
+
+}  // namespace gradyn
