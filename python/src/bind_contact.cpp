@@ -9,8 +9,9 @@ namespace gradyn::python {
 
 ContactModel parse_contact_model(const std::string& name) {
   if (name == "penalty") return ContactModel::Penalty;
+  if (name == "pgs") return ContactModel::Pgs;
   if (name == "none") return ContactModel::None;
-  throw ArgumentError("contact: expected None or 'penalty', got '" + name + "'");
+  throw ArgumentError("contact: expected None, 'penalty' or 'pgs', got '" + name + "'");
 }
 
 namespace {
@@ -29,7 +30,7 @@ void bind_contact(nb::module_& m) {
            if (s.model.contact.model == ContactModel::None) return std::nullopt;
            return std::string(contact_model_name(s.model.contact.model));
          },
-         "None (no contact forces) or 'penalty'.")
+         "None (no contact forces), 'penalty' or 'pgs'.")
       .def_prop_ro(
           "contact_settings",
           [](const PyModel& s) {
@@ -47,6 +48,12 @@ void bind_contact(nb::module_& m) {
             d["static_friction_ratio"] = c.static_friction_ratio;
             d["viscous_friction"] = c.viscous_friction;
             d["margin"] = c.margin;
+            d["pgs_iterations"] = c.pgs_iterations;
+            d["pgs_tolerance"] = c.pgs_tolerance;
+            d["erp"] = c.erp;
+            d["slop"] = c.slop;
+            d["cfm"] = c.cfm;
+            d["restitution_threshold"] = c.restitution_threshold;
             return d;
           },
           "The contact settings as a dict (see Model.with_contact).")
@@ -55,7 +62,9 @@ void bind_contact(nb::module_& m) {
           [](const PyModel& s, std::optional<std::string> model, std::optional<double> stiffness,
              std::optional<double> exponent, std::optional<double> damping, std::optional<std::string> friction,
              std::optional<double> velocity_scale, std::optional<double> static_friction_ratio,
-             std::optional<double> viscous_friction, std::optional<double> margin) {
+             std::optional<double> viscous_friction, std::optional<double> margin, std::optional<int> pgs_iterations,
+             std::optional<double> pgs_tolerance, std::optional<double> erp, std::optional<double> slop,
+             std::optional<double> cfm, std::optional<double> restitution_threshold) {
             Model copy = s.model;
             ContactSettings& c = copy.contact;
             c.model = model ? parse_contact_model(*model) : ContactModel::Penalty;
@@ -67,13 +76,21 @@ void bind_contact(nb::module_& m) {
             if (static_friction_ratio) c.static_friction_ratio = *static_friction_ratio;
             if (viscous_friction) c.viscous_friction = *viscous_friction;
             if (margin) c.margin = *margin;
+            if (pgs_iterations) c.pgs_iterations = *pgs_iterations;
+            if (pgs_tolerance) c.pgs_tolerance = *pgs_tolerance;
+            if (erp) c.erp = *erp;
+            if (slop) c.slop = *slop;
+            if (cfm) c.cfm = *cfm;
+            if (restitution_threshold) c.restitution_threshold = *restitution_threshold;
             check_contact_settings(c);
             return std::make_unique<PyModel>(std::move(copy));
           },
           nb::arg("model") = "penalty", nb::arg("stiffness") = nb::none(), nb::arg("exponent") = nb::none(),
           nb::arg("damping") = nb::none(), nb::arg("friction") = nb::none(), nb::arg("velocity_scale") = nb::none(),
           nb::arg("static_friction_ratio") = nb::none(), nb::arg("viscous_friction") = nb::none(),
-          nb::arg("margin") = nb::none(),
+          nb::arg("margin") = nb::none(), nb::arg("pgs_iterations") = nb::none(),
+          nb::arg("pgs_tolerance") = nb::none(), nb::arg("erp") = nb::none(), nb::arg("slop") = nb::none(),
+          nb::arg("cfm") = nb::none(), nb::arg("restitution_threshold") = nb::none(),
           R"doc(
 A copy of this model with contact enabled ('penalty') or disabled ('none'); settings not given are
 kept (defaults: stiffness 1e5 N/m^p, exponent 1.5, damping 1 s/m, friction 'smooth_coulomb',
@@ -85,6 +102,12 @@ or 'brown' (Brown & McPhee: static peak static_friction_ratio * mu at velocity_s
 viscous_friction * |v_t|); mu is the larger friction of the two geoms. step/rollout then apply the
 contact forces (recomputed at every RK4 stage). step_vjp/rollout_vjp raise ValueError for such a
 model: gradients through contact are not implemented yet. Bad numbers raise gradyn.ModelError.
+
+'pgs': velocity-level contact impulses (a boxed LCP per step: one normal and two two-sided
+friction rows per contact, solved by projected Gauss-Seidel) in the semi-implicit Euler step only
+(RK4 raises ValueError). Settings: pgs_iterations 100, pgs_tolerance 1e-10, erp 0.2 (Baumgarte:
+fraction of depth - slop removed per step), slop 1e-4 m, cfm 0, restitution_threshold 0.1 m/s
+(slower approaches do not bounce; restitution e is the larger of the two geoms').
 )doc");
 }
 

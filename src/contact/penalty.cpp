@@ -13,6 +13,7 @@ const char* contact_model_name(ContactModel model) {
   switch (model) {
     case ContactModel::None: return "none";
     case ContactModel::Penalty: return "penalty";
+    case ContactModel::Pgs: return "pgs";
   }
   return "?";
 }
@@ -39,6 +40,14 @@ void check_contact_settings(const ContactSettings& c) {
   require("static_friction_ratio", c.static_friction_ratio, 1.0, ">= 1");
   require("viscous_friction", c.viscous_friction, 0.0, ">= 0");
   require("margin", c.margin, 0.0, ">= 0");
+  if (c.pgs_iterations < 1)
+    throw ModelError(where(), "pgs_iterations: expected >= 1, got " + std::to_string(c.pgs_iterations));
+  require("pgs_tolerance", c.pgs_tolerance, 0.0, ">= 0");
+  require("erp", c.erp, 0.0, ">= 0");
+  if (c.erp > 1.0) throw ModelError(where(), "erp: expected a number in [0, 1], got " + std::to_string(c.erp));
+  require("slop", c.slop, 0.0, ">= 0");
+  require("cfm", c.cfm, 0.0, ">= 0");
+  require("restitution_threshold", c.restitution_threshold, 0.0, ">= 0");
   // The friction laws divide by the velocity scale: zero is only allowed while contact is off.
   if (c.model != ContactModel::None && !(c.velocity_scale > 0.0))
     throw ModelError(where(), "velocity_scale: expected > 0 when contact is enabled (it regularises friction at rest), got " +

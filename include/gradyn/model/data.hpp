@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "gradyn/contact/pgs.hpp"
 #include "gradyn/model/model.hpp"
 
 namespace gradyn {
@@ -115,7 +116,18 @@ struct DataTpl {
   std::vector<Vector6<S>> contact_subtree_force;  // the sum of contact_body_force over each body's subtree
   VectorX<S> contact_tau;                    // generalized contact forces J^T f (nv)
   VectorX<S> contact_tau_total;              // tau + contact_tau, the input step() hands to forward_dynamics (nv)
-  // ---- end of contact ----
+  // ---- velocity-level contact (ContactModel::Pgs; src/contact/pgs_contact.cpp) ----
+  // Rows: per contact one normal row then two two-sided friction rows (tangent1, tangent2).
+  MatrixX<S> pgs_JT;          // J^T, nv x (3 * contacts.size()); the first 3 ncontacts columns are current
+  MatrixX<S> pgs_MinvJT;      // M^-1 J^T, same shape
+  BoxedLcpTpl<S> pgs_problem; // sized 3 ncontacts (re-sized, i.e. allocated, only when the count changes)
+  PgsWorkspaceTpl<S> pgs_workspace;
+  VectorX<S> pgs_lambda;      // impulses of the last step [N s]; the warm start of the next one
+  int pgs_ncontacts = -1;     // contact count pgs_lambda belongs to (-1: none yet)
+  PgsResult pgs_result;       // the last solve
+  VectorX<S> pgs_v_free;      // v + dt a_free (nv)
+  VectorX<S> pgs_column;      // scratch (nv)
+  // ---- end of velocity-level contact ----
 
   std::uint32_t status = kStatusOk;
 };
@@ -210,6 +222,11 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   contact_subtree_force.assign(nb, Vector6<S>::Zero());
   contact_tau = VectorX<S>::Zero(model.nv);
   contact_tau_total = VectorX<S>::Zero(model.nv);
+  const int pgs_rows = 3 * static_cast<int>(contacts.size());
+  pgs_JT = MatrixX<S>::Zero(model.nv, pgs_rows);
+  pgs_MinvJT = MatrixX<S>::Zero(model.nv, pgs_rows);
+  pgs_v_free = VectorX<S>::Zero(model.nv);
+  pgs_column = VectorX<S>::Zero(model.nv);
 }
 
 }  // namespace gradyn

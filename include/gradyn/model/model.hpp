@@ -32,6 +32,8 @@ struct FrameTpl {
 enum class ContactModel : std::uint8_t {
   None,     // contacts are neither detected nor applied by step() (the behaviour before issue 4)
   Penalty,  // Hunt-Crossley spring-damper normal force + smoothed friction, applied as forces
+  Pgs,      // velocity-level impulses from a boxed LCP solved by PGS (contact/pgs_contact.hpp);
+            // semi-implicit Euler only
 };
 enum class FrictionModel : std::uint8_t {
   SmoothCoulomb,  // f_t = -mu f_n v_t / sqrt(|v_t|^2 + velocity_scale^2)
@@ -50,6 +52,13 @@ struct ContactSettings {
   double static_friction_ratio = 1.2;  // Brown: mu_static = ratio * mu (mu: the pair's Coulomb coefficient), >= 1
   double viscous_friction = 0.0; // Brown: viscous coefficient mu_v  [N s / m]
   double margin = 0.0;           // collide() margin [m]: pairs closer than this are reported (force 0 while apart)
+  // --- Pgs (velocity-level) ---
+  int pgs_iterations = 100;      // PGS sweeps per step, >= 1
+  double pgs_tolerance = 1e-10;  // stop once a sweep changes no impulse by more than this [N s]
+  double erp = 0.2;              // Baumgarte error reduction: fraction of (depth - slop) removed per step, in [0, 1]
+  double slop = 1e-4;            // [m] penetration left uncorrected (avoids jitter at rest)
+  double cfm = 0.0;              // constraint force mixing added to the Delassus diagonal [1/kg]
+  double restitution_threshold = 0.1;  // [m/s] approach speeds below this bounce with restitution 0
 };
 
 const char* contact_model_name(ContactModel model);

@@ -1,6 +1,8 @@
 // Time stepping: semi-implicit Euler (the papers' scheme) and RK4. With model.contact.model = Penalty every
 // dynamics evaluation (each RK4 stage) first runs collide() and adds the penalty contact forces
-// (contact/penalty.hpp); the adjoints (step_vjp, rollout_vjp) then throw ArgumentError (not implemented yet).
+// (contact/penalty.hpp). With Pgs the semi-implicit Euler step adds velocity-level contact impulses after
+// the free-motion accelerations (contact/pgs_contact.hpp); RK4 throws ArgumentError for Pgs. With any contact
+// model the adjoints (step_vjp, rollout_vjp) throw ArgumentError (not implemented yet).
 #pragma once
 
 #include "gradyn/dynamics/kinematics.hpp"
