@@ -119,6 +119,31 @@ void point_contact(ContactTpl<S>& c, const Vector3<S>& x, const S& s, const Vect
 }
 
 // Pair routines (first geom of the lower type).
+// Shared by the narrowphase files.
+template <class S>
+inline S clamp01(const S& x) {
+  return value_of(x) < 0 ? S(0) : value_of(x) > 1 ? S(1) : x;
+}
+
+// Parameters s, t in [0, 1] of the closest points of segments p1 + s d1 and p2 + t d2
+// (Ericson, Real-Time Collision Detection, 5.1.9). Both segments have positive length.
+template <class S>
+inline void closest_segment_segment(const Vector3<S>& p1, const Vector3<S>& d1, const Vector3<S>& p2, const Vector3<S>& d2,
+                             S& s, S& t) {
+  const Vector3<S> r = p1 - p2;
+  const S a = d1.squaredNorm(), e = d2.squaredNorm(), f = d2.dot(r), c = d1.dot(r), b = d1.dot(d2);
+  const S denom = a * e - b * b;
+  s = value_of(denom) > 1e-12 * value_of(a * e) ? clamp01(S((b * f - c * e) / denom)) : S(0);
+  t = (b * s + f) / e;
+  if (value_of(t) < 0) {
+    t = S(0);
+    s = clamp01(S(-c / a));
+  } else if (value_of(t) > 1) {
+    t = S(1);
+    s = clamp01(S((b - c) / a));
+  }
+}
+
 template <class S> int plane_sphere(const GeomTpl<S>&, const Pose<S>&, const GeomTpl<S>&, const Pose<S>&, double, ContactTpl<S>*);
 template <class S> int plane_capsule(const GeomTpl<S>&, const Pose<S>&, const GeomTpl<S>&, const Pose<S>&, double, ContactTpl<S>*);
 template <class S> int plane_box(const GeomTpl<S>&, const Pose<S>&, const GeomTpl<S>&, const Pose<S>&, double, ContactTpl<S>*);

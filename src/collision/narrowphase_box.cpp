@@ -12,11 +12,6 @@ namespace gradyn::collision_detail {
 namespace {
 
 template <class S>
-S clamp01(const S& x) {
-  return value_of(x) < 0 ? S(0) : value_of(x) > 1 ? S(1) : x;
-}
-
-template <class S>
 int keep_deepest(ContactTpl<S>* c, int count, int keep) {
   if (count <= keep) return count;
   std::partial_sort(c, c + keep, c + count,
@@ -77,23 +72,6 @@ int face_contacts(const GeomTpl<S>& ref, const Pose<S>& R, int axis, double sign
     set_contact(out[count++], Vector3<S>(poly[v] - n * height / S(2)), ref_is_a ? n : Vector3<S>(-n), S(-height));
   }
   return count;
-}
-
-template <class S>
-void closest_segment_segment(const Vector3<S>& p1, const Vector3<S>& d1, const Vector3<S>& p2, const Vector3<S>& d2,
-                             S& s, S& t) {
-  const Vector3<S> r = p1 - p2;
-  const S a = d1.squaredNorm(), e = d2.squaredNorm(), f = d2.dot(r), c = d1.dot(r), b = d1.dot(d2);
-  const S denom = a * e - b * b;
-  s = value_of(denom) > 1e-12 * value_of(a * e) ? clamp01(S((b * f - c * e) / denom)) : S(0);
-  t = (b * s + f) / e;
-  if (value_of(t) < 0) {
-    t = S(0);
-    s = clamp01(S(-c / a));
-  } else if (value_of(t) > 1) {
-    t = S(1);
-    s = clamp01(S((b - c) / a));
-  }
 }
 
 // 8 corners and 12 edge midpoints of a box, world frame.

@@ -6,27 +6,6 @@ import pytest
 
 import gradyn
 
-BALL = """
-<mujoco model="ball_on_floor">
-  <worldbody>
-    <geom name="floor" type="plane" size="5 5 0.1" friction="0.8"/>
-    <body name="ball">
-      <freejoint name="free"/>
-      <inertial pos="0 0 0" mass="1" diaginertia="0.004 0.004 0.004"/>
-      <geom name="ball" type="sphere" size="0.1"/>
-    </body>
-  </worldbody>
-</mujoco>
-"""
-
-
-@pytest.fixture
-def ball_path(tmp_path):
-    path = tmp_path / "ball.xml"
-    path.write_text(BALL)
-    return path
-
-
 def test_load_with_pgs_and_ball_lands_and_rests(ball_path):
     model = gradyn.load(ball_path, contact="pgs")
     assert model.contact_model == "pgs"
