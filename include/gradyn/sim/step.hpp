@@ -14,7 +14,8 @@ enum class Integrator : std::uint8_t {
   RK4,                // classical Runge-Kutta on (q, v); stages move q on the manifold
 };
 
-/// One step from (q, v) under joint torques tau. Never allocates. q_next/v_next may alias q/v.
+/// One step from (q, v) under joint torques tau. q_next/v_next may alias q/v. Allocates nothing,
+/// except with PGS contact when the number of contacts changes (its LCP is resized; pgs_contact.hpp).
 /// Sets kStatusNonFinite in data.status when the new state is not finite (never throws for it).
 template <class S>
 void step(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v, const VecRef<S>& tau,
