@@ -106,6 +106,12 @@ ModelTangentTpl<S>::ModelTangentTpl(const ModelTpl<S>& model) {
   armature.resize(model.nv);
   stiffness.resize(model.nv);
   q_rest.resize(model.nq);
+  const int ng = model.ngeoms();
+  geom_size.resize(ng);
+  geom_placement_R.resize(ng);
+  geom_placement_p.resize(ng);
+  geom_friction.resize(ng);
+  geom_restitution.resize(ng);
   setZero();
 }
 
@@ -122,6 +128,12 @@ void ModelTangentTpl<S>::setZero() {
   stiffness.setZero();
   q_rest.setZero();
   gravity.setZero();
+  for (auto& x : geom_size) x.setZero();
+  for (auto& x : geom_placement_R) x.setZero();
+  for (auto& x : geom_placement_p) x.setZero();
+  geom_friction.setZero();
+  geom_restitution.setZero();
+  contact = ContactSettingsBar{};
 }
 
 std::vector<std::string> param_names(const Model& model) {

@@ -89,4 +89,14 @@ struct ContactTpl {
 };
 using Contact = ContactTpl<double>;
 
+/// Adjoint of one contact's geometry. Everything in world coordinates.
+template <class S>
+struct ContactBarTpl {
+  Vector3<S> point = Vector3<S>::Zero();
+  Matrix3<S> frame = Matrix3<S>::Zero();  // adjoint of every entry of ContactTpl::frame (column 0 is the normal)
+  S depth = S(0);
+  void setZero() { point.setZero(); frame.setZero(); depth = S(0); }
+};
+using ContactBar = ContactBarTpl<double>;
+
 }  // namespace gradyn

@@ -18,6 +18,8 @@ enum StatusFlag : std::uint32_t {
   kStatusSingularInertia = 1u << 1,  // a joint's articulated inertia was not invertible
   kStatusContactOverflow = 1u << 2,  // collide() found more contacts than Data::contacts holds
   kStatusBroadphaseOverflow = 1u << 3,  // more overlapping AABB pairs than Data::broadphase_pairs holds
+  kStatusSolverNotConverged = 1u << 4,  // a contact solver (PGS, interior point) stopped before its tolerance
+  kStatusDeepPenetration = 1u << 5,     // a contact is deeper than ContactSettings::max_penetration
 };
 
 template <class S>
@@ -129,6 +131,15 @@ struct DataTpl {
   VectorX<S> pgs_column;      // scratch (nv)
   // ---- end of velocity-level contact ----
 
+  // ---- contact adjoint workspace (dynamics/kinematics_vjp.hpp, collision/collide_vjp.hpp,
+  //      src/contact/*_vjp.cpp) ----
+  std::vector<Vector6<S>> adj_pose_bar;      // per body: pose adjoint (a wrench, world frame)
+  std::vector<Vector6<S>> adj_ow;            // per body: world velocity under some generalised velocity
+  std::vector<Vector6<S>> adj_ow_bar;        // per body: its adjoint
+  std::vector<ContactBarTpl<S>> contact_bar; // per contact: adjoint of its point, frame and depth
+  VectorX<S> adj_contact_tau_bar;            // (nv) adjoint of the generalised contact forces
+  // ---- end of contact adjoint workspace ----
+
   std::uint32_t status = kStatusOk;
 };
 
@@ -227,6 +238,12 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   pgs_MinvJT = MatrixX<S>::Zero(model.nv, pgs_rows);
   pgs_v_free = VectorX<S>::Zero(model.nv);
   pgs_column = VectorX<S>::Zero(model.nv);
+  // contact adjoint workspace
+  adj_pose_bar.assign(nb, Vector6<S>::Zero());
+  adj_ow.assign(nb, Vector6<S>::Zero());
+  adj_ow_bar.assign(nb, Vector6<S>::Zero());
+  contact_bar.resize(contacts.size());
+  adj_contact_tau_bar = VectorX<S>::Zero(model.nv);
 }
 
 }  // namespace gradyn

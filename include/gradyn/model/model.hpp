@@ -59,6 +59,8 @@ struct ContactSettings {
   double slop = 1e-4;            // [m] penetration left uncorrected (avoids jitter at rest)
   double cfm = 0.0;              // constraint force mixing added to the Delassus diagonal [1/kg]
   double restitution_threshold = 0.1;  // [m/s] approach speeds below this bounce with restitution 0
+  // --- all models ---
+  double max_penetration = 0.05;  // [m] a deeper contact sets kStatusDeepPenetration in Data::status
 };
 
 const char* contact_model_name(ContactModel model);

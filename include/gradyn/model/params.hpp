@@ -59,6 +59,16 @@ struct ModelTangentTpl {
   VectorX<S> damping, armature, stiffness;  // nv
   VectorX<S> q_rest;                      // nq
   Vector3<S> gravity;
+  // collision geometry, per geom (model.geoms)
+  std::vector<Vector3<S>> geom_size;
+  std::vector<Matrix3<S>> geom_placement_R;  // d/d(placement.R entries), geom frame in its body frame
+  std::vector<Vector3<S>> geom_placement_p;
+  VectorX<S> geom_friction, geom_restitution;
+  // contact settings (model.contact holds doubles; these are their adjoints)
+  struct ContactSettingsBar {
+    S stiffness = S(0), exponent = S(0), damping = S(0), velocity_scale = S(0), static_friction_ratio = S(0),
+      viscous_friction = S(0), erp = S(0), slop = S(0), cfm = S(0);
+  } contact;
 };
 using ModelTangent = ModelTangentTpl<double>;
 
