@@ -14,6 +14,7 @@ const char* contact_model_name(ContactModel model) {
     case ContactModel::None: return "none";
     case ContactModel::Penalty: return "penalty";
     case ContactModel::Pgs: return "pgs";
+    case ContactModel::Ipm: return "ipm";
   }
   return "?";
 }
@@ -48,6 +49,13 @@ void check_contact_settings(const ContactSettings& c) {
   require("slop", c.slop, 0.0, ">= 0");
   require("cfm", c.cfm, 0.0, ">= 0");
   require("restitution_threshold", c.restitution_threshold, 0.0, ">= 0");
+  if (c.ipm_iterations < 1)
+    throw ModelError(where(), "ipm_iterations: expected >= 1, got " + std::to_string(c.ipm_iterations));
+  require("ipm_tolerance", c.ipm_tolerance, 0.0, ">= 0");
+  require("ipm_kappa", c.ipm_kappa, 0.0, ">= 0");
+  if (c.ipm_friction_directions < 3)  // fewer cannot span the tangent plane
+    throw ModelError(where(), "ipm_friction_directions: expected >= 3 (directions spanning the friction cone), got " +
+                                std::to_string(c.ipm_friction_directions));
   // The friction laws divide by the velocity scale: zero is only allowed while contact is off.
   if (c.model != ContactModel::None && !(c.velocity_scale > 0.0))
     throw ModelError(where(), "velocity_scale: expected > 0 when contact is enabled (it regularises friction at rest), got " +

@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <sstream>
+#include <string>
 
 #include "gradyn/autodiff.hpp"
+#include "gradyn/contact/ipm_contact.hpp"
 #include "gradyn/contact/penalty.hpp"
 #include "gradyn/contact/pgs_contact.hpp"
 #include "gradyn/dynamics/passive.hpp"
@@ -19,8 +21,8 @@ namespace {
 template <class S>
 const VectorX<S>& stage_dynamics(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                                  const VecRef<S>& tau) {
-  // Pgs: free motion here; the impulses come after (step), at the velocity level.
-  if (model.contact.model == ContactModel::None || model.contact.model == ContactModel::Pgs)
+  // Pgs, Ipm: free motion here; the impulses come after (step), at the velocity level.
+  if (model.contact.model != ContactModel::Penalty)
     return forward_dynamics<S>(model, data, q, v, tau);
   data.contact_tau_total = tau + contact_generalized_forces<S>(model, data, q, v);
   return forward_dynamics<S>(model, data, q, v, data.contact_tau_total);
@@ -40,14 +42,18 @@ void step(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const 
   check_size("q_next", q_next.size(), model.nq);
   check_size("v_next", v_next.size(), model.nv);
   if (model.contact.model != ContactModel::None) check_contact_settings(model.contact);
-  if (model.contact.model == ContactModel::Pgs && integrator != Integrator::SemiImplicitEuler)
-    throw ArgumentError(
-        "step: contact model 'pgs' needs Integrator::SemiImplicitEuler (velocity-level contact impulses are "
-        "defined for the semi-implicit Euler step, not for RK4's intermediate stages)");
+  const bool velocity_level = model.contact.model == ContactModel::Pgs || model.contact.model == ContactModel::Ipm;
+  if (velocity_level && integrator != Integrator::SemiImplicitEuler)
+    throw ArgumentError(std::string("step: contact model '") + contact_model_name(model.contact.model) +
+                        "' needs Integrator::SemiImplicitEuler (velocity-level contact impulses are "
+                        "defined for the semi-implicit Euler step, not for RK4's intermediate stages)");
   if (integrator == Integrator::SemiImplicitEuler) {
     const VectorX<S>& a = stage_dynamics<S>(model, data, q, v, tau);
+    // v_next may alias v: both contact solvers read v before writing v_next.
     if (model.contact.model == ContactModel::Pgs)
-      pgs_contact_velocity<S>(model, data, v, a, dt, v_next);  // v_next may alias v: reads v first
+      pgs_contact_velocity<S>(model, data, v, a, dt, v_next);
+    else if (model.contact.model == ContactModel::Ipm)
+      ipm_contact_velocity<S>(model, data, q, v, a, dt, v_next);
     else
       v_next = v + dt * a;
     data.dv_tmp = dt * v_next;

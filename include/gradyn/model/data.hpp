@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "gradyn/contact/lcp_ipm.hpp"
 #include "gradyn/contact/pgs.hpp"
 #include "gradyn/model/model.hpp"
 
@@ -131,6 +132,21 @@ struct DataTpl {
   VectorX<S> pgs_column;      // scratch (nv)
   // ---- end of velocity-level contact ----
 
+  // ---- interior-point contact (ContactModel::Ipm; src/contact/ipm_contact.cpp) ----
+  // The mixed LCP of paper 000 per step; z = [lambda_n (nc); beta (N nc); gamma (nc)], N =
+  // contact.ipm_friction_directions. The problem and workspace must have the exact LCP shape: they
+  // are re-sized (allocated) only when the contact count changes. The solve runs in double; with
+  // S = ADScalar the solution's derivatives come from the implicit function theorem (ipm_contact.hpp).
+  MatrixX<S> ipm_JT;             // nv x (3 * contacts.size()): per contact the normal, tangent1, tangent2 columns
+  MixedLcpTpl<S> ipm_problem;    // the assembled LCP (x = v+, nv unknowns; no equality rows)
+  MixedLcp ipm_problem_value;    // its values (used only when S is not double)
+  IpmWorkspace ipm_workspace{0, 0, 0};  // solution x, z, s and the LU of K at it (for the backward pass)
+  LcpIpmResult ipm_result;       // the last solve
+  VectorX<S> ipm_z;              // z of the last step (impulses [N s] and gamma [m/s]), n_ineq
+  int ipm_ncontacts = -1;        // contact count the problem is shaped for (-1: none yet)
+  VectorX<S> ipm_v_free;         // v + dt a_free (nv)
+  // ---- end of interior-point contact ----
+
   // ---- contact adjoint workspace (dynamics/kinematics_vjp.hpp, collision/collide_vjp.hpp,
   //      src/contact/*_vjp.cpp) ----
   std::vector<Vector6<S>> adj_pose_bar;      // per body: pose adjoint (a wrench, world frame)
@@ -238,6 +254,9 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   pgs_MinvJT = MatrixX<S>::Zero(model.nv, pgs_rows);
   pgs_v_free = VectorX<S>::Zero(model.nv);
   pgs_column = VectorX<S>::Zero(model.nv);
+  // interior-point contact
+  ipm_JT = MatrixX<S>::Zero(model.nv, 3 * static_cast<Eigen::Index>(contacts.size()));
+  ipm_v_free = VectorX<S>::Zero(model.nv);
   // contact adjoint workspace
   adj_pose_bar.assign(nb, Vector6<S>::Zero());
   adj_ow.assign(nb, Vector6<S>::Zero());

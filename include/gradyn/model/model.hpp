@@ -34,6 +34,8 @@ enum class ContactModel : std::uint8_t {
   Penalty,  // Hunt-Crossley spring-damper normal force + smoothed friction, applied as forces
   Pgs,      // velocity-level impulses from a boxed LCP solved by PGS (contact/pgs_contact.hpp);
             // semi-implicit Euler only
+  Ipm,      // velocity-level mixed LCP of paper 000 (polyhedral friction cone) solved by a primal-dual
+            // interior-point method (contact/ipm_contact.hpp); semi-implicit Euler only
 };
 enum class FrictionModel : std::uint8_t {
   SmoothCoulomb,  // f_t = -mu f_n v_t / sqrt(|v_t|^2 + velocity_scale^2)
@@ -59,6 +61,14 @@ struct ContactSettings {
   double slop = 1e-4;            // [m] penetration left uncorrected (avoids jitter at rest)
   double cfm = 0.0;              // constraint force mixing added to the Delassus diagonal [1/kg]
   double restitution_threshold = 0.1;  // [m/s] approach speeds below this bounce with restitution 0
+  // --- Ipm (interior point, paper 000; contact/ipm_contact.hpp); erp, slop and restitution_threshold
+  //     above act on its normal rows as on PGS's ---
+  int ipm_iterations = 50;       // Newton (predictor-corrector) iterations per step at most, >= 1
+  double ipm_tolerance = 1e-10;  // stop once every residual and |s z - kappa| is below this (SI units)
+  double ipm_kappa = 0.0;        // complementarity relaxation s z = kappa [m/s * N s]: 0 the exact LCP,
+                                 // > 0 a slightly soft contact with smooth gradients (Dojo)
+  int ipm_friction_directions = 4;  // N >= 3 directions spanning the friction cone per contact (evenly
+                                    // spaced from tangent1; 4: +-t1, +-t2; 8: a rounder cone, bigger LCP)
   // --- all models ---
   double max_penetration = 0.05;  // [m] a deeper contact sets kStatusDeepPenetration in Data::status
 };

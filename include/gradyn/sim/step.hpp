@@ -1,8 +1,9 @@
 // Time stepping: semi-implicit Euler (the papers' scheme) and RK4. With model.contact.model = Penalty every
 // dynamics evaluation (each RK4 stage) first runs collide() and adds the penalty contact forces
-// (contact/penalty.hpp). With Pgs the semi-implicit Euler step adds velocity-level contact impulses after
-// the free-motion accelerations (contact/pgs_contact.hpp); RK4 throws ArgumentError for Pgs. With any contact
-// model the adjoints (step_vjp, rollout_vjp) throw ArgumentError (not implemented yet).
+// (contact/penalty.hpp). With Pgs or Ipm the semi-implicit Euler step adds velocity-level contact impulses
+// after the free-motion accelerations (contact/pgs_contact.hpp, contact/ipm_contact.hpp); RK4 throws
+// ArgumentError for them. With any contact model the adjoints (step_vjp, rollout_vjp) throw ArgumentError
+// (not implemented yet).
 #pragma once
 
 #include "gradyn/dynamics/kinematics.hpp"
@@ -15,7 +16,7 @@ enum class Integrator : std::uint8_t {
 };
 
 /// One step from (q, v) under joint torques tau. q_next/v_next may alias q/v. Allocates nothing,
-/// except with PGS contact when the number of contacts changes (its LCP is resized; pgs_contact.hpp).
+/// except with PGS or Ipm contact when the number of contacts changes (the LCP is resized).
 /// Sets kStatusNonFinite in data.status when the new state is not finite (never throws for it).
 template <class S>
 void step(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v, const VecRef<S>& tau,

@@ -1,0 +1,61 @@
+// Interior-point contact (ContactModel::Ipm): the contacts collide() finds become the mixed LCP of
+// Belbute-Peres et al. 2018 (paper 000, Eq. 1-2) in generalised coordinates, solved by the
+// primal-dual interior-point method of contact/lcp_ipm.hpp, inside the semi-implicit Euler step
+//   a_free = forward_dynamics(q, v, tau),  v_free = v + dt a_free,  v+ = the LCP's solution,
+//   q+ = q (+) dt v+.
+//
+// Per contact k (normal n from geom a to geom b, tangents t1, t2 = the contact frame's columns 1, 2)
+// with N = contact.ipm_friction_directions directions d_j = cos(2 pi j / N) t1 + sin(2 pi j / N) t2:
+//   J_n, J_j  the relative-velocity Jacobian rows (1 x nv) along n and d_j (b's point minus a's),
+//   lambda_n  normal impulse,  beta_j >= 0 the impulse along d_j,  gamma >= 0 (the sliding speed),
+//   s_n   = J_n v+ - target     >= 0  _|_ lambda_n >= 0   (no approach faster than `target` allows)
+//   sigma = J_j v+ + gamma      >= 0  _|_ beta_j   >= 0   (friction pushes against the slip)
+//   zeta  = mu lambda_n - sum_j beta_j >= 0 _|_ gamma >= 0 (the polyhedral Coulomb cone)
+//   M v+  = M v_free + J_n^T lambda_n + sum_j J_j^T beta_j
+// with M the joint-space inertia (crba, armature included) and mu the larger friction of the two
+// geoms. The N-gon cone is inscribed in Coulomb's circular one: along a d_j it is exact, half-way
+// between two it holds cos(pi / N) of mu (N = 4: 71%, N = 8: 92%).
+//
+// In lcp_ipm's notation (M x + G^T z = -q, G x + F z + s = m, s, z >= 0, s.z = kappa), unknown
+// x = v+ directly, z = [lambda_n (nc); beta (N nc, contact-major); gamma (nc)],
+//   q = -M v_free,   G = -[J_n; J_f; 0],   m = [-target; 0; 0],
+//   F = [0 0 0; 0 0 -E; -mu E^T 0]   (E = blockdiag of N x 1 columns of ones, mu = diag(mu_k)).
+// Signs: the paper prints x = -v+, G = [J_c; J_f; 0] with q = -M v - dt f, which do not go
+// together (that q needs x = +v+); its code (lcp-physics) passes q = +M v_free and a solver with the
+// opposite sign of F. The system here is the same LCP written with x = v+ and the physical signs.
+//
+// target (the separation velocity the normal row must reach), as PGS computes it: with depth d >= 0,
+// max(erp / dt * max(d - slop, 0),  -e u_n when u_n < -restitution_threshold) (Baumgarte
+// stabilisation, or restitution e = the larger geom restitution with u_n = J_n v the approach velocity
+// before the step); a contact still apart (d < 0, within the margin) gets d / dt: it may close the
+// gap within the step but not more. Paper 000 uses restitution only (c = e J_c v) and a separate
+// post-stabilisation solve; Baumgarte folds the position error into the same LCP.
+//
+// kappa = contact.ipm_kappa > 0 stops the solver at s_i z_i = kappa instead of 0: every row becomes a
+// slightly soft, smooth constraint (a resting contact keeps a separation velocity of about
+// kappa / lambda_n that Baumgarte balances with a small extra depth; friction creeps). Units of kappa:
+// (m/s)(N s).
+//
+// Not converged (ipm_iterations reached before ipm_tolerance): data.status |= kStatusSolverNotConverged,
+// never an exception; v+ is the last iterate. The solve (and the LU of K at its solution, kept in
+// data.ipm_workspace for the backward pass) runs in double. For S = ADScalar the derivatives of the
+// solution are those of the implicit function R(w, data) = 0 at the returned point, one solve with
+// that LU per derivative direction: K [dx; dz] = -[dM x + dG^T z + dq; dG x + dF z - dm].
+//
+// Allocation: J^T lives in Data sized from the contact capacity; the LCP (dense, nv + (N + 2) nc
+// unknowns) and the solver workspace are re-sized (allocated) only when the contact count changes.
+#pragma once
+
+#include "gradyn/dynamics/kinematics.hpp"
+
+namespace gradyn {
+
+/// Velocity after the contact impulses: v_next = the mixed LCP's v+ (see the file comment); z (impulses
+/// and gamma) in data.ipm_z, the solver's report in data.ipm_result. Needs forward_dynamics(q, v, tau)
+/// to be the last dynamics call on data with a_free its result (kinematics at q are used); runs
+/// collide() and crba() at q itself. v_next may alias v.
+template <class S>
+void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                          const VecRef<S>& a_free, const NoDeduce<S>& dt, VecOut<S> v_next);
+
+}  // namespace gradyn

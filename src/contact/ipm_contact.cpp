@@ -1,0 +1,165 @@
+#include "gradyn/contact/ipm_contact.hpp"
+
+#include <cmath>
+#include <numbers>
+#include <type_traits>
+
+#include "gradyn/autodiff.hpp"
+#include "gradyn/collision/collide.hpp"
+#include "gradyn/contact/detail/contact_jacobian.hpp"
+#include "gradyn/dynamics/crba.hpp"
+
+namespace gradyn {
+
+namespace {
+
+template <class S>
+void shape_problem(MixedLcpTpl<S>& p, Eigen::Index nx, Eigen::Index ni) {
+  p.M.setZero(nx, nx);
+  p.G.setZero(ni, nx);
+  p.F.setZero(ni, ni);
+  p.A.setZero(0, nx);
+  p.q.setZero(nx);
+  p.m.setZero(ni);
+  p.b.setZero(0);
+}
+
+template <class Src, class Dst>
+void copy_values(const Src& src, Dst& dst) {
+  for (Eigen::Index c = 0; c < src.cols(); ++c)
+    for (Eigen::Index r = 0; r < src.rows(); ++r) dst(r, c) = value_of(src(r, c));
+}
+
+// Forward-mode derivatives of the solution (x, z) in data.ipm_workspace: the implicit function theorem
+// at the returned point, K [dx; dz] = -[dM x + dG^T z + dq; dG x + dF z - dm] per direction, with K
+// factored there by the solver. Writes value and derivatives into x_out and data.ipm_z.
+void propagate_derivatives(const MixedLcpTpl<ADScalar>& p, DataTpl<ADScalar>& data, VecOut<ADScalar> x_out) {
+  IpmWorkspace& ws = data.ipm_workspace;
+  const Eigen::Index nx = ws.n_x, ni = ws.n_ineq;
+  for (Eigen::Index i = 0; i < nx; ++i) x_out[i] = ad_seed(ws.x[i], -1);
+  for (Eigen::Index r = 0; r < ni; ++r) data.ipm_z[r] = ad_seed(ws.z[r], -1);
+  for (int k = 0; k < kADChunk; ++k) {
+    ws.rhs.setZero();
+    bool any = false;
+    auto d = [&](const ADScalar& a) { return a.derivatives()[k]; };
+    for (Eigen::Index i = 0; i < nx; ++i) {
+      double e = d(p.q[i]);
+      for (Eigen::Index j = 0; j < nx; ++j) e += d(p.M(i, j)) * ws.x[j];
+      for (Eigen::Index r = 0; r < ni; ++r) e += d(p.G(r, i)) * ws.z[r];
+      ws.rhs[i] = -e;
+      any = any || e != 0.0;
+    }
+    for (Eigen::Index r = 0; r < ni; ++r) {
+      double e = -d(p.m[r]);
+      for (Eigen::Index j = 0; j < nx; ++j) e += d(p.G(r, j)) * ws.x[j];
+      for (Eigen::Index c = 0; c < ni; ++c) e += d(p.F(r, c)) * ws.z[c];
+      ws.rhs[nx + r] = -e;
+      any = any || e != 0.0;
+    }
+    if (!any) continue;
+    ws.sol = ws.lu.solve(ws.rhs);
+    for (Eigen::Index i = 0; i < nx; ++i) x_out[i].derivatives()[k] = ws.sol[i];
+    for (Eigen::Index r = 0; r < ni; ++r) data.ipm_z[r].derivatives()[k] = ws.sol[nx + r];
+  }
+}
+
+}  // namespace
+
+template <class S>
+void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                          const VecRef<S>& a_free, const NoDeduce<S>& dt, VecOut<S> v_next) {
+  const ContactSettings& settings = model.contact;
+  data.ipm_v_free = v + dt * a_free;
+  collide<S>(model, data, settings.margin);  // data.oMi is at q (forward_dynamics ran there)
+  const int nc = data.ncontacts;
+  const int nv = model.nv;
+  const int N = settings.ipm_friction_directions;
+  const int ni = (N + 2) * nc;
+  const int row_f = nc, row_gamma = nc + N * nc;  // first friction row, first gamma row
+  if (nc == 0) {
+    v_next = data.ipm_v_free;
+    data.ipm_ncontacts = 0;
+    data.ipm_result = LcpIpmResult{true, 0, 0.0, 0.0, 0.0};
+    return;
+  }
+  MixedLcpTpl<S>& lcp = data.ipm_problem;
+  if (lcp.G.rows() != ni || lcp.M.rows() != nv) {  // allocates: only when the contact count changes
+    shape_problem(lcp, nv, ni);
+    if constexpr (!std::is_same_v<S, double>) shape_problem(data.ipm_problem_value, nv, ni);
+    data.ipm_workspace = IpmWorkspace(nv, 0, ni);
+    data.ipm_z.setZero(ni);
+  }
+  data.ipm_ncontacts = nc;
+
+  // Normal and tangent Jacobian columns; friction directions are combinations of the tangent ones.
+  auto JT = data.ipm_JT.leftCols(3 * nc);
+  JT.setZero();
+  for (int k = 0; k < nc; ++k) detail::add_contact_frame_jacobian<S>(model, data, data.contacts[k], JT.middleCols(3 * k, 3));
+
+  // M v+ = M v_free + J^T z  ->  q = -M v_free (x = v+).
+  lcp.M = crba<S>(model, data, q);
+  lcp.q.noalias() = -(lcp.M * data.ipm_v_free);
+
+  lcp.G.setZero();
+  lcp.F.setZero();
+  lcp.m.setZero();
+  for (int k = 0; k < nc; ++k) {
+    const ContactTpl<S>& c = data.contacts[k];
+    const GeomTpl<S>& ga = model.geoms[c.geom_a];
+    const GeomTpl<S>& gb = model.geoms[c.geom_b];
+    const auto Jn = JT.col(3 * k);
+    lcp.G.row(k) = -Jn.transpose();
+    for (int j = 0; j < N; ++j) {
+      const double angle = 2.0 * std::numbers::pi * j / N;
+      const int r = row_f + N * k + j;
+      lcp.G.row(r) = -(S(std::cos(angle)) * JT.col(3 * k + 1) + S(std::sin(angle)) * JT.col(3 * k + 2)).transpose();
+      lcp.F(r, row_gamma + k) = S(-1);  // sigma_j = J_j v+ + gamma
+      lcp.F(row_gamma + k, r) = S(1);   // zeta = mu lambda_n - sum_j beta_j
+    }
+    lcp.F(row_gamma + k, k) = -(value_of(ga.friction) >= value_of(gb.friction) ? ga.friction : gb.friction);
+
+    // Separation velocity the normal row must reach: Baumgarte or restitution, the larger; a gap
+    // may close within the step.
+    S target = S(0);
+    if (value_of(c.depth) < 0.0) {
+      target = c.depth / dt;
+    } else {
+      const S excess = c.depth - S(settings.slop);
+      if (value_of(excess) > 0.0) target = S(settings.erp) / dt * excess;
+      const S approach = Jn.dot(v);  // normal velocity before the step
+      if (value_of(approach) < -settings.restitution_threshold) {
+        const S e = value_of(ga.restitution) >= value_of(gb.restitution) ? ga.restitution : gb.restitution;
+        const S bounce = -e * approach;
+        if (value_of(bounce) > value_of(target)) target = bounce;
+      }
+    }
+    lcp.m[k] = -target;
+  }
+
+  LcpIpmSettings<double> options;
+  options.max_iterations = settings.ipm_iterations;
+  options.tolerance = settings.ipm_tolerance;
+  options.kappa = settings.ipm_kappa;
+  if constexpr (std::is_same_v<S, double>) {
+    data.ipm_result = solve_mixed_lcp<double>(lcp, options, data.ipm_workspace);
+    v_next = data.ipm_workspace.x;  // after every read of v: v_next may alias it
+    data.ipm_z = data.ipm_workspace.z;
+  } else {
+    MixedLcp& value = data.ipm_problem_value;
+    copy_values(lcp.M, value.M);
+    copy_values(lcp.G, value.G);
+    copy_values(lcp.F, value.F);
+    copy_values(lcp.q, value.q);
+    copy_values(lcp.m, value.m);
+    data.ipm_result = solve_mixed_lcp<double>(value, options, data.ipm_workspace);
+    propagate_derivatives(lcp, data, v_next);
+  }
+  if (!data.ipm_result.converged) data.status |= kStatusSolverNotConverged;
+}
+
+#define GRADYN_INSTANTIATE(S)                                                                                    \
+  template void ipm_contact_velocity<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,      \
+                                        const VecRef<S>&, const NoDeduce<S>&, VecOut<S>);
+GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
+
+}  // namespace gradyn
