@@ -8,6 +8,7 @@
 #include <nanobind/stl/tuple.h>
 
 #include <cmath>
+#include <vector>
 
 #include "common.hpp"
 #include "gradyn/grad/gradcheck.hpp"
@@ -99,7 +100,8 @@ an axis adjoint has no component along the axis. The forward step is recomputed 
   m.def(
       "rollout_vjp",
       [](PyModel& s, nb::handle q0, nb::handle v0, nb::handle taus, double dt, nb::handle qs_bar, nb::handle vs_bar,
-         const std::string& integrator, int max_snapshots, nb::handle qs, nb::handle vs) {
+         const std::string& integrator, int max_snapshots, nb::handle qs, nb::handle vs, double clip_norm,
+         bool return_norms) {
         const Integrator scheme = parse_integrator(integrator);
         checked_dt(dt);
         const Model& model = s.model;
@@ -115,6 +117,10 @@ an axis adjoint has no component along the axis. The forward step is recomputed 
         Eigen::VectorXd q0_bar = Eigen::VectorXd::Zero(model.nq), v0_bar = Eigen::VectorXd::Zero(model.nv);
         MatrixXr<double> taus_bar = MatrixXr<double>::Zero(T, model.nv);
         ModelTangent tangent(model);
+        CheckpointOptions options;
+        options.max_snapshots = max_snapshots;
+        options.clip_norm = clip_norm;
+        std::vector<double> norms;
         if (qs.is_none() != vs.is_none()) throw ArgumentError("qs and vs: give both forward arrays or neither");
         if (!qs.is_none()) {  // the caller's forward trajectory: no forward step is re-run
           MatrixArg qs_(qs, "qs", T + 1, model.nq), vs_(vs, "vs", T + 1, model.nv);
@@ -123,19 +129,26 @@ an axis adjoint has no component along the axis. The forward step is recomputed 
           nb::gil_scoped_release no_gil;
           DataLease data(s);
           gradyn::rollout_vjp_from_states<double>(model, *data, qs_.x(), vs_.x(), taus_, dt, scheme, qs_bar_.x(),
-                                                  vs_bar_.x(), q0_bar, v0_bar, taus_bar, tangent);
+                                                  vs_bar_.x(), q0_bar, v0_bar, taus_bar, tangent, options);
+          norms = data->rollout_adj_norms;
         } else {
           nb::gil_scoped_release no_gil;
           DataLease data(s);
           gradyn::rollout_vjp<double>(model, *data, q_.x, v_.x, taus_, dt, scheme, qs_bar_.x(), vs_bar_.x(), q0_bar, v0_bar,
-                                      taus_bar, tangent, CheckpointOptions{max_snapshots});
+                                      taus_bar, tangent, options);
+          norms = data->rollout_adj_norms;
         }
+        if (return_norms)
+          return nb::make_tuple(to_numpy(q0_bar), to_numpy(v0_bar), take_numpy(std::move(taus_bar)),
+                                to_numpy(params_gradient<double>(model, tangent)),
+                                to_numpy(Eigen::Map<const Eigen::VectorXd>(norms.data(), Eigen::Index(norms.size()))));
         return nb::make_tuple(to_numpy(q0_bar), to_numpy(v0_bar), take_numpy(std::move(taus_bar)),
                               to_numpy(params_gradient<double>(model, tangent)));
       },
       model_, nb::arg("q0"), nb::arg("v0"), nb::arg("taus"), nb::arg("dt"), nb::arg("qs_bar").none(),
       nb::arg("vs_bar").none(), nb::arg("integrator") = "euler", nb::arg("max_snapshots") = 0,
-      nb::arg("qs").none() = nb::none(), nb::arg("vs").none() = nb::none(), R"doc(
+      nb::arg("qs").none() = nb::none(), nb::arg("vs").none() = nb::none(), nb::arg("clip_norm") = 0.0,
+      nb::arg("return_norms") = false, R"doc(
 Reverse mode of rollout (backpropagation through time).
 qs, vs (optional): the arrays gradyn.rollout returned for these very inputs; given, they serve as
 the checkpoints and no forward step is re-run (faster, no extra memory; max_snapshots is then
@@ -148,6 +161,14 @@ q0_bar is ambient (quaternion components are plain coordinates) and exact in eve
 (see step_vjp for its component along a quaternion). max_snapshots = 0 keeps every
 state of the forward pass; k > 0 keeps at most k states and recomputes the others (binomial
 checkpointing, memory O(k) for very long horizons); both give identical numbers. Runs without the GIL.
+
+Exploding gradients (contact makes them common): return_norms=True appends a (T + 1,) array, the
+2-norm of the adjoint of each state (q_bar_t, v_bar_t) on the way back, before clipping. clip_norm > 0
+scales any state adjoint with a larger norm down to clip_norm before it flows into earlier steps
+(gradient clipping through time: no longer the exact gradient, by design).
+Gradients through contact: exact for the smooth parts; a contact appearing or vanishing, or a
+friction row switching between sticking and sliding, within the step is a kink the gradient does
+not see (see the README's "Gradients through contact").
 )doc");
 
   m.def(

@@ -10,7 +10,10 @@
 //    reports the count of the last call).
 // Both paths feed step and step_vjp bit-identical inputs in the same order, so their results are
 // identical, not merely close.
+#include <cmath>
 #include <sstream>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gradyn/autodiff.hpp"
@@ -48,14 +51,20 @@ class Reverser {
   using Mat = MatrixXr<S>;
   Reverser(const ModelTpl<S>& model, DataTpl<S>& data, const Eigen::Ref<const Mat>& taus, const S& dt,
            Integrator integrator, const Eigen::Ref<const Mat>& qs_bar, const Eigen::Ref<const Mat>& vs_bar,
-           Eigen::Ref<Mat> taus_bar, ModelTangentTpl<S>& model_bar)
+           Eigen::Ref<Mat> taus_bar, ModelTangentTpl<S>& model_bar, const CheckpointOptions& options)
       : model_(model), data_(data), taus_(taus), dt_(dt), integrator_(integrator), qs_bar_(qs_bar),
-        vs_bar_(vs_bar), taus_bar_(taus_bar), model_bar_(model_bar) {}
+        vs_bar_(vs_bar), taus_bar_(taus_bar), model_bar_(model_bar), options_(options) {}
 
   // Starts the backward pass: the adjoint of state T is its loss adjoint.
   void start(Eigen::Index T) {
+    if (options_.clip_norm < 0.0 || !std::isfinite(options_.clip_norm))
+      throw ArgumentError("clip_norm: expected a finite number >= 0 (0: no clipping), got " +
+                          std::to_string(options_.clip_norm));
+    data_.rollout_adj_norms.assign(T + 1, 0.0);
+    data_.rollout_adj_clipped = 0;
     data_.rollout_adj_lambda_q[0] = qs_bar_.row(T).transpose();
     data_.rollout_adj_lambda_v[0] = vs_bar_.row(T).transpose();
+    visit(T);
   }
 
   // state (q, v) = state t+1 from state t; both in Data's rollout buffers (aligned, so that the
@@ -80,6 +89,23 @@ class Reverser {
                 integrator_, lq[0], lv[0], lq[1], lv[1], taus_bar_.row(t).transpose(), model_bar_);
     lq[0].swap(lq[1]);
     lv[0].swap(lv[1]);
+    visit(t);
+  }
+
+  // The report, the clipping and the user's hook on lambda_t (in rollout_adj_lambda_*[0]).
+  void visit(Eigen::Index t) {
+    auto& lq = data_.rollout_adj_lambda_q[0];
+    auto& lv = data_.rollout_adj_lambda_v[0];
+    const double norm = std::sqrt(value_of(S(lq.squaredNorm() + lv.squaredNorm())));
+    data_.rollout_adj_norms[t] = norm;
+    if (options_.clip_norm > 0.0 && norm > options_.clip_norm) {
+      const S scale = S(options_.clip_norm / norm);
+      lq *= scale;
+      lv *= scale;
+      ++data_.rollout_adj_clipped;
+    }
+    if constexpr (std::is_same_v<S, double>)
+      if (options_.hook) options_.hook(static_cast<long>(t), lq, lv);
   }
 
   template <class M>
@@ -132,6 +158,7 @@ class Reverser {
   const Eigen::Ref<const Mat>& vs_bar_;
   Eigen::Ref<Mat> taus_bar_;
   ModelTangentTpl<S>& model_bar_;
+  const CheckpointOptions& options_;
 };
 
 void check_shape(const char* what, Eigen::Index rows, Eigen::Index cols, Eigen::Index expected_rows,
@@ -152,7 +179,6 @@ void rollout_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0
                  const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& vs_bar, VecOut<S> q0_bar, VecOut<S> v0_bar,
                  Eigen::Ref<MatrixXr<NoDeduce<S>>> taus_bar, ModelTangentTpl<S>& model_bar,
                  const CheckpointOptions& options) {
-  require_no_contact_gradients(model.contact, "rollout_vjp");
   check_size("q0", q0.size(), model.nq);
   check_size("v0", v0.size(), model.nv);
   check_size("q0_bar", q0_bar.size(), model.nq);
@@ -167,7 +193,7 @@ void rollout_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0
                         std::to_string(options.max_snapshots));
 
   using Mat = MatrixXr<S>;
-  Reverser<S> reverser(model, data, taus, dt, integrator, qs_bar, vs_bar, taus_bar, model_bar);
+  Reverser<S> reverser(model, data, taus, dt, integrator, qs_bar, vs_bar, taus_bar, model_bar, options);
   data.rollout_adj_forward_steps = 0;
   data.rollout_adj_q[0] = q0;
   data.rollout_adj_v[0] = v0;
@@ -204,8 +230,7 @@ void rollout_vjp_from_states(const ModelTpl<S>& model, DataTpl<S>& data,
                              Integrator integrator, const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& qs_bar,
                              const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& vs_bar, VecOut<S> q0_bar,
                              VecOut<S> v0_bar, Eigen::Ref<MatrixXr<NoDeduce<S>>> taus_bar,
-                             ModelTangentTpl<S>& model_bar) {
-  require_no_contact_gradients(model.contact, "rollout_vjp_from_states");
+                             ModelTangentTpl<S>& model_bar, const CheckpointOptions& options) {
   check_size("q0_bar", q0_bar.size(), model.nq);
   check_size("v0_bar", v0_bar.size(), model.nv);
   if (taus.cols() != model.nv) check_shape("taus", taus.rows(), taus.cols(), taus.rows(), model.nv);
@@ -215,7 +240,7 @@ void rollout_vjp_from_states(const ModelTpl<S>& model, DataTpl<S>& data,
   check_shape("qs_bar", qs_bar.rows(), qs_bar.cols(), T + 1, model.nq);
   check_shape("vs_bar", vs_bar.rows(), vs_bar.cols(), T + 1, model.nv);
   check_shape("taus_bar", taus_bar.rows(), taus_bar.cols(), T, model.nv);
-  Reverser<S> reverser(model, data, taus, dt, integrator, qs_bar, vs_bar, taus_bar, model_bar);
+  Reverser<S> reverser(model, data, taus, dt, integrator, qs_bar, vs_bar, taus_bar, model_bar, options);
   data.rollout_adj_forward_steps = 0;
   reverser.start(T);
   for (Eigen::Index t = T - 1; t >= 0; --t) {  // the caller's states are the checkpoints
@@ -234,7 +259,8 @@ void rollout_vjp_from_states(const ModelTpl<S>& model, DataTpl<S>& data,
   template void rollout_vjp_from_states<S>(                                                                         \
       const ModelTpl<S>&, DataTpl<S>&, const Eigen::Ref<const MatrixXr<S>>&, const Eigen::Ref<const MatrixXr<S>>&,   \
       const Eigen::Ref<const MatrixXr<S>>&, const NoDeduce<S>&, Integrator, const Eigen::Ref<const MatrixXr<S>>&,     \
-      const Eigen::Ref<const MatrixXr<S>>&, VecOut<S>, VecOut<S>, Eigen::Ref<MatrixXr<S>>, ModelTangentTpl<S>&);
+      const Eigen::Ref<const MatrixXr<S>>&, VecOut<S>, VecOut<S>, Eigen::Ref<MatrixXr<S>>, ModelTangentTpl<S>&,   \
+      const CheckpointOptions&);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

@@ -1,8 +1,8 @@
 // Penalty contact: the force laws (and their forward-mode derivatives against central
 // differences), the generalized forces (power balance), and whole simulations with known answers:
 // a sphere settling at the Hunt-Crossley equilibrium depth, a box resting on a plane, a box on an
-// incline that slides below the friction angle and sticks above it. Plus bad settings, and the
-// step adjoints refusing contact.
+// incline that slides below the friction angle and sticks above it. Plus bad settings.
+// (The adjoints are tested in test_penalty_vjp.cpp.)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -318,45 +318,6 @@ TEST(PenaltySettings, BadSettingsAreRejected) {
   Data d(m);
   Eigen::VectorXd q = at_height(m, 0.05), v = Eigen::VectorXd::Zero(6), tau = v;
   EXPECT_THROW(step<double>(m, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q, v), ModelError);
-}
-
-TEST(PenaltySettings, AdjointsRefuseContact) {
-  Model m = free_body_on_plane(geom(GeomType::Sphere, V3(0.1, 0, 0)), 1.0, 1.0);
-  m.contact = penalty(1e4, 1.0);
-  Data d(m);
-  Eigen::VectorXd q = at_height(m, 0.09), v = Eigen::VectorXd::Zero(6), tau = v;
-  Eigen::VectorXd q_bar = Eigen::VectorXd::Zero(m.nq), v_bar = Eigen::VectorXd::Zero(6), tau_bar = v_bar;
-  const Eigen::VectorXd q_next_bar = Eigen::VectorXd::Ones(m.nq), v_next_bar = Eigen::VectorXd::Ones(6);
-  ModelTangent model_bar(m);
-  auto expect_refusal = [](auto&& call) {
-    try {
-      call();
-      ADD_FAILURE() << "no error";
-    } catch (const ArgumentError& e) {
-      EXPECT_NE(std::string(e.what()).find("gradients through contact are not implemented yet (issue 4)"),
-                std::string::npos)
-          << e.what();
-    }
-  };
-  expect_refusal([&] {
-    step_vjp<double>(m, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q_next_bar, v_next_bar, q_bar, v_bar,
-                     tau_bar, model_bar);
-  });
-  MatrixXr<double> taus = MatrixXr<double>::Zero(3, 6), qs, vs;
-  rollout<double>(m, d, q, v, taus, 1e-3, Integrator::RK4, qs, vs);  // the forward pass works
-  MatrixXr<double> qs_bar = MatrixXr<double>::Ones(4, m.nq), vs_bar = MatrixXr<double>::Ones(4, 6),
-                   taus_bar = MatrixXr<double>::Zero(3, 6);
-  expect_refusal([&] {
-    rollout_vjp<double>(m, d, q, v, taus, 1e-3, Integrator::RK4, qs_bar, vs_bar, q_bar, v_bar, taus_bar, model_bar);
-  });
-  expect_refusal([&] {
-    rollout_vjp_from_states<double>(m, d, qs, vs, taus, 1e-3, Integrator::RK4, qs_bar, vs_bar, q_bar, v_bar,
-                                    taus_bar, model_bar);
-  });
-  // Contact off: the same call runs.
-  m.contact.model = ContactModel::None;
-  EXPECT_NO_THROW(step_vjp<double>(m, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q_next_bar, v_next_bar,
-                                   q_bar, v_bar, tau_bar, model_bar));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "../support/random_model.hpp"
 #include "gradyn/autodiff.hpp"
 #include "gradyn/io/load.hpp"
+#include "gradyn/model/errors.hpp"
 #include "gradyn/model/params.hpp"
 #include "gradyn/sim/step.hpp"
 
@@ -151,6 +152,61 @@ TEST(RolloutVjpLong, HundredThousandStepsWithTwelveSnapshots) {
   // C(12 + 7, 12) = 50388 < 10^5 <= C(12 + 8, 12) = 125970: each step recomputed at most 8 times
   EXPECT_LE(ck.forward_steps, 8LL * T);
   EXPECT_GT(full.q0_bar.cwiseAbs().maxCoeff(), 0.0);
+}
+
+TEST(RolloutVjpReport, NormsClippingAndHook) {
+  const Model model = test::random_model(4, 2, true, true);
+  std::mt19937 rng(5);
+  const Eigen::VectorXd q0 = test::random_configuration(model, rng), v0 = test::random_vector(model.nv, rng, 1.0);
+  const int T = 40;
+  const MatrixXr<double> taus = MatrixXr<double>::Random(T, model.nv);
+  MatrixXr<double> qs_bar = MatrixXr<double>::Random(T + 1, model.nq), vs_bar = MatrixXr<double>::Random(T + 1, model.nv);
+  Data d(model);
+  auto run = [&](const CheckpointOptions& options, Eigen::VectorXd& q0_bar, Eigen::VectorXd& v0_bar) {
+    q0_bar.setZero(model.nq);
+    v0_bar.setZero(model.nv);
+    MatrixXr<double> taus_bar = MatrixXr<double>::Zero(T, model.nv);
+    ModelTangent model_bar(model);
+    rollout_vjp<double>(model, d, q0, v0, taus, 1e-2, Integrator::SemiImplicitEuler, qs_bar, vs_bar, q0_bar, v0_bar,
+                        taus_bar, model_bar, options);
+  };
+  Eigen::VectorXd q0_bar, v0_bar;
+  run({}, q0_bar, v0_bar);
+  // the report: one norm per state; the last is the loss adjoint's, the first the returned one's
+  ASSERT_EQ(d.rollout_adj_norms.size(), std::size_t(T + 1));
+  EXPECT_DOUBLE_EQ(d.rollout_adj_norms[T], std::sqrt(qs_bar.row(T).squaredNorm() + vs_bar.row(T).squaredNorm()));
+  EXPECT_NEAR(d.rollout_adj_norms[0], std::sqrt(q0_bar.squaredNorm() + v0_bar.squaredNorm()), 1e-12);
+  EXPECT_EQ(d.rollout_adj_clipped, 0);
+  const std::vector<double> unclipped = d.rollout_adj_norms;
+  const double largest = *std::max_element(unclipped.begin(), unclipped.end());
+  // clipping: every state adjoint leaves with at most clip_norm
+  CheckpointOptions clip;
+  clip.clip_norm = 0.5 * largest;
+  std::vector<long> visited;
+  clip.hook = [&](long t, Eigen::Ref<Eigen::VectorXd> qb, Eigen::Ref<Eigen::VectorXd> vb) {
+    visited.push_back(t);
+    EXPECT_LE(std::sqrt(qb.squaredNorm() + vb.squaredNorm()), clip.clip_norm * (1 + 1e-12));
+  };
+  run(clip, q0_bar, v0_bar);
+  EXPECT_GT(d.rollout_adj_clipped, 0);
+  ASSERT_EQ(visited.size(), std::size_t(T + 1));
+  for (int k = 0; k <= T; ++k) EXPECT_EQ(visited[k], T - k);  // from the last state back to the first
+  EXPECT_LE(std::sqrt(q0_bar.squaredNorm() + v0_bar.squaredNorm()), clip.clip_norm * (1 + 1e-12));
+  // a hook that zeroes the adjoint of state 10 cuts every earlier dependence on the loss of later states
+  CheckpointOptions cut;
+  cut.hook = [](long t, Eigen::Ref<Eigen::VectorXd> qb, Eigen::Ref<Eigen::VectorXd> vb) {
+    if (t == 10) qb.setZero(), vb.setZero();
+  };
+  run(cut, q0_bar, v0_bar);
+  Eigen::VectorXd q0_ref, v0_ref;
+  qs_bar.bottomRows(T + 1 - 10).setZero();
+  vs_bar.bottomRows(T + 1 - 10).setZero();
+  run({}, q0_ref, v0_ref);
+  EXPECT_LT((q0_bar - q0_ref).norm() + (v0_bar - v0_ref).norm(), 1e-12);
+  EXPECT_GT(q0_ref.norm(), 0.0);
+  CheckpointOptions bad;
+  bad.clip_norm = -1;
+  EXPECT_THROW(run(bad, q0_bar, v0_bar), ArgumentError);
 }
 
 TEST(RolloutVjpShapes, WrongShapesNameExpectedAndActual) {
