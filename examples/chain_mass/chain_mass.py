@@ -38,9 +38,16 @@ Timing study (Fig. 1, bottom right)
 Outputs: examples/out/chain_mass_inference.png (scene, mass and MSE per iteration) and
 examples/out/chain_mass_timing.png (run time of 30 updates vs number of links).
 
+What one run printed (two shared, busy cores, so the timings are rough): the ball strikes at
+0.45 s and leaves at -2.1 m/s; the mass goes 1 -> 7.0000 in 15 updates (within 0.05 from update 7
+on: six clipped steps of 1, then contraction), position MSE 2.2e4 -> 3e-8 cm^2; the analytic
+gradient agrees with central differences to ~1e-8 relative. 30 updates, N = 2, 4, 8, 16 links:
+analytic 4.1, 5.1, 9.5, 16.0 s; FD of all N masses 5.6, 14.0, 43.0, 162.0 s (1.3x to 10.2x);
+FD of the bottom mass alone 3.0, 4.9, 7.3, 16.7 s (one reverse pass costs about three rollouts).
+
 Run:  python examples/chain_mass/chain_mass.py  [--links 10] [--seconds 10] [--gradient analytic|fd]
                                                 [--timing-links 2,4,8,16] [--updates 30] [--repeats 1]
-      (a few minutes on two cores, most of it the FD timings; --no-timing skips them)
+      (about 5 minutes on two cores, most of it the FD timings; --no-timing skips them)
 """
 
 from __future__ import annotations
