@@ -1,7 +1,11 @@
 // Collision detection from Python: gradyn.collide(model, q, margin) and the geometry's names and
-// parameters (Model.geom_names, Model.geoms).
+// parameters (Model.geom_names, Model.geoms), and Model.with_ground_plane.
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
+
+#include <cmath>
+#include <memory>
 
 #include "common.hpp"
 #include "gradyn/collision/collide.hpp"
@@ -53,7 +57,42 @@ void bind_collision(nb::module_& m) {
           },
           "The collision geoms as dicts: name, type, body ('world' for the world), placement (4x4, in "
           "the body frame), size (see the C++ geometry.hpp: radius / half-length / half-extents), "
-          "friction, restitution, contype, conaffinity.");
+          "friction, restitution, contype, conaffinity.")
+      // URDF has no world geometry, so a robot loaded from one needs its floor added here.
+      .def(
+          "with_ground_plane",
+          [](const PyModel& s, double height, double friction, double restitution, const std::string& name) {
+            GeomSpec spec;
+            spec.name = name;
+            spec.type = GeomType::Plane;
+            spec.placement.p = Vector3<double>(0, 0, height);
+            spec.friction = friction;
+            spec.restitution = restitution;
+            spec.where = SourceLocation{"", 0, "Model.with_ground_plane"};
+            if (!std::isfinite(height)) throw ArgumentError("height: expected a finite number");
+            check_geom(spec, spec.where);
+            if (s.model.geom_id(name) >= 0) throw ArgumentError("name: the model already has a geom named '" + name + "'");
+            Model copy = s.model;
+            Geom g;
+            g.name = spec.name;
+            g.type = spec.type;
+            g.body = -1;
+            g.placement = spec.placement;
+            g.friction = spec.friction;
+            g.restitution = spec.restitution;
+            g.where = spec.where;
+            copy.geoms.push_back(std::move(g));
+            return std::make_unique<PyModel>(std::move(copy));
+          },
+          nb::arg("height") = 0.0, nb::arg("friction") = kDefaultFriction,
+          nb::arg("restitution") = kDefaultRestitution, nb::arg("name") = "ground", R"doc(
+A copy of this model with a world plane z = height (normal +z, solid below) added as the last geom,
+e.g. a floor under a robot loaded from URDF, which has no world geometry. friction: its Coulomb
+coefficient (a contact uses the larger of the two geoms'); restitution in [0, 1]. Contact forces
+still need a contact model (gradyn.load(..., contact=...) or Model.with_contact). Raises
+gradyn.ModelError for a negative friction or a restitution outside [0, 1], ValueError for a
+non-finite height or a geom name already taken.
+)doc");
 
   m.def(
       "collide",

@@ -85,3 +85,26 @@ def test_collide_arguments():
     with pytest.raises(ValueError, match="margin"):
         gradyn.collide(model, model.neutral(), margin=-1.0)
     assert "floor" in model.geom_names
+
+
+def test_with_ground_plane_adds_a_world_floor(ball_path):
+    """A URDF has no world geometry: Model.with_ground_plane adds a plane z = height to a copy."""
+    model = gradyn.load(ball_path)
+    raised = model.with_ground_plane(height=0.5, friction=0.7, restitution=0.3, name="deck")
+    assert model.geom_names == ["floor", "ball"]  # the original is unchanged
+    deck = raised.geoms[-1]
+    assert deck["name"] == "deck" and deck["type"] == "plane" and deck["body"] == "world"
+    assert deck["friction"] == 0.7 and deck["restitution"] == 0.3
+    np.testing.assert_array_equal(deck["placement"][:3, 3], [0, 0, 0.5])
+    q = model.neutral()
+    q[2] = 0.55  # ball of radius 0.1 sinks 0.05 into the deck
+    (hit,) = [c for c in gradyn.collide(raised, q) if "deck" in (c["geom_a"], c["geom_b"])]
+    assert hit["depth"] == pytest.approx(0.05, abs=1e-12)
+    with pytest.raises(ValueError, match="already has a geom named 'floor'"):
+        model.with_ground_plane(name="floor")
+    with pytest.raises(gradyn.ModelError, match="friction"):
+        model.with_ground_plane(friction=-1.0)
+    with pytest.raises(gradyn.ModelError, match="restitution"):
+        model.with_ground_plane(restitution=1.5)
+    with pytest.raises(ValueError, match="height"):
+        model.with_ground_plane(height=float("inf"))

@@ -91,3 +91,50 @@ def test_chain_mass_example_infers_with_finite_differences():
     result = re.search(r"mass 1 -> ([0-9.]+) .* position MSE ([0-9.e+-]+) -> ([0-9.e+-]+) cm\^2", out)
     assert result, out
     assert 1.5 < float(result.group(1)) < 7.05 and float(result.group(3)) < 0.1 * float(result.group(2)), out
+
+
+def test_laikago_stands_and_falls_under_each_contact_model():
+    """Short run (0.8 s standing, 0.25 s falling): every contact model holds the robot on its toes
+    with its own penetration, then lets it fall once the PD control is cut."""
+    pytest.importorskip("mujoco")
+    out = run("examples/laikago_contact/laikago_contact.py", "--stand", "0.8", "--no-plot")
+    pattern = (r"  (gradyn \w+|MuJoCo)\s+stands at ([0-9.]+) m \(toe penetration ([0-9.-]+) mm, max ([0-9.]+) mm\); "
+               r"in its last 0.1 s max\|v\| ([0-9.]+), base moved ([0-9.]+) mm; falls to ([0-9.-]+) m")
+    rows = {m.group(1): [float(x) for x in m.groups()[1:]] for m in re.finditer(pattern, out)}
+    assert {"gradyn penalty", "gradyn pgs", "MuJoCo"} <= set(rows), out
+    stance = float(re.search(r"touch the ground at base height ([0-9.]+) m", out).group(1))
+    for label, (standing, depth, deepest, speed, moved, fallen) in rows.items():
+        assert 0 < depth < 10 and deepest < 20, (label, out)
+        assert stance - 0.02 < standing < stance, (label, out)  # the legs give a little under the PD law
+        assert speed < 0.1 and moved < 1.0, (label, out)
+        assert standing - fallen > 0.2, (label, out)
+    assert rows["gradyn pgs"][1] < 0.5 < rows["gradyn penalty"][1], out  # PGS: slop-level; penalty: springs
+    if "gradyn ipm" in rows:  # the same LCP as PGS: the same stance
+        assert abs(rows["gradyn ipm"][0] - rows["gradyn pgs"][0]) < 1e-3 and rows["gradyn ipm"][1] < 0.5, out
+    else:
+        assert "ipm: skipped" in out, out
+
+
+def test_mujoco_contact_benchmark_checks_and_reports(tmp_path):
+    """bench/compare_mujoco_contact.py on a short horizon: its checks pass (the generated MJCF is
+    the URDF's robot; without contact gradyn's step Jacobian matches finite differences and
+    MuJoCo's), every row is measured, and gradients that gradyn cannot take yet say why."""
+    pytest.importorskip("mujoco")
+    out_base = tmp_path / "mujoco_contact"
+    out = run("bench/compare_mujoco_contact.py", "--steps", "200", "--repeats", "1", "--settle", "0.5",
+              "--memory-steps", "200,2000", "--models", "none,pgs", "--out", str(out_base))
+    import json
+
+    result = json.loads(out_base.with_suffix(".json").read_text())
+    assert result["free_dynamics_error"] < 1e-9, out
+    rows = {r["contact"]: r for r in result["rows"]}
+    none, pgs = rows["none"], rows["pgs"]
+    assert none["gradients"] == "ok", out
+    assert none["jacobian_fd_check"] < 1e-6 and none["jacobian_mujoco_check"] < 1e-5, out
+    assert none["backward_over_forward"] > 0 and none["jacobian_us"]["gradyn"] > 0, out
+    assert none["memory"]["states"]["read_bytes_per_step"] == (19 + 2 * 18) * 8, out
+    assert pgs["contacts"] and min(pgs["contacts"]) == 4, out
+    assert pgs["gradyn_step_us"] > 0 and pgs["mujoco_step_us"] > 0, out
+    if pgs["gradients"] != "ok":
+        assert pgs["gradients"].startswith("n/a (gradients through pgs contact not available: "), out
+    assert "| none |" in out_base.with_suffix(".md").read_text()

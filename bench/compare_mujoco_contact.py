@@ -1,0 +1,510 @@
+#!/usr/bin/env python3
+"""gradyn's contact models against MuJoCo on one scene, in one run: laikago standing on a plane on
+its four toe spheres (examples/laikago_contact/laikago_scene.py), semi-implicit Euler, dt = 1 ms.
+
+    .venv/bin/python bench/compare_mujoco_contact.py
+
+For each gradyn contact model (none, 'penalty', 'pgs', and 'ipm' when this gradyn has it) it measures:
+
+ (a) the forward step: gradyn.rollout over T steps (a C++ loop) against MuJoCo's mujoco.rollout
+     (a C loop of mj_step) over the same T, CPU time per step and the ratio (goal <= 1);
+     a Python loop of mj_step is reported too, for scale;
+ (b) rollout_vjp (given the forward states, qs= and vs=) over rollout, CPU time (goal <= 4);
+ (c) the memory of the backward pass per step (goal <= 0.5 KB): the checkpoints it reads (q, v
+     and the controls u of each step: (nq + 2 nv) x 8 bytes) plus the growth of the peak RSS of a
+     fresh process across the rollout_vjp call, per step, from a long and a short horizon;
+ (d) the full step Jacobian d(q_next, v_next)/d(q, v, tau): nq + nv step_vjp calls against
+     mujoco.mjd_transitionFD (forward and centred differences) at the standing state (goal:
+     gradyn >= 10x faster).
+
+The MuJoCo model is generated from the same URDF (same bodies, joint placements, inertias, toe
+spheres, a plane, one motor per leg joint). Before anything is timed the run checks that gradyn's
+forward dynamics equal MuJoCo's qacc (contacts and constraints disabled) to 1e-9 on random states,
+that each simulator stands on four toe contacts through the timed trajectory, and, without
+contact, that gradyn's step Jacobian matches finite differences of gradyn.step and MuJoCo's
+d v_next / d tau; otherwise it stops with MUJOCO CONTACT COMPARISON ABORTED and exit status 1.
+Gradients through a contact model that gradyn does not differentiate yet (step_vjp raises
+ValueError) are reported as n/a with gradyn's message.
+
+The robot stands by itself: its leg joints carry a PD law toward the stance as passive springs
+and dampers (stiffness 150 N m/rad, damping 5 N m s/rad; laikago_scene.with_stance_springs, the
+same in MuJoCo's model), so the timed trajectories run with zero torques, open loop, and keep
+standing. Each simulator starts from its own equilibrium: the stance run for --settle seconds. The contact models differ: MuJoCo solves soft
+constraints (pyramidal cone, Newton) per step; gradyn's penalty model applies spring forces,
+PGS a boxed LCP; compare ratios, on a quiet machine for absolute numbers.
+
+Results: bench/results/mujoco_contact.md and .json. Times are CPU times (time.process_time),
+medians of interleaved repeats (see bench/gradient_benchmarks.py for why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "examples" / "laikago_contact"))
+sys.path.insert(0, str(HERE))
+import laikago_scene as scene  # noqa: E402
+from gradient_benchmarks import (  # noqa: E402
+    current_rss_kib,
+    loss_adjoint,
+    machine_info,
+    median_times,
+    peak_rss_kib,
+    reset_peak_rss,
+)
+
+DT = 1e-3
+FREE_DYNAMICS_TOLERANCE = 1e-9
+
+
+class Abort(RuntimeError):
+    pass
+
+
+def require(condition, message):
+    if not condition:
+        raise Abort(message)
+
+
+# --- the standing states ------------------------------------------------------------------------
+
+
+def settle_gradyn(gradyn, model, seconds):
+    """The standing state: the stance (toes touching) run for `seconds` with zero torques (the
+    stance springs hold it). Without contact, nothing to stand on: the stance itself, in flight."""
+    q, v = scene.stance(model), np.zeros(model.nv)
+    if model.contact_model is None:
+        return q, v
+    qs, vs = gradyn.rollout(model, q, v, np.zeros((int(round(seconds / DT)), model.nv)), DT)
+    return qs[-1], vs[-1]
+
+
+def settle_mujoco(mujoco, m, maps, seconds):
+    """The same in MuJoCo. Returns the MjData at the standing state."""
+    d = mujoco.MjData(m)
+    d.qpos[:], d.qvel[:] = maps.to_mujoco(scene.stance(maps.model), np.zeros(maps.model.nv))
+    for _ in range(int(round(seconds / DT))):
+        mujoco.mj_step(m, d)
+    mujoco.mj_forward(m, d)
+    return d
+
+
+def gradyn_contacts(gradyn, model, q):
+    return sum(1 for c in gradyn.collide(model, q) if c["depth"] >= 0)
+
+
+# --- the step Jacobian ----------------------------------------------------------------------------
+
+
+def step_jacobian(gradyn, model, q, v, tau):
+    """d(q_next, v_next)/d(q, v, tau), shape (nq + nv, nq + 2 nv), one step_vjp per output row
+    (q adjoints ambient: one column per number in q)."""
+    nq, nv = model.nq, model.nv
+    J = np.empty((nq + nv, nq + 2 * nv))
+    zq, zv = np.zeros(nq), np.zeros(nv)
+    for i in range(nq + nv):
+        q_bar_next, v_bar_next = zq.copy(), zv.copy()
+        if i < nq:
+            q_bar_next[i] = 1.0
+        else:
+            v_bar_next[i - nq] = 1.0
+        q_bar, v_bar, tau_bar, _ = gradyn.step_vjp(model, q, v, tau, DT, q_bar_next, v_bar_next)
+        J[i, :nq], J[i, nq:nq + nv], J[i, nq + nv:] = q_bar, v_bar, tau_bar
+    return J
+
+
+def check_jacobian_against_fd(gradyn, model, q, v, tau, J):
+    """Largest error of J times random directions against central differences of gradyn.step,
+    relative to the largest entry of J times the direction."""
+    rng = np.random.default_rng(11)
+    worst = 0.0
+    for _ in range(3):
+        dq, dv, dt_ = rng.normal(size=model.nq), rng.normal(size=model.nv), rng.normal(size=model.nv)
+        dq[3:7] = 0.0  # keep the quaternion unit: the ambient columns along it are exact anyway
+        h = 1e-6
+        plus = np.concatenate(gradyn.step(model, q + h * dq, v + h * dv, tau + h * dt_, DT))
+        minus = np.concatenate(gradyn.step(model, q - h * dq, v - h * dv, tau - h * dt_, DT))
+        fd = (plus - minus) / (2 * h)
+        jv = J @ np.concatenate([dq, dv, dt_])
+        worst = max(worst, np.max(np.abs(jv - fd)) / max(1.0, np.max(np.abs(jv))))
+    return worst
+
+
+def mujoco_transition(mujoco, m, d, centered):
+    A = np.zeros((2 * m.nv + m.na, 2 * m.nv + m.na))
+    B = np.zeros((2 * m.nv + m.na, m.nu))
+    mujoco.mjd_transitionFD(m, d, 1e-6, centered, A, B, None, None)
+    return A, B
+
+
+def check_jacobian_against_mujoco(model, maps, J, B):
+    """Without contact, d v_next / d tau on the leg joints is dt M^-1 restricted to the legs in both
+    simulators (leg velocities and torques are the same coordinates in both; MuJoCo's B has one
+    column per motor and its velocity rows after the nv position rows). Returns the largest
+    difference relative to the largest entry."""
+    m = maps.m
+    dofs = maps.actuator_dofs  # gradyn's v index of each motor's joint, in motor order
+    gradyn_block = J[np.ix_(model.nq + dofs, model.nq + model.nv + dofs)]
+    mujoco_dofs = np.array([m.jnt_dofadr[m.actuator_trnid[a, 0]] for a in range(m.nu)])
+    mujoco_block = B[m.nv + mujoco_dofs, :]
+    return np.max(np.abs(gradyn_block - mujoco_block)) / np.max(np.abs(mujoco_block))
+
+
+# --- memory, in a fresh process ---------------------------------------------------------------------
+
+
+def child_memory(spec):
+    """Peak-RSS growth across one rollout_vjp call at horizon spec['steps'], given the forward
+    states (mode 'states') or re-running the forward pass (mode 'rerun')."""
+    import gradyn
+
+    model = scene.with_stance_springs(scene.load_gradyn(contact=spec["contact"]))
+    q, v = settle_gradyn(gradyn, model, spec["settle"])
+    taus = np.zeros((spec["steps"], model.nv))
+    # Warm up on a short horizon so that lazily allocated workspaces do not count.
+    qs, vs = gradyn.rollout(model, q, v, taus[:2], DT)
+    kwargs = {"qs": qs, "vs": vs} if spec["mode"] == "states" else {}
+    gradyn.rollout_vjp(model, q, v, taus[:2], DT, *loss_adjoint(qs, vs), **kwargs)
+    qs, vs = gradyn.rollout(model, q, v, taus, DT)
+    qs_bar, vs_bar = loss_adjoint(qs, vs)
+    kwargs = {"qs": qs, "vs": vs} if spec["mode"] == "states" else {}
+    baseline = current_rss_kib()
+    reset_peak_rss()
+    rss0 = peak_rss_kib()
+    grads = gradyn.rollout_vjp(model, q, v, taus, DT, qs_bar, vs_bar, **kwargs)
+    peak = peak_rss_kib()
+    return {"vjp_peak_delta_kib": peak - rss0, "taus_bar_bytes": int(grads[2].nbytes), "baseline_rss_kib": baseline}
+
+
+def run_child(spec):
+    import subprocess
+
+    proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def measure_memory(model, contact, settle, horizons, log):
+    """Bytes per step of the backward pass, for rollout_vjp given the states (qs=, vs=) and for the
+    default (it re-runs the forward pass and keeps every state itself)."""
+    short, long_ = horizons
+    out = {}
+    for mode in ("states", "rerun"):
+        deltas = {}
+        for steps in (short, long_):
+            deltas[steps] = run_child({"contact": contact, "settle": settle, "steps": steps, "mode": mode})
+        growth = (deltas[long_]["vjp_peak_delta_kib"] - deltas[short]["vjp_peak_delta_kib"]) * 1024 / (long_ - short)
+        out[mode] = {"raw": {str(k): x for k, x in deltas.items()}, "measured_bytes_per_step": growth,
+                     "taus_bar_bytes_per_step": model.nv * 8}
+        log(f"    memory ({mode}): peak-RSS growth across rollout_vjp {growth:.0f} B/step "
+            f"(of which the returned taus_bar {model.nv * 8} B/step)")
+    return out
+
+
+# --- the benchmark ------------------------------------------------------------------------------------
+
+
+def gradient_unavailable(gradyn, model, q, v, tau):
+    """None when step_vjp works on this model, else gradyn's message."""
+    try:
+        gradyn.step_vjp(model, q, v, tau, DT, np.ones(model.nq), np.ones(model.nv))
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def bench_case(gradyn, mujoco, contact, args, mj, log):
+    """One gradyn contact model against its MuJoCo counterpart (mj: the MuJoCo side's dict)."""
+    from mujoco import rollout as mj_rollout
+
+    label = contact or "none"
+    model = scene.with_stance_springs(scene.load_gradyn(contact=contact))
+    q, v = settle_gradyn(gradyn, model, args.settle)
+    tau = np.zeros(model.nv)
+    T = args.steps
+    taus = np.zeros((T, model.nv))
+    qs, vs = gradyn.rollout(model, q, v, taus, DT)
+    require(np.all(np.isfinite(qs)) and np.all(np.isfinite(vs)), f"gradyn {label}: the rollout diverged")
+    row = {"contact": label, "steps": T}
+    if contact is not None:
+        counts = [gradyn_contacts(gradyn, model, qs[k]) for k in range(0, T + 1, max(1, T // 20))]
+        require(min(counts) == 4, f"gradyn {label}: the robot does not stand on 4 toes through the timed "
+                                  f"trajectory (contacts {counts})")
+        row["base_height"] = [float(qs[0, 2]), float(qs[-1, 2])]
+        row["contacts"] = counts
+        log(f"  gradyn {label}: stands at {qs[0, 2]:.4f} m -> {qs[-1, 2]:.4f} m after {T} steps, "
+            f"contacts {min(counts)}-{max(counts)}")
+
+    m, state0, ctrl = mj["model"], mj["state"], mj["ctrl"]
+    d_roll, d_loop = mujoco.MjData(m), mujoco.MjData(m)
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+
+    def gradyn_forward():
+        gradyn.rollout(model, q, v, taus, DT)
+
+    def mujoco_forward():
+        mj_rollout.rollout(m, d_roll, state0[None], ctrl[None], nstep=T)
+
+    def mujoco_python_loop():
+        mujoco.mj_setState(m, d_loop, state0, spec)
+        d_loop.ctrl[:] = ctrl[0]
+        for _ in range(T):
+            mujoco.mj_step(m, d_loop)
+
+    message = gradient_unavailable(gradyn, model, q, v, tau)
+    fns = [gradyn_forward, mujoco_forward, mujoco_python_loop]
+    if message is None:
+        qs_bar, vs_bar = loss_adjoint(qs, vs)
+
+        def gradyn_backward():
+            gradyn.rollout_vjp(model, q, v, taus, DT, qs_bar, vs_bar, qs=qs, vs=vs)
+
+        def gradyn_backward_rerun():
+            gradyn.rollout_vjp(model, q, v, taus, DT, qs_bar, vs_bar)
+
+        fns += [gradyn_backward, gradyn_backward_rerun]
+    cpu, wall = median_times(fns, args.repeats)
+    row["gradyn_step_us"] = cpu[0] / T * 1e6
+    row["mujoco_rollout_step_us"] = cpu[1] / T * 1e6
+    row["mujoco_python_loop_step_us"] = cpu[2] / T * 1e6
+    row["mujoco_step_us"] = min(cpu[1], cpu[2]) / T * 1e6  # MuJoCo's faster way
+    row["step_ratio"] = cpu[0] / min(cpu[1], cpu[2])
+    row["wall_s"] = dict(zip(["gradyn_rollout", "mujoco_rollout", "mujoco_python_loop", "gradyn_rollout_vjp_states",
+                              "gradyn_rollout_vjp_rerun"], wall))
+    log(f"  forward step ({label}): gradyn {row['gradyn_step_us']:.2f} us, MuJoCo {row['mujoco_rollout_step_us']:.2f} us "
+        f"(mujoco.rollout) / {row['mujoco_python_loop_step_us']:.2f} us (Python loop of mj_step): "
+        f"gradyn / MuJoCo's faster = {row['step_ratio']:.2f}")
+
+    # MuJoCo's finite-difference Jacobian at its standing state, with the held controls.
+    d_fd = mujoco.MjData(m)
+    mujoco.mj_setState(m, d_fd, state0, spec)
+    d_fd.ctrl[:] = ctrl[0]
+    mujoco.mj_forward(m, d_fd)
+    jac_fns = [lambda: mujoco_transition(mujoco, m, d_fd, False), lambda: mujoco_transition(mujoco, m, d_fd, True)]
+    if message is not None:
+        cpu, _ = median_times(jac_fns, args.repeats * 5)
+        row["jacobian_us"] = {"gradyn": None, "mujoco_fd_forward": cpu[0] * 1e6, "mujoco_fd_centered": cpu[1] * 1e6}
+        row["gradients"] = f"n/a (gradients through {label} contact not available: {message})"
+        log(f"  step Jacobian ({label}): MuJoCo mjd_transitionFD {cpu[0] * 1e6:.0f} us forward / "
+            f"{cpu[1] * 1e6:.0f} us centred; gradyn {row['gradients']}")
+        return row
+    row["gradients"] = "ok"
+    row["backward_over_forward"] = cpu[3] / cpu[0]
+    row["backward_over_forward_rerun"] = cpu[4] / cpu[0]
+    log(f"  rollout_vjp / rollout ({label}): {row['backward_over_forward']:.2f} given the states, "
+        f"{row['backward_over_forward_rerun']:.2f} re-running the forward pass")
+
+    mem = measure_memory(model, contact, args.settle, args.memory_steps, log)
+    states, controls = (model.nq + model.nv) * 8, model.nv * 8
+    # Given qs and vs, the backward pass reads the caller's states and controls and adds the measured
+    # growth; re-running the forward pass, its own copies of the states are part of the measured growth.
+    for mode, read in (("states", states + controls), ("rerun", controls)):
+        x = mem[mode]
+        x["read_bytes_per_step"] = read
+        x["extra_bytes_per_step"] = max(0.0, x["measured_bytes_per_step"] - x["taus_bar_bytes_per_step"])
+        x["total_bytes_per_step"] = read + x["extra_bytes_per_step"]
+    row["memory"] = mem
+
+    J = step_jacobian(gradyn, model, q, v, tau)
+    fd_error = check_jacobian_against_fd(gradyn, model, q, v, tau, J)
+    row["jacobian_fd_check"] = fd_error
+    if contact is None:
+        require(fd_error < 1e-6, f"gradyn's step Jacobian (no contact) differs from central differences of "
+                                 f"gradyn.step by {fd_error:.2e}")
+        _, B = mujoco_transition(mujoco, m, d_fd, True)
+        err = check_jacobian_against_mujoco(model, mj["maps"], J, B)
+        require(err < 1e-5, f"d v_next / d tau differs between gradyn and MuJoCo (no contact) by {err:.2e}")
+        row["jacobian_mujoco_check"] = err
+    one = (np.ones(model.nq), np.ones(model.nv))
+    cpu, _ = median_times([lambda: step_jacobian(gradyn, model, q, v, tau)] + jac_fns
+                          + [lambda: gradyn.step_vjp(model, q, v, tau, DT, *one)], args.repeats * 5)
+    row["jacobian_us"] = {"gradyn": cpu[0] * 1e6, "mujoco_fd_forward": cpu[1] * 1e6, "mujoco_fd_centered": cpu[2] * 1e6,
+                          "gradyn_one_step_vjp_call": cpu[3] * 1e6}
+    row["jacobian_speedup"] = {"forward": cpu[1] / cpu[0], "centered": cpu[2] / cpu[0]}
+    log(f"  step Jacobian ({label}): gradyn {cpu[0] * 1e6:.0f} us ({model.nq + model.nv} step_vjp calls of "
+        f"{cpu[3] * 1e6:.1f} us each from Python; FD check {fd_error:.1e}), MuJoCo mjd_transitionFD "
+        f"{cpu[1] * 1e6:.0f} us forward / {cpu[2] * 1e6:.0f} us centred: gradyn is {cpu[1] / cpu[0]:.2f}x / "
+        f"{cpu[2] / cpu[0]:.2f}x faster")
+    return row
+
+
+def mujoco_side(mujoco, contact_on, args, log):
+    """MuJoCo's standing state (or, without contact, the stance in flight), with the stance springs."""
+    model = scene.load_gradyn()
+    m = scene.load_mujoco(timestep=DT, stance_springs=True)
+    if not contact_on:
+        m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
+    maps = scene.StateMap(model, m)
+    if contact_on:
+        d = settle_mujoco(mujoco, m, maps, args.settle)
+    else:
+        d = mujoco.MjData(m)
+        d.qpos[:], d.qvel[:] = maps.to_mujoco(scene.stance(model), np.zeros(model.nv))
+        mujoco.mj_forward(m, d)
+    spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    state = np.zeros(mujoco.mj_stateSize(m, spec))
+    mujoco.mj_getState(m, d, state, spec)
+    ctrl = np.zeros((args.steps, m.nu))
+    if contact_on:
+        # The timed trajectory must keep standing on four toes.
+        from mujoco import rollout as mj_rollout
+
+        states, _ = mj_rollout.rollout(m, mujoco.MjData(m), state[None], ctrl[None], nstep=args.steps)
+        probe = mujoco.MjData(m)
+        counts = []
+        for k in range(0, args.steps, max(1, args.steps // 20)):
+            mujoco.mj_setState(m, probe, states[0, k], spec)
+            mujoco.mj_forward(m, probe)
+            counts.append(int(probe.ncon))
+        require(min(counts) == 4, f"MuJoCo: the robot does not stand on 4 toes through the timed trajectory ({counts})")
+        log(f"  MuJoCo: stands at {d.qpos[2]:.4f} m, contacts {min(counts)}-{max(counts)} over {args.steps} steps")
+    return {"model": m, "data": d, "state": state, "ctrl": ctrl, "maps": maps}
+
+
+def gradyn_build(gradyn):
+    """Which gradyn was measured: the checkout's commit and the imported package."""
+    import subprocess
+
+    commit = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True,
+                            text=True).stdout.strip() or "?"
+    package = pathlib.Path(gradyn.__file__).resolve().parent
+    if package.is_relative_to(ROOT):
+        package = package.relative_to(ROOT)
+    return f"gradyn imported from {package}, checkout at {commit}"
+
+
+def write_markdown(path, info, rows, free_error, args, available, missing, mujoco_version):
+    L = ["# gradyn contact models vs MuJoCo: laikago standing on four toes", "",
+         "Generated by `.venv/bin/python bench/compare_mujoco_contact.py` (one run; CPU times, medians of "
+         f"{args.repeats} interleaved repeats). Machine: {info['cpu']}, {info['cores']} cores, load average at "
+         f"start {', '.join(f'{x:.1f}' for x in info['load_average_at_start'])}; MuJoCo {mujoco_version}; "
+         f"{info['gradyn']}.", "",
+         f"Scene: `models/laikago/laikago_toes_zup.urdf` (floating base, nq = 19, nv = 18, four toe spheres of "
+         f"radius 3 cm) on a plane, dt = 1 ms, semi-implicit Euler in both; MuJoCo's model is generated from the "
+         f"same URDF (`examples/laikago_contact/laikago_scene.py`). The leg joints carry a PD law toward the "
+         f"stance as passive springs and dampers (150 N m/rad, 5 N m s/rad) in both, so the robot stands with "
+         f"zero torques. Check before timing: gradyn's forward dynamics equal MuJoCo's qacc to "
+         f"{free_error:.1e} (relative, 20 random states, contacts off). Each simulator starts from its own "
+         f"equilibrium (the stance run for {args.settle:g} s); every timed trajectory keeps 4 toe contacts. Row 'none': no contact in "
+         f"either (the stance in free fall); it also checks gradyn's step Jacobian against finite differences "
+         f"and MuJoCo's d v_next / d tau.", ""]
+    for name, msg in missing.items():
+        L.append(f"Contact model '{name}' is not in this gradyn: {msg}")
+    if missing:
+        L.append("")
+    L += [f"## Forward step (T = {args.steps} steps in one call each)", "",
+          "| gradyn contact | gradyn us/step (gradyn.rollout) | MuJoCo us/step (mujoco.rollout) "
+          "| MuJoCo us/step (Python loop of mj_step) | gradyn / MuJoCo's faster (goal <= 1) |",
+          "|---|---|---|---|---|"]
+    for r in rows:
+        L.append(f"| {r['contact']} | {r['gradyn_step_us']:.2f} | {r['mujoco_rollout_step_us']:.2f} "
+                 f"| {r['mujoco_python_loop_step_us']:.2f} | {r['step_ratio']:.2f} |")
+    L += ["", "MuJoCo's counterpart of row 'none' runs with contacts disabled; of the other rows, with its "
+          "default soft contacts.", "",
+          "## Gradients", "",
+          "| gradyn contact | rollout_vjp / rollout, given qs, vs (goal <= 4) | same, re-running the forward pass "
+          "| backward memory, B/step (goal <= 512) | step Jacobian: gradyn us | MuJoCo mjd_transitionFD us "
+          "(forward / centred) | gradyn speed-up (goal >= 10) |",
+          "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        j = r["jacobian_us"]
+        mujoco_fd = f"{j['mujoco_fd_forward']:.0f} / {j['mujoco_fd_centered']:.0f}"
+        if r["gradients"] != "ok":
+            L.append(f"| {r['contact']} | {r['gradients']} | | | | {mujoco_fd} | |")
+            continue
+        mem, rerun = r["memory"]["states"], r["memory"]["rerun"]
+        L.append(f"| {r['contact']} | {r['backward_over_forward']:.2f} | {r['backward_over_forward_rerun']:.2f} "
+                 f"| {mem['total_bytes_per_step']:.0f} ({mem['read_bytes_per_step']} read + "
+                 f"{mem['extra_bytes_per_step']:.0f} measured); re-running the forward pass "
+                 f"{rerun['total_bytes_per_step']:.0f} | {j['gradyn']:.0f} | {mujoco_fd} "
+                 f"| {r['jacobian_speedup']['forward']:.2f} / {r['jacobian_speedup']['centered']:.2f} |")
+    L += ["", "Memory: given qs and vs, the backward pass reads per step the state (q, v) that the forward pass "
+          "returned and the control u, (nq + 2 nv) x 8 = 440 bytes ('read'); what it adds is measured: a fresh "
+          "process records the growth of its peak RSS (VmHWM, reset through /proc/self/clear_refs just before "
+          f"the call) across one `rollout_vjp(..., qs=qs, vs=vs)` call at {args.memory_steps[1]} and at "
+          f"{args.memory_steps[0]} steps; the difference over the difference in steps, less the array it "
+          "returns (taus_bar, nv x 8 bytes per step), is the 'measured' part. Page-granular: a few bytes per "
+          "step either way are noise. The .json also has the default mode (no qs, vs: rollout_vjp re-runs the "
+          "forward pass and keeps every state itself; its total is the controls plus the measured growth).", "",
+          "Step Jacobian: gradyn makes nq + nv = 37 `step_vjp` calls from Python (each re-runs the forward step) "
+          "for d(q_next, v_next)/d(q, v, tau) with ambient q columns (37 x 55); MuJoCo's `mjd_transitionFD` "
+          "(eps 1e-6) gives A (36 x 36) and B (36 x 12) in its tangent coordinates from 2 nv + nu = 48 perturbed "
+          "steps (96 centred), at MuJoCo's own standing state. Without contact, gradyn's d v_next / d tau on the "
+          "legs matched MuJoCo's B to "
+          + ", ".join(f"{r['jacobian_mujoco_check']:.1e}" for r in rows if "jacobian_mujoco_check" in r)
+          + " (relative). gradyn's Jacobian times 3 random directions against central differences of "
+          "gradyn.step (relative; required below 1e-6 without contact, reported with it: PGS is solved to a "
+          "tolerance and is piecewise smooth): "
+          + ", ".join(f"{r['contact']} {r['jacobian_fd_check']:.1e}" for r in rows if "jacobian_fd_check" in r) + "."]
+    pathlib.Path(path).write_text("\n".join(L) + "\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=1000, help="T, the horizon of the timed rollouts")
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--settle", type=float, default=1.0, help="seconds of PD standing before timing")
+    parser.add_argument("--memory-steps", default="5000,50000", help="short,long horizons of the memory measurement")
+    parser.add_argument("--models", default="none,penalty,pgs,ipm")
+    parser.add_argument("--out", default=str(HERE / "results" / "mujoco_contact"), help="path without extension")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child_memory(json.loads(args.child))))
+        return 0
+    args.memory_steps = [int(x) for x in args.memory_steps.split(",")]
+
+    import gradyn
+    import mujoco
+
+    def log(msg):
+        print(msg, flush=True)
+
+    try:
+        info = machine_info()
+        info["gradyn"] = gradyn_build(gradyn)
+        free_error = scene.check_free_dynamics(scene.with_stance_springs(scene.load_gradyn()), stance_springs=True)
+        require(free_error <= FREE_DYNAMICS_TOLERANCE,
+                f"gradyn's forward dynamics differ from MuJoCo's qacc by {free_error:.2e} (relative) on the "
+                f"generated MJCF: the two models are not the same robot")
+        log(f"free dynamics: gradyn vs MuJoCo, largest relative difference {free_error:.1e} (20 random states)")
+        available, missing = scene.contact_models_available()
+        sides = {}
+        rows = []
+        for name in [x for x in args.models.split(",") if x]:
+            contact = None if name == "none" else name
+            if contact is not None and contact not in available:
+                log(f"{name}: skipped, this gradyn does not accept it ({missing.get(name, 'unknown')})")
+                missing.setdefault(name, "not a known contact model")
+                continue
+            key = contact is not None
+            if key not in sides:
+                sides[key] = mujoco_side(mujoco, key, args, log)
+            log(f"[{name}]")
+            rows.append(bench_case(gradyn, mujoco, contact, args, sides[key], log))
+        missing = {k: v for k, v in missing.items() if k in args.models.split(",")}
+    except Abort as e:
+        print(f"MUJOCO CONTACT COMPARISON ABORTED: {e}", file=sys.stderr)
+        return 1
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out + ".json", "w") as f:
+        json.dump({"machine": info, "mujoco": mujoco.__version__, "dt": DT, "steps": args.steps,
+                   "repeats": args.repeats, "settle_s": args.settle, "memory_steps": args.memory_steps,
+                   "free_dynamics_error": free_error, "missing_contact_models": missing, "rows": rows}, f, indent=1)
+    write_markdown(args.out + ".md", info, rows, free_error, args, available, missing, mujoco.__version__)
+    log(f"wrote {args.out}.md and {args.out}.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
