@@ -10,8 +10,9 @@ namespace gradyn::python {
 ContactModel parse_contact_model(const std::string& name) {
   if (name == "penalty") return ContactModel::Penalty;
   if (name == "pgs") return ContactModel::Pgs;
+  if (name == "ipm") return ContactModel::Ipm;
   if (name == "none") return ContactModel::None;
-  throw ArgumentError("contact: expected None, 'penalty' or 'pgs', got '" + name + "'");
+  throw ArgumentError("contact: expected None, 'penalty', 'pgs' or 'ipm', got '" + name + "'");
 }
 
 namespace {
@@ -30,7 +31,7 @@ void bind_contact(nb::module_& m) {
            if (s.model.contact.model == ContactModel::None) return std::nullopt;
            return std::string(contact_model_name(s.model.contact.model));
          },
-         "None (no contact forces), 'penalty' or 'pgs'.")
+         "None (no contact forces), 'penalty', 'pgs' or 'ipm'.")
       .def_prop_ro(
           "contact_settings",
           [](const PyModel& s) {
@@ -54,6 +55,10 @@ void bind_contact(nb::module_& m) {
             d["slop"] = c.slop;
             d["cfm"] = c.cfm;
             d["restitution_threshold"] = c.restitution_threshold;
+            d["ipm_iterations"] = c.ipm_iterations;
+            d["ipm_tolerance"] = c.ipm_tolerance;
+            d["ipm_kappa"] = c.ipm_kappa;
+            d["ipm_friction_directions"] = c.ipm_friction_directions;
             return d;
           },
           "The contact settings as a dict (see Model.with_contact).")
@@ -64,7 +69,9 @@ void bind_contact(nb::module_& m) {
              std::optional<double> velocity_scale, std::optional<double> static_friction_ratio,
              std::optional<double> viscous_friction, std::optional<double> margin, std::optional<int> pgs_iterations,
              std::optional<double> pgs_tolerance, std::optional<double> erp, std::optional<double> slop,
-             std::optional<double> cfm, std::optional<double> restitution_threshold) {
+             std::optional<double> cfm, std::optional<double> restitution_threshold,
+             std::optional<int> ipm_iterations, std::optional<double> ipm_tolerance, std::optional<double> ipm_kappa,
+             std::optional<int> ipm_friction_directions) {
             Model copy = s.model;
             ContactSettings& c = copy.contact;
             c.model = model ? parse_contact_model(*model) : ContactModel::Penalty;
@@ -82,6 +89,10 @@ void bind_contact(nb::module_& m) {
             if (slop) c.slop = *slop;
             if (cfm) c.cfm = *cfm;
             if (restitution_threshold) c.restitution_threshold = *restitution_threshold;
+            if (ipm_iterations) c.ipm_iterations = *ipm_iterations;
+            if (ipm_tolerance) c.ipm_tolerance = *ipm_tolerance;
+            if (ipm_kappa) c.ipm_kappa = *ipm_kappa;
+            if (ipm_friction_directions) c.ipm_friction_directions = *ipm_friction_directions;
             check_contact_settings(c);
             return std::make_unique<PyModel>(std::move(copy));
           },
@@ -91,6 +102,8 @@ void bind_contact(nb::module_& m) {
           nb::arg("margin") = nb::none(), nb::arg("pgs_iterations") = nb::none(),
           nb::arg("pgs_tolerance") = nb::none(), nb::arg("erp") = nb::none(), nb::arg("slop") = nb::none(),
           nb::arg("cfm") = nb::none(), nb::arg("restitution_threshold") = nb::none(),
+          nb::arg("ipm_iterations") = nb::none(), nb::arg("ipm_tolerance") = nb::none(),
+          nb::arg("ipm_kappa") = nb::none(), nb::arg("ipm_friction_directions") = nb::none(),
           R"doc(
 A copy of this model with contact enabled ('penalty') or disabled ('none'); settings not given are
 kept (defaults: stiffness 1e5 N/m^p, exponent 1.5, damping 1 s/m, friction 'smooth_coulomb',
@@ -108,6 +121,16 @@ friction rows per contact, solved by projected Gauss-Seidel) in the semi-implici
 (RK4 raises ValueError). Settings: pgs_iterations 100, pgs_tolerance 1e-10, erp 0.2 (Baumgarte:
 fraction of depth - slop removed per step), slop 1e-4 m, cfm 0, restitution_threshold 0.1 m/s
 (slower approaches do not bounce; restitution e is the larger of the two geoms').
+
+'ipm': velocity-level contact as the mixed LCP of Belbute-Peres et al. 2018 (per contact one normal
+row, ipm_friction_directions rows spanning a polyhedral friction cone and one sliding-speed row),
+solved by a primal-dual interior-point method; semi-implicit Euler only (RK4 raises ValueError).
+Settings: ipm_iterations 50 (Newton steps at most; when reached before the tolerance the step keeps
+the last iterate and does not raise; C++ callers see kStatusSolverNotConverged), ipm_tolerance 1e-10 (on every
+residual and on |s z - kappa|), ipm_kappa 0 (complementarity relaxation s z = kappa: > 0 gives a
+slightly soft contact with smooth gradients), ipm_friction_directions 4 (>= 3; the cone holds
+cos(pi / N) of mu half-way between two directions: 71% for 4, 92% for 8). erp, slop and
+restitution_threshold act as for 'pgs'.
 )doc");
 }
 

@@ -189,9 +189,10 @@ they weld remain as frames). Per joint, q / v hold::
 Load a robot model from a URDF (.urdf) or MJCF (.xml, .mjcf) file.
 
 floating_base: URDF only; put a free joint between the world and the root link (MJCF files
-declare their own free joints). contact: None (no contact forces, the default), 'penalty' or 'pgs'
-(step and rollout apply Hunt-Crossley penalty contact with the default settings; tune them with
-Model.with_contact). Loader warnings (e.g. a missing mesh file) are issued as Python
+declare their own free joints). contact: None (no contact forces, the default), 'penalty'
+(Hunt-Crossley penalty forces), 'pgs' (velocity-level impulses by projected Gauss-Seidel) or 'ipm'
+(velocity-level mixed LCP by an interior-point method), with the default settings; tune them with
+Model.with_contact. Loader warnings (e.g. a missing mesh file) are issued as Python
 warnings. A bad file raises gradyn.ModelError (a ValueError) naming the file, line and element.
 )doc");
 

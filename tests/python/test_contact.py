@@ -43,7 +43,8 @@ def test_friction_models_and_defaults(ball_path):
     assert s == {"model": "penalty", "stiffness": 1e5, "exponent": 1.5, "damping": 1.0, "friction": "smooth_coulomb",
                  "velocity_scale": 1e-2, "static_friction_ratio": 1.2, "viscous_friction": 0.0, "margin": 0.0,
                  "pgs_iterations": 100, "pgs_tolerance": 1e-10, "erp": 0.2, "slop": 1e-4, "cfm": 0.0,
-                 "restitution_threshold": 0.1}
+                 "restitution_threshold": 0.1, "ipm_iterations": 50, "ipm_tolerance": 1e-10, "ipm_kappa": 0.0,
+                 "ipm_friction_directions": 4}
     brown = model.with_contact(friction="brown", static_friction_ratio=1.5)
     assert brown.contact_settings["friction"] == "brown"
     assert brown.with_contact("none").contact_model is None
@@ -73,7 +74,7 @@ def test_gradients_refuse_contact(ball_path):
 
 def test_bad_settings_raise(ball_path):
     model = gradyn.load(ball_path)
-    with pytest.raises(ValueError, match="contact: expected None, 'penalty' or 'pgs'"):
+    with pytest.raises(ValueError, match="contact: expected None, 'penalty', 'pgs' or 'ipm'"):
         gradyn.load(ball_path, contact="spring")
     with pytest.raises(gradyn.ModelError, match="stiffness"):
         model.with_contact(stiffness=-1.0)
