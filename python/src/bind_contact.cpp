@@ -21,6 +21,11 @@ FrictionModel parse_friction_model(const std::string& name) {
   if (name == "brown") return FrictionModel::Brown;
   throw ArgumentError("friction: expected 'smooth_coulomb' or 'brown', got '" + name + "'");
 }
+PgsGradient parse_pgs_gradient(const std::string& name) {
+  if (name == "implicit") return PgsGradient::Implicit;
+  if (name == "sweeps") return PgsGradient::Sweeps;
+  throw ArgumentError("pgs_gradient: expected 'implicit' or 'sweeps', got '" + name + "'");
+}
 }  // namespace
 
 void bind_contact(nb::module_& m) {
@@ -51,6 +56,7 @@ void bind_contact(nb::module_& m) {
             d["margin"] = c.margin;
             d["pgs_iterations"] = c.pgs_iterations;
             d["pgs_tolerance"] = c.pgs_tolerance;
+            d["pgs_gradient"] = c.pgs_gradient == PgsGradient::Implicit ? "implicit" : "sweeps";
             d["erp"] = c.erp;
             d["slop"] = c.slop;
             d["cfm"] = c.cfm;
@@ -71,7 +77,7 @@ void bind_contact(nb::module_& m) {
              std::optional<double> pgs_tolerance, std::optional<double> erp, std::optional<double> slop,
              std::optional<double> cfm, std::optional<double> restitution_threshold,
              std::optional<int> ipm_iterations, std::optional<double> ipm_tolerance, std::optional<double> ipm_kappa,
-             std::optional<int> ipm_friction_directions) {
+             std::optional<int> ipm_friction_directions, std::optional<std::string> pgs_gradient) {
             Model copy = s.model;
             ContactSettings& c = copy.contact;
             c.model = model ? parse_contact_model(*model) : ContactModel::Penalty;
@@ -93,6 +99,7 @@ void bind_contact(nb::module_& m) {
             if (ipm_tolerance) c.ipm_tolerance = *ipm_tolerance;
             if (ipm_kappa) c.ipm_kappa = *ipm_kappa;
             if (ipm_friction_directions) c.ipm_friction_directions = *ipm_friction_directions;
+            if (pgs_gradient) c.pgs_gradient = parse_pgs_gradient(*pgs_gradient);
             check_contact_settings(c);
             return std::make_unique<PyModel>(std::move(copy));
           },
@@ -104,6 +111,7 @@ void bind_contact(nb::module_& m) {
           nb::arg("cfm") = nb::none(), nb::arg("restitution_threshold") = nb::none(),
           nb::arg("ipm_iterations") = nb::none(), nb::arg("ipm_tolerance") = nb::none(),
           nb::arg("ipm_kappa") = nb::none(), nb::arg("ipm_friction_directions") = nb::none(),
+          nb::arg("pgs_gradient") = nb::none(),
           R"doc(
 A copy of this model with contact enabled ('penalty') or disabled ('none'); settings not given are
 kept (defaults: stiffness 1e5 N/m^p, exponent 1.5, damping 1 s/m, friction 'smooth_coulomb',
@@ -118,7 +126,9 @@ model: gradients through contact are not implemented yet. Bad numbers raise grad
 
 'pgs': velocity-level contact impulses (a boxed LCP per step: one normal and two two-sided
 friction rows per contact, solved by projected Gauss-Seidel) in the semi-implicit Euler step only
-(RK4 raises ValueError). Settings: pgs_iterations 100, pgs_tolerance 1e-10, erp 0.2 (Baumgarte:
+(RK4 raises ValueError). pgs_gradient: how step_vjp differentiates the impulses, 'implicit' (the
+converged active set, default) or 'sweeps' (the reverse of the PGS sweeps as they ran). Settings:
+pgs_iterations 100, pgs_tolerance 1e-10, erp 0.2 (Baumgarte:
 fraction of depth - slop removed per step), slop 1e-4 m, cfm 0, restitution_threshold 0.1 m/s
 (slower approaches do not bounce; restitution e is the larger of the two geoms').
 

@@ -130,13 +130,13 @@ an axis adjoint has no component along the axis. The forward step is recomputed 
           DataLease data(s);
           gradyn::rollout_vjp_from_states<double>(model, *data, qs_.x(), vs_.x(), taus_, dt, scheme, qs_bar_.x(),
                                                   vs_bar_.x(), q0_bar, v0_bar, taus_bar, tangent, options);
-          norms = data->rollout_adj_norms;
+          norms = (*data).rollout_adj_norms;
         } else {
           nb::gil_scoped_release no_gil;
           DataLease data(s);
           gradyn::rollout_vjp<double>(model, *data, q_.x, v_.x, taus_, dt, scheme, qs_bar_.x(), vs_bar_.x(), q0_bar, v0_bar,
                                       taus_bar, tangent, options);
-          norms = data->rollout_adj_norms;
+          norms = (*data).rollout_adj_norms;
         }
         if (return_norms)
           return nb::make_tuple(to_numpy(q0_bar), to_numpy(v0_bar), take_numpy(std::move(taus_bar)),

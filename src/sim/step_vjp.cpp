@@ -3,11 +3,19 @@
 //   semi-implicit Euler   a = f(q, v, tau);  v+ = v + dt a;  q+ = q (+) dt v+
 //   RK4 (Munthe-Kaas)     stages (q (+) theta_s, v + h k_v[s-1]) with k_q[s] = dexpinv(theta_s, v_s),
 //                         then q+ = q (+) dt/6 sum c_s k_q[s],  v+ = v + dt/6 sum c_s k_v[s]
-// where f is forward_dynamics (passive forces included); its adjoint is forward_dynamics_vjp.
+// where f is forward_dynamics (passive forces included); its adjoint is forward_dynamics_vjp. With
+// penalty contact f(q, v, tau) = forward_dynamics(q, v, tau + tau_c(q, v)) (step.cpp's stage), whose
+// adjoint adds penalty_contact_forces_vjp with the adjoint of tau + tau_c.
 #include <cmath>
+#include <string>
 
 #include "gradyn/autodiff.hpp"
+#include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/contact/penalty.hpp"
+#include "gradyn/contact/penalty_vjp.hpp"
+#include "gradyn/contact/pgs_contact.hpp"
+#include "gradyn/contact/pgs_contact_vjp.hpp"
+#include "gradyn/model/errors.hpp"
 #include "gradyn/dynamics/passive.hpp"
 #include "gradyn/model/params.hpp"
 #include "gradyn/sim/detail/lie_bracket.hpp"
@@ -72,13 +80,47 @@ void dexpinv_vjp(const ModelTpl<S>& model, const VectorX<S>& theta, const Vector
   }
 }
 
+// The accelerations one stage integrates, as step.cpp's stage computes them: forward dynamics, plus
+// the penalty contact forces at (q, v) when the model has them.
+template <class S>
+const VectorX<S>& stage_dynamics(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                                 const VecRef<S>& tau) {
+  if (model.contact.model != ContactModel::Penalty) return forward_dynamics<S>(model, data, q, v, tau);
+  data.contact_tau_total = tau + contact_generalized_forces<S>(model, data, q, v);
+  return forward_dynamics<S>(model, data, q, v, data.contact_tau_total);
+}
+
+// Adjoint of stage_dynamics. stage_is_current: stage_dynamics(q, v, tau) was the last call on data.
+template <class S>
+void stage_dynamics_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                        const VecRef<S>& tau, const VectorX<S>& a_bar, VecOut<S> q_bar, VecOut<S> v_bar,
+                        VecOut<S> tau_bar, ModelTangentTpl<S>& model_bar, bool stage_is_current) {
+  if (model.contact.model != ContactModel::Penalty) {
+    forward_dynamics_vjp<S>(model, data, q, v, tau, a_bar, q_bar, v_bar, tau_bar, model_bar, stage_is_current);
+    return;
+  }
+  if (!stage_is_current) stage_dynamics<S>(model, data, q, v, tau);
+  VectorX<S>& total_bar = data.adj_stage_tau_bar;  // adjoint of tau + tau_c
+  total_bar.setZero();
+  forward_dynamics_vjp<S>(model, data, q, v, data.contact_tau_total, a_bar, q_bar, v_bar, total_bar, model_bar,
+                          /*forward_is_current=*/true);
+  tau_bar += total_bar;
+  penalty_contact_forces_vjp<S>(model, data, q, v, total_bar, q_bar, v_bar, model_bar);
+  add_joint_limit_forces_vjp<S>(model, q, v, total_bar, q_bar, v_bar);
+}
+
 }  // namespace
 
 template <class S>
 void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v, const VecRef<S>& tau,
               const NoDeduce<S>& dt, Integrator integrator, const VecRef<S>& q_next_bar, const VecRef<S>& v_next_bar,
               VecOut<S> q_bar, VecOut<S> v_bar, VecOut<S> tau_bar, ModelTangentTpl<S>& model_bar) {
-  require_no_contact_gradients(model.contact, "step_vjp");
+  const ContactModel contact = model.contact.model;
+  if (contact != ContactModel::None && contact != ContactModel::Penalty && contact != ContactModel::Pgs)
+    throw ArgumentError(std::string("step_vjp: gradients through contact model '") + contact_model_name(contact) +
+                        "' are not implemented yet (penalty and pgs contact have them)");
+  if (contact == ContactModel::Pgs && integrator != Integrator::SemiImplicitEuler)
+    throw ArgumentError("step_vjp: contact model 'pgs' needs Integrator::SemiImplicitEuler (as step does)");
   check_size("q", q.size(), model.nq);
   check_size("v", v.size(), model.nv);
   check_size("tau", tau.size(), model.nv);
@@ -94,9 +136,29 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
   VectorX<S>& dv = data.step_adj_dv;
   VectorX<S>& dv_bar = data.step_adj_theta_bar;
 
+  if (contact == ContactModel::Pgs) {
+    // forward: a_free = f(q, v, tau); v+ = pgs(v + dt a_free); dv = dt v+
+    kv[0] = forward_dynamics<S>(model, data, q, v, tau);
+    // Cold start: the step is differentiated as a function of (q, v, tau) alone, not of the warm
+    // start a previous step left (converged solves agree to the PGS tolerance either way).
+    data.pgs_memory_ncontacts = 0;
+    data.pgs_memory_limit.setZero();
+    pgs_contact_velocity<S>(model, data, q, v, kv[0], dt, kq[0]);
+    dv = dt * kq[0];
+    // reverse
+    dv_bar.setZero();
+    integrate_vjp<S>(model, q, dv, q_next_bar, q_bar, dv_bar);
+    kq_bar[0] = v_next_bar + dt * dv_bar;  // adjoint of v+
+    kv_bar[0].setZero();                  // adjoint of a_free
+    pgs_contact_velocity_vjp<S>(model, data, q, v, dt, kq_bar[0], q_bar, v_bar, kv_bar[0], model_bar);
+    // neither the contact stage nor its adjoint touch forward_dynamics' results
+    forward_dynamics_vjp<S>(model, data, q, v, tau, kv_bar[0], q_bar, v_bar, tau_bar, model_bar,
+                            /*forward_is_current=*/true);
+    return;
+  }
   if (integrator == Integrator::SemiImplicitEuler) {
     // forward: a = f(q, v, tau); v+ = v + dt a; dv = dt v+
-    kv[0] = forward_dynamics<S>(model, data, q, v, tau);
+    kv[0] = stage_dynamics<S>(model, data, q, v, tau);
     kq[0] = v + dt * kv[0];  // v+
     dv = dt * kq[0];
     // reverse
@@ -106,8 +168,8 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
     v_bar += kq_bar[0];
     kv_bar[0] = dt * kq_bar[0];  // adjoint of a
     // integrate_vjp leaves data alone: it still holds forward_dynamics(q, v, tau) from above.
-    forward_dynamics_vjp<S>(model, data, q, v, tau, kv_bar[0], q_bar, v_bar, tau_bar, model_bar,
-                            /*forward_is_current=*/true);
+    stage_dynamics_vjp<S>(model, data, q, v, tau, kv_bar[0], q_bar, v_bar, tau_bar, model_bar,
+                          /*stage_is_current=*/true);
     return;
   }
 
@@ -115,13 +177,13 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
   const S half = dt / S(2);
   const S h_of[4] = {S(0), half, half, dt};
   kq[0] = v;
-  kv[0] = forward_dynamics<S>(model, data, q, v, tau);
+  kv[0] = stage_dynamics<S>(model, data, q, v, tau);
   for (int s = 1; s < 4; ++s) {
     data.step_adj_v[s] = v + h_of[s] * kv[s - 1];
     data.step_adj_theta[s] = h_of[s] * kq[s - 1];
     integrate<S>(model, q, data.step_adj_theta[s], data.step_adj_q[s]);
     detail::dexpinv<S>(model, data.step_adj_theta[s], data.step_adj_v[s], kq[s]);
-    kv[s] = forward_dynamics<S>(model, data, data.step_adj_q[s], data.step_adj_v[s], tau);
+    kv[s] = stage_dynamics<S>(model, data, data.step_adj_q[s], data.step_adj_v[s], tau);
   }
   const S w = dt / S(6);
   dv = w * (kq[0] + S(2) * kq[1] + S(2) * kq[2] + kq[3]);
@@ -143,15 +205,16 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
     qs_bar.setZero();
     vs_bar.setZero();
     dv_bar.setZero();  // now the adjoint of theta_s
-    forward_dynamics_vjp<S>(model, data, data.step_adj_q[s], data.step_adj_v[s], tau, kv_bar[s], qs_bar, vs_bar,
-                            tau_bar, model_bar);
+    stage_dynamics_vjp<S>(model, data, data.step_adj_q[s], data.step_adj_v[s], tau, kv_bar[s], qs_bar, vs_bar,
+                          tau_bar, model_bar, /*stage_is_current=*/false);
     dexpinv_vjp<S>(model, data.step_adj_theta[s], data.step_adj_v[s], kq_bar[s], dv_bar, vs_bar);
     integrate_vjp<S>(model, q, data.step_adj_theta[s], qs_bar, q_bar, dv_bar);
     v_bar += vs_bar;
     kv_bar[s - 1] += h_of[s] * vs_bar;
     kq_bar[s - 1] += h_of[s] * dv_bar;
   }
-  forward_dynamics_vjp<S>(model, data, q, v, tau, kv_bar[0], q_bar, v_bar, tau_bar, model_bar);
+  stage_dynamics_vjp<S>(model, data, q, v, tau, kv_bar[0], q_bar, v_bar, tau_bar, model_bar,
+                        /*stage_is_current=*/false);
   v_bar += kq_bar[0];
 }
 

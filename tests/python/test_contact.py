@@ -59,19 +59,6 @@ def test_friction_models_and_defaults(ball_path):
         assert 0 <= v[0] < 0.95
 
 
-def test_gradients_refuse_contact(ball_path):
-    model = gradyn.load(ball_path, contact="penalty")
-    q = model.neutral()
-    q[2] = 0.09
-    z = np.zeros(model.nv)
-    with pytest.raises(ValueError, match=r"gradients through contact are not implemented yet \(issue 4\)"):
-        gradyn.step_vjp(model, q, z, z, 1e-3, np.ones(model.nq), np.ones(model.nv))
-    with pytest.raises(ValueError, match=r"issue 4"):
-        gradyn.rollout_vjp(model, q, z, np.zeros((3, model.nv)), 1e-3, np.ones((4, model.nq)), None)
-    # Without contact the same call works.
-    gradyn.step_vjp(gradyn.load(ball_path), q, z, z, 1e-3, np.ones(model.nq), np.ones(model.nv))
-
-
 def test_bad_settings_raise(ball_path):
     model = gradyn.load(ball_path)
     with pytest.raises(ValueError, match="contact: expected None, 'penalty', 'pgs' or 'ipm'"):

@@ -141,8 +141,8 @@ inline Eigen::MatrixXd step_jacobian_ad(const Model& model, const Eigen::VectorX
   Eigen::VectorXd x0(model.nq + 2 * model.nv);
   x0 << q, v, tau;
   const ModelTpl<ADScalar> m = model.cast<ADScalar>();
-  DataTpl<ADScalar> d(m);
   auto f = [&](const VectorX<ADScalar>& x) {
+    DataTpl<ADScalar> d(m);  // fresh: no warm start carried between evaluations
     VectorX<ADScalar> out(model.nq + model.nv);
     VectorX<ADScalar> qn(model.nq), vn(model.nv);
     step<ADScalar>(m, d, x.head(model.nq), x.segment(model.nq, model.nv), x.tail(model.nv), ADScalar(dt), integrator,

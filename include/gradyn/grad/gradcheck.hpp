@@ -29,7 +29,7 @@ struct GradcheckOptions {
   unsigned seed = 0;          // of the loss weights
   bool check_ad = true;       // forward-mode AD reference
   bool check_fd = true;       // central finite-difference reference
-  bool check_params = true;   // the model-parameter block
+  bool check_params = true;   // the model-parameter block ("contact.*" settings: FD only, they are doubles)
   double fd_step = 1e-6;
   // References on a subset of the taus and params blocks' coordinates, evenly spaced (first and
   // last included), to keep long rollouts affordable: at most this many per block (-1: all).

@@ -6,6 +6,8 @@
 // (not implemented yet).
 #pragma once
 
+#include <functional>
+
 #include "gradyn/dynamics/kinematics.hpp"
 
 namespace gradyn {
@@ -36,12 +38,22 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
               const NoDeduce<S>& dt, Integrator integrator, const VecRef<S>& q_next_bar, const VecRef<S>& v_next_bar,
               VecOut<S> q_bar, VecOut<S> v_bar, VecOut<S> tau_bar, ModelTangentTpl<S>& model_bar);
 
-/// How rollout_vjp keeps the forward trajectory for its backward pass.
+/// Options of rollout_vjp: how it keeps the forward trajectory, and what it does with the adjoint
+/// of each state on the way back (the per-step report and clipping hook for exploding gradients).
 struct CheckpointOptions {
   // 0: keep (q, v) of every step (the default; (nq + nv) doubles per step). k > 0: keep at most k
   // states and recompute the rest (binomial "revolve" checkpointing), for very long horizons.
   int max_snapshots = 0;
+  // > 0: whenever the adjoint of a state, lambda_t = (q_bar_t, v_bar_t), has a 2-norm above this,
+  // scale it down to this norm before it flows into step t-1 (gradient clipping through time; the
+  // result is then no longer the exact gradient, by design). 0: never.
+  double clip_norm = 0.0;
+  // Called (double only) with t and lambda_t, after the report and the clipping, before lambda_t
+  // flows into step t-1; may read or modify lambda_t.
+  std::function<void(long step, Eigen::Ref<Eigen::VectorXd> q_bar, Eigen::Ref<Eigen::VectorXd> v_bar)> hook;
 };
+// Report: after rollout_vjp or rollout_vjp_from_states, data.rollout_adj_norms[t] holds the 2-norm
+// of lambda_t (before clipping), t = 0..T, and data.rollout_adj_clipped the number of states clipped.
 
 /// Adjoint of rollout: qs_bar ((T+1) x nq) and vs_bar ((T+1) x nv) are the adjoints of the arrays
 /// rollout returns (running losses: every row; a terminal loss: only the last). Accumulates into
@@ -64,6 +76,6 @@ void rollout_vjp_from_states(const ModelTpl<S>& model, DataTpl<S>& data,
                              Integrator integrator, const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& qs_bar,
                              const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& vs_bar, VecOut<S> q0_bar,
                              VecOut<S> v0_bar, Eigen::Ref<MatrixXr<NoDeduce<S>>> taus_bar,
-                             ModelTangentTpl<S>& model_bar);
+                             ModelTangentTpl<S>& model_bar, const CheckpointOptions& options = {});
 
 }  // namespace gradyn

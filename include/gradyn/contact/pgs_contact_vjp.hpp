@@ -1,0 +1,37 @@
+// Reverse mode of velocity-level PGS contact (contact/pgs_contact.hpp):
+//   v+ = v_free + X lambda,  X = M^-1 J^T,  lambda = PGS(A = J X, b = J v_free - target, mu, cfm).
+//
+// lambda's adjoint goes through the boxed LCP by one of the two VJPs of contact/pgs.hpp, chosen by
+// ContactSettings::pgs_gradient:
+//   Implicit (default)  implicit differentiation of the converged active set (Nimble): exact where
+//                       the active set is stable; independent of the iteration count and warm start.
+//   Sweeps              the reverse of the PGS sweeps as they ran (Qiao et al. 2021, paper 003): the
+//                       exact derivative of the lambda PGS returned, converged or not. The warm start
+//                       (step_vjp starts PGS cold) is held constant.
+// Then, with the LCP adjoints (A_bar, b_bar, mu_bar, cfm_bar):
+//   J appears in y = J^T lambda, b = J v_free, A = J X and the approach velocity J_n v; each use
+//   adds a rank-one term a z^T to J_bar, whose effect on the contact geometry and the body poses is
+//   found with one world_velocities pass under z (the row velocities) and its adjoint.
+//   M appears in X: d(M^-1) = -M^-1 dM M^-1, so -y_bar^T dM x (y_bar = M^-1 v+_bar, x = X lambda)
+//   and -sum_rs sym(A_bar)_rs x_r^T dM x_s, the latter through the eigenvectors of sym(A_bar):
+//   one mass_quadratic_vjp per nonzero eigenvalue (at most 3 per contact).
+//   target (Baumgarte erp/dt (depth - slop), or restitution -e J_n v): the branch the forward took.
+// Cost: O((nv + n_rows) n_rows) on top of the forward step. Double only (the LCP adjoints are).
+#pragma once
+
+#include "gradyn/dynamics/kinematics.hpp"
+#include "gradyn/model/params.hpp"
+
+namespace gradyn {
+
+/// Adjoint of pgs_contact_velocity given v_next_bar: accumulates q_bar (nq, ambient), v_bar,
+/// a_free_bar and model_bar. Needs pgs_contact_velocity(q, v, a_free, dt) to be the last contact
+/// call on data, with the world kinematics of forward_dynamics at q (Sweeps replays its solve from
+/// the warm start it recorded). Joint-limit rows: their targets depend on q, and a planar joint's
+/// rows on its angle. step_vjp runs the forward from a cold start. Throws ArgumentError for ADScalar.
+template <class S>
+void pgs_contact_velocity_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                              const NoDeduce<S>& dt, const VecRef<S>& v_next_bar, VecOut<S> q_bar, VecOut<S> v_bar,
+                              VecOut<S> a_free_bar, ModelTangentTpl<S>& model_bar);
+
+}  // namespace gradyn

@@ -1,0 +1,242 @@
+// Reverse mode of velocity-level PGS contact; the derivation is in contact/pgs_contact_vjp.hpp.
+#include "gradyn/contact/pgs_contact_vjp.hpp"
+
+#include <cmath>
+#include <type_traits>
+
+#include "gradyn/autodiff.hpp"
+#include "gradyn/collision/collide_vjp.hpp"
+#include "gradyn/contact/pgs.hpp"
+#include "gradyn/dynamics/aba.hpp"
+#include "gradyn/dynamics/kinematics_vjp.hpp"
+#include "gradyn/model/errors.hpp"
+
+namespace gradyn {
+
+namespace {
+
+// Adds the adjoint of J_bar += a z^T (a: one weight per LCP row, z: a generalised velocity) to the
+// contact geometry (data.contact_bar) and the body poses (data.adj_pose_bar). Row r of contact k
+// is J_r w = d_r . (ow_b(p) - ow_a(p)) with d_r = frame column r.
+void add_jacobian_rank_one(const Model& model, Data& data, const Eigen::VectorXd& a, const Eigen::VectorXd& z,
+                           ModelTangent& model_bar) {
+  const int nb = model.nbodies();
+  world_velocities<double>(model, data, z, data.adj_ow);
+  for (int i = 0; i < nb; ++i) data.adj_ow_bar[i].setZero();
+  const Vector6<double> at_rest = Vector6<double>::Zero();
+  for (int k = 0; k < data.ncontacts; ++k) {
+    const Contact& c = data.contacts[k];
+    const int ba = model.geoms[c.geom_a].body, bb = model.geoms[c.geom_b].body;
+    const Vector6<double>& Va = ba >= 0 ? data.adj_ow[ba] : at_rest;
+    const Vector6<double>& Vb = bb >= 0 ? data.adj_ow[bb] : at_rest;
+    const Eigen::Vector3d w_rel = Vb.head<3>() - Va.head<3>();
+    const Eigen::Vector3d u_rel = Vb.tail<3>() + Vb.head<3>().cross(c.point) - Va.tail<3>() - Va.head<3>().cross(c.point);
+    ContactBar& cbar = data.contact_bar[k];
+    for (int r = 0; r < 3; ++r) {
+      const double w = a[3 * k + r];
+      if (w == 0.0) continue;
+      const Eigen::Vector3d d = c.frame.col(r);
+      cbar.frame.col(r) += w * u_rel;
+      cbar.point += w * d.cross(w_rel);
+      Vector6<double> wrench;
+      wrench << c.point.cross(d), d;
+      if (bb >= 0) data.adj_ow_bar[bb] += w * wrench;
+      if (ba >= 0) data.adj_ow_bar[ba] -= w * wrench;
+    }
+  }
+  data.pgs_adj_scratch.setZero();  // z's own adjoint: not wanted
+  world_velocities_vjp<double>(model, data, z, data.adj_ow_bar, data.pgs_adj_scratch, data.adj_pose_bar, &model_bar);
+}
+
+// Body and index within its joint of coordinate iq.
+void coordinate_owner(const Model& model, int iq, int& body, int& k) {
+  body = -1, k = 0;
+  for (int i = 0; i < model.nbodies(); ++i)
+    if (iq >= model.idx_q[i] && iq < model.idx_q[i] + model.joint_nq(i)) body = i, k = iq - model.idx_q[i];
+}
+
+// The limit rows' share of J_bar += a z^T: row 3 nc + l is side * r_k(q) on the joint's columns,
+// and only a planar joint's rate rows depend on q (on its angle theta).
+void add_limit_rows_rank_one(const Model& model, const Data& data, const Eigen::Ref<const Eigen::VectorXd>& q,
+                             const Eigen::VectorXd& a, const Eigen::VectorXd& z, Eigen::Ref<Eigen::VectorXd> q_bar) {
+  const int nc = data.ncontacts;
+  for (int l = 0; l < data.pgs_nlimits; ++l) {
+    const double w = a[3 * nc + l];
+    const int iq = data.pgs_limit_coord[static_cast<size_t>(l)];
+    int body, k;
+    coordinate_owner(model, iq, body, k);
+    if (w == 0.0 || body < 0 || model.joint_type[body] != JointType::Planar || k == 2) continue;
+    const int iv = model.idx_v[body];
+    const double theta = q[model.idx_q[body] + 2], c = std::cos(theta), s = std::sin(theta);
+    const double side = data.pgs_limit_side[static_cast<size_t>(l)];
+    // d r / d theta: x row (cos, -sin) -> (-sin, -cos); y row (sin, cos) -> (cos, -sin)
+    const double dr0 = k == 0 ? -s : c, dr1 = k == 0 ? -c : -s;
+    q_bar[model.idx_q[body] + 2] += w * side * (dr0 * z[iv] + dr1 * z[iv + 1]);
+  }
+}
+
+// The limit rows' targets in b (pgs_contact.cpp): a violated limit (gap g < 0) asks for
+// erp / dt (-g - slop) when positive, a limit not yet reached lets the gap close within the step
+// (b += g / dt); g = side (q_k - bound).
+void limit_targets_vjp(const Model& model, const Data& data, const Eigen::Ref<const Eigen::VectorXd>& q, double dt,
+                       const Eigen::VectorXd& b_bar, Eigen::Ref<Eigen::VectorXd> q_bar, ModelTangent& model_bar) {
+  const ContactSettings& settings = model.contact;
+  const int nc = data.ncontacts;
+  for (int l = 0; l < data.pgs_nlimits; ++l) {
+    const int row = 3 * nc + l, iq = data.pgs_limit_coord[static_cast<size_t>(l)];
+    const int side = data.pgs_limit_side[static_cast<size_t>(l)];
+    const double gap = side * (q[iq] - (side > 0 ? model.lower_limit[iq] : model.upper_limit[iq]));
+    if (gap < 0.0) {
+      const double excess = -gap - settings.slop;
+      if (excess <= 0.0) continue;
+      // b -= erp / dt * excess
+      q_bar[iq] += b_bar[row] * settings.erp / dt * side;
+      model_bar.contact.erp -= b_bar[row] * excess / dt;
+      model_bar.contact.slop += b_bar[row] * settings.erp / dt;
+    } else {
+      q_bar[iq] += b_bar[row] * side / dt;
+    }
+  }
+}
+
+// weight * z^T M(q) x, by polarisation into two quadratic forms.
+void mass_bilinear_vjp(const Model& model, Data& data, const Eigen::VectorXd& z, const Eigen::VectorXd& x,
+                       double weight, ModelTangent& model_bar) {
+  data.pgs_adj_column = z + x;
+  mass_quadratic_vjp<double>(model, data, data.pgs_adj_column, 0.25 * weight, data.adj_pose_bar, model_bar);
+  data.pgs_adj_column = z - x;
+  mass_quadratic_vjp<double>(model, data, data.pgs_adj_column, -0.25 * weight, data.adj_pose_bar, model_bar);
+}
+
+void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::VectorXd>& q,
+                const Eigen::Ref<const Eigen::VectorXd>& v, double dt, const Eigen::Ref<const Eigen::VectorXd>& v_next_bar,
+                Eigen::Ref<Eigen::VectorXd> q_bar, Eigen::Ref<Eigen::VectorXd> v_bar,
+                Eigen::Ref<Eigen::VectorXd> a_free_bar, ModelTangent& model_bar) {
+  const ContactSettings& settings = model.contact;
+  const int nc = data.ncontacts;
+  const BoxedLcp& lcp = data.pgs_problem;
+  const int nl = data.pgs_nlimits;
+  const int n = nc + nl == 0 ? 0 : lcp.size();  // 3 nc contact rows, then nl joint-limit rows
+  // v+ = v_free + X lambda, v_free = v + dt a_free
+  Eigen::VectorXd& v_free_bar = data.pgs_adj_v_free_bar;
+  v_free_bar = v_next_bar;
+  if (n > 0) {
+    const auto JT = data.pgs_JT.leftCols(n);
+    const auto X = data.pgs_MinvJT.leftCols(n);
+    const auto lambda = data.pgs_lambda.head(n);
+    const int nb = model.nbodies();
+    for (int i = 0; i < nb; ++i) data.adj_pose_bar[i].setZero();
+    for (int k = 0; k < nc; ++k) data.contact_bar[k].setZero();
+    // y = J^T lambda, x = M^-1 y
+    Eigen::VectorXd& y_bar = data.pgs_adj_y_bar;
+    minv_solve<double>(model, data, v_next_bar, y_bar);
+    data.pgs_adj_lambda_bar.noalias() = JT.transpose() * y_bar;
+    data.pgs_adj_x.noalias() = X * lambda;
+    mass_bilinear_vjp(model, data, y_bar, data.pgs_adj_x, -1.0, model_bar);
+    data.pgs_adj_row = lambda;
+    add_jacobian_rank_one(model, data, data.pgs_adj_row, y_bar, model_bar);
+    add_limit_rows_rank_one(model, data, q, data.pgs_adj_row, y_bar, q_bar);
+    // the LCP
+    BoxedLcpAdjoint& adj = data.pgs_adj;
+    adj.resize(n);
+    if (data.pgs_adj_workspace.lambda_bar.size() != n) data.pgs_adj_workspace.resize(n);  // allocates: new row count
+    bool done = false;
+    if (settings.pgs_gradient == PgsGradient::Implicit)
+      done = pgs_implicit_vjp(lcp, lambda, data.pgs_adj_lambda_bar, data.pgs_adj_workspace, adj);
+    if (!done) {  // Sweeps, or a singular active-set system: replay the sweeps from the warm start
+      if (data.pgs_record_workspace.n != n || data.pgs_record_workspace.capacity < settings.pgs_iterations)
+        data.pgs_record_workspace.resize(n, settings.pgs_iterations);
+      data.pgs_adj_lambda = data.pgs_warm_start.head(n);  // what the forward solve started from
+      PgsOptions options;
+      options.max_iterations = settings.pgs_iterations;
+      options.tolerance = settings.pgs_tolerance;
+      options.record_iterates = true;
+      pgs_solve<double>(lcp, options, data.pgs_record_workspace, data.pgs_adj_lambda);
+      adj.resize(n);
+      pgs_sweeps_vjp(lcp, data.pgs_record_workspace, data.pgs_adj_lambda_bar, data.pgs_adj_workspace, adj);
+    }
+    model_bar.contact.cfm += adj.cfm;
+    // b = J v_free - target (normal rows)
+    v_free_bar.noalias() += JT * adj.b;
+    add_jacobian_rank_one(model, data, adj.b, data.pgs_v_free, model_bar);
+    add_limit_rows_rank_one(model, data, q, adj.b, data.pgs_v_free, q_bar);
+    limit_targets_vjp(model, data, q, dt, adj.b, q_bar, model_bar);
+    Eigen::VectorXd& approach_bar = data.pgs_adj_row;  // per row: adjoint of J_r v (normal rows only)
+    approach_bar.setZero(n);
+    for (int k = 0; k < nc; ++k) {
+      const Contact& c = data.contacts[k];
+      const Geom& ga = model.geoms[c.geom_a];
+      const Geom& gb = model.geoms[c.geom_b];
+      const int rn = 3 * k;
+      // mu of both friction rows: the pair's larger geom friction
+      const double mu_bar = adj.mu[rn + 1] + adj.mu[rn + 2];
+      (ga.friction >= gb.friction ? model_bar.geom_friction[c.geom_a] : model_bar.geom_friction[c.geom_b]) += mu_bar;
+      // target, the branch the forward took
+      const double target_bar = -adj.b[rn];
+      double target = 0.0;
+      bool baumgarte = false;
+      const double excess = c.depth - settings.slop;
+      if (excess > 0.0) target = settings.erp / dt * excess, baumgarte = true;
+      const double approach = JT.col(rn).dot(v);
+      if (approach < -settings.restitution_threshold) {
+        const bool a_wins = ga.restitution >= gb.restitution;
+        const double e = a_wins ? ga.restitution : gb.restitution;
+        if (-e * approach > target) {
+          baumgarte = false;
+          (a_wins ? model_bar.geom_restitution[c.geom_a] : model_bar.geom_restitution[c.geom_b]) +=
+              target_bar * -approach;
+          approach_bar[rn] = target_bar * -e;
+        }
+      }
+      if (baumgarte) {
+        data.contact_bar[k].depth += target_bar * settings.erp / dt;
+        model_bar.contact.erp += target_bar * excess / dt;
+        model_bar.contact.slop -= target_bar * settings.erp / dt;
+      }
+    }
+    v_bar.noalias() += JT * approach_bar;
+    add_jacobian_rank_one(model, data, approach_bar, v, model_bar);
+    // A = J X: J_bar += (A_bar + A_bar^T) X^T, and -sum_rs sym(A_bar)_rs x_r^T dM x_s
+    data.pgs_adj_A_sym = adj.A + adj.A.transpose();
+    for (int s = 0; s < n; ++s) {
+      data.pgs_adj_x = X.col(s);
+      data.pgs_adj_row = data.pgs_adj_A_sym.col(s);
+      add_jacobian_rank_one(model, data, data.pgs_adj_row, data.pgs_adj_x, model_bar);
+      add_limit_rows_rank_one(model, data, q, data.pgs_adj_row, data.pgs_adj_x, q_bar);
+    }
+    data.pgs_adj_A_sym *= 0.5;
+    data.pgs_adj_eigen.compute(data.pgs_adj_A_sym);
+    const double largest = data.pgs_adj_eigen.eigenvalues().cwiseAbs().maxCoeff();
+    for (int k = 0; k < n; ++k) {
+      const double sigma = data.pgs_adj_eigen.eigenvalues()[k];
+      if (std::abs(sigma) <= 1e-15 * largest) continue;
+      data.pgs_adj_x.noalias() = X * data.pgs_adj_eigen.eigenvectors().col(k);
+      mass_quadratic_vjp<double>(model, data, data.pgs_adj_x, -sigma, data.adj_pose_bar, model_bar);
+    }
+    collide_vjp<double>(model, data, data.contact_bar, data.adj_pose_bar, model_bar);
+    body_poses_vjp<double>(model, data, q, data.adj_pose_bar, q_bar, model_bar);
+  }
+  v_bar += v_free_bar;
+  a_free_bar += dt * v_free_bar;
+}
+
+}  // namespace
+
+template <class S>
+void pgs_contact_velocity_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                              const NoDeduce<S>& dt, const VecRef<S>& v_next_bar, VecOut<S> q_bar, VecOut<S> v_bar,
+                              VecOut<S> a_free_bar, ModelTangentTpl<S>& model_bar) {
+  if constexpr (std::is_same_v<S, double>) {
+    vjp_double(model, data, q, v, dt, v_next_bar, q_bar, v_bar, a_free_bar, model_bar);
+  } else {
+    throw ArgumentError("pgs_contact_velocity_vjp: the PGS adjoints are implemented for double only");
+  }
+}
+
+#define GRADYN_INSTANTIATE(S)                                                                                   \
+  template void pgs_contact_velocity_vjp<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&, \
+                                            const NoDeduce<S>&, const VecRef<S>&, VecOut<S>, VecOut<S>, VecOut<S>, \
+                                            ModelTangentTpl<S>&);
+GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
+
+}  // namespace gradyn
