@@ -16,11 +16,22 @@ Layout, per body in body order (<b> the body's name, <j> its joint's)::
 
     <b>.mass, <b>.com.x|y|z, <b>.inertia.ixx|iyy|izz|ixy|ixz|iyz   (body frame, about the CoM)
     <j>.origin.x|y|z, <j>.origin.roll|pitch|yaw                     (joint frame in the parent)
-    <j>.axis.x|y|z                      revolute, continuous, prismatic (used as given)
+    <j>.axis.x|y|z                      revolute, continuous, prismatic (normalised by with_params)
     <j>.damping, <j>.armature, <j>.stiffness  per DoF, interleaved ([k] suffix if several DoFs)
     <j>.rest                            revolute, continuous, prismatic, planar ([k] for planar)
 
-then gravity.x|y|z.)doc";
+then gravity.x|y|z; then per collision geom, in ``model.geom_names`` order (<g> its name)::
+
+    <g>.friction, <g>.restitution
+    <g>.size[k]                         the entries its type uses: sphere 1, capsule/cylinder 2,
+                                        box 3 (half-extents), plane none
+    <g>.origin.x|y|z, <g>.origin.roll|pitch|yaw   (geom frame in its body frame)
+
+then the contact settings (always present)::
+
+    contact.stiffness, contact.exponent, contact.damping, contact.velocity_scale,
+    contact.static_friction_ratio, contact.viscous_friction, contact.erp, contact.slop, contact.cfm
+)doc";
 
 int param_index(const PyModel& self, const std::string& name) {
   const std::vector<std::string> names = param_names(self.model);
@@ -57,10 +68,14 @@ void bind_params(nb::module_& m) {
       },
       nb::scope(model_class), nb::name("with_params"), nb::is_method(), nb::arg("p"),
       "A new Model with every parameter taken from p (shape ``(len(model.param_names),)``); the\n"
-      "inverse of ``model.params``. Joint origins are rebuilt from roll, pitch, yaw; axes are used as\n"
-      "given (not renormalised). Raises ValueError naming the expected and actual shape, and\n"
+      "inverse of ``model.params``. Joint and geom origins are rebuilt from roll, pitch, yaw; axes are\n"
+      "normalised (any non-zero vector is valid). Raises ValueError naming the expected and actual\n"
+      "shape, and\n"
       "ModelError (a ValueError naming the body) if a mass is negative, not finite, or zero on a\n"
-      "body that had mass.");
+      "body that had mass; ModelError naming the geom if a friction is negative, a restitution\n"
+      "above 1 or a size not positive (a restitution below 0 is accepted, so that central differences\n"
+      "around the default 0 work); and ModelError for bad contact settings when the model's contact\n"
+      "is on.");
 
   m.def("param_index", &param_index, nb::arg("model"), nb::arg("name"),
         "Index of the parameter `name` in ``model.params`` (e.g. ``'link1.mass'``, ``'gravity.z'``).\n"

@@ -1,6 +1,6 @@
-// The flat parameter vector: names, get/with round trips, and the chain rule of params_gradient,
-// checked against forward-mode AD (through with_params, and w.r.t. the Model's own fields) and
-// central finite differences.
+// The flat parameter vector: names, get/with round trips (geoms and contact settings included),
+// range checks, and the chain rule of params_gradient, checked against forward-mode AD (through
+// with_params, and w.r.t. the Model's own fields) and central finite differences.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include "gradyn/dynamics/aba.hpp"
 #include "gradyn/dynamics/passive.hpp"
 #include "gradyn/io/load.hpp"
+#include "gradyn/model/builder.hpp"
 #include "gradyn/model/params.hpp"
 
 namespace gradyn {
@@ -56,6 +57,79 @@ void expect_same_parameters(const Model& a, const Model& b, double tol, const st
   EXPECT_LE(max_abs(a.stiffness - b.stiffness), tol) << what;
   EXPECT_LE(max_abs(a.q_rest - b.q_rest), tol) << what;
   EXPECT_LE(max_abs(a.gravity - b.gravity), tol) << what;
+  ASSERT_EQ(a.ngeoms(), b.ngeoms());
+  for (int g = 0; g < a.ngeoms(); ++g) {
+    EXPECT_NEAR(a.geoms[g].friction, b.geoms[g].friction, tol) << what << " geom " << g;
+    EXPECT_NEAR(a.geoms[g].restitution, b.geoms[g].restitution, tol) << what << " geom " << g;
+    EXPECT_LE(max_abs(a.geoms[g].size - b.geoms[g].size), tol) << what << " geom " << g;
+    EXPECT_LE(max_abs(a.geoms[g].placement.R - b.geoms[g].placement.R), tol) << what << " geom " << g;
+    EXPECT_LE(max_abs(a.geoms[g].placement.p - b.geoms[g].placement.p), tol) << what << " geom " << g;
+  }
+  const ContactSettings &x = a.contact, &y = b.contact;
+  for (auto [u, v] : {std::pair{x.stiffness, y.stiffness}, {x.exponent, y.exponent}, {x.damping, y.damping},
+                      {x.velocity_scale, y.velocity_scale}, {x.static_friction_ratio, y.static_friction_ratio},
+                      {x.viscous_friction, y.viscous_friction}, {x.erp, y.erp}, {x.slop, y.slop}, {x.cfm, y.cfm}})
+    EXPECT_NEAR(u, v, tol * (1 + std::abs(v))) << what << " contact settings";
+}
+
+// The names of the contact settings at the end of every parameter vector.
+const std::vector<std::string> kContactNames = {
+    "contact.stiffness",        "contact.exponent",         "contact.damping", "contact.velocity_scale",
+    "contact.static_friction_ratio", "contact.viscous_friction", "contact.erp", "contact.slop", "contact.cfm"};
+
+// Index of a parameter by name (p.size() if absent).
+int index_of(const std::vector<std::string>& names, const std::string& name) {
+  return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
+// Two links on a revolute joint, with every geom type: a world plane, a sphere and a box on the
+// base, a capsule and a cylinder on the arm; the contact settings set away from their defaults.
+Model geom_model() {
+  ModelBuilder b;
+  auto geom = [](const std::string& name, GeomType type, Eigen::Vector3d size, const Pose<double>& at, double friction,
+                 double restitution) {
+    GeomSpec g;
+    g.name = name;
+    g.type = type;
+    g.size = size;
+    g.placement = at;
+    g.friction = friction;
+    g.restitution = restitution;
+    return g;
+  };
+  LinkSpec world{"world", std::nullopt, {}, {}};
+  world.collisions.push_back(geom("floor", GeomType::Plane, Eigen::Vector3d::Zero(),
+                                  Pose<double>(rpy_to_matrix<double>(Eigen::Vector3d(0.1, -0.05, 0.3)), Eigen::Vector3d(0, 0, -1)),
+                                  0.8, 0.1));
+  LinkSpec base{"base", Inertia<double>(2.0, Eigen::Vector3d::Zero(), Eigen::Matrix3d::Identity() * 0.1), {}, {}};
+  base.collisions.push_back(geom("ball", GeomType::Sphere, Eigen::Vector3d(0.2, 0, 0),
+                                 Pose<double>(Eigen::Matrix3d::Identity(), Eigen::Vector3d(0.1, 0, 0)), 0.5, 0.3));
+  base.collisions.push_back(geom("block", GeomType::Box, Eigen::Vector3d(0.3, 0.2, 0.1),
+                                 Pose<double>(rpy_to_matrix<double>(Eigen::Vector3d(0.4, 0.2, -0.6)), Eigen::Vector3d(0, 0.1, 0.2)),
+                                 1.2, 0.0));
+  LinkSpec arm{"arm", Inertia<double>(1.0, Eigen::Vector3d(0, 0, -0.2), Eigen::Matrix3d::Identity() * 0.05), {}, {}};
+  arm.collisions.push_back(geom("rod", GeomType::Capsule, Eigen::Vector3d(0.05, 0.3, 0),
+                                Pose<double>(rpy_to_matrix<double>(Eigen::Vector3d(-0.3, 0.7, 1.1)), Eigen::Vector3d(0, 0, -0.3)),
+                                0.9, 0.5));
+  arm.collisions.push_back(geom("drum", GeomType::Cylinder, Eigen::Vector3d(0.1, 0.05, 0),
+                                Pose<double>(rpy_to_matrix<double>(Eigen::Vector3d(2.0, -1.0, 0.5)), Eigen::Vector3d(0.1, 0, -0.6)),
+                                0.7, 1.0));
+  b.add_link(world).add_link(base).add_link(arm);
+  JointSpec free{.name = "float", .type = JointType::Free, .parent = "world", .child = "base"};
+  JointSpec hinge{.name = "hinge", .type = JointType::Revolute, .parent = "base", .child = "arm"};
+  hinge.axis = Eigen::Vector3d(0, 1, 0);
+  b.add_joint(free).add_joint(hinge);
+  Model m = b.build();
+  m.contact.stiffness = 2e4;
+  m.contact.exponent = 1.3;
+  m.contact.damping = 0.7;
+  m.contact.velocity_scale = 0.02;
+  m.contact.static_friction_ratio = 1.4;
+  m.contact.viscous_friction = 0.3;
+  m.contact.erp = 0.25;
+  m.contact.slop = 2e-4;
+  m.contact.cfm = 1e-6;
+  return m;
 }
 
 TEST(Params, NamesAreUniqueAndMatchTheVector) {
@@ -66,8 +140,40 @@ TEST(Params, NamesAreUniqueAndMatchTheVector) {
     EXPECT_EQ(static_cast<Eigen::Index>(names.size()), get_params(m).size()) << m.name;
     EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size()) << m.name;
     EXPECT_EQ(names.front(), m.body_names[0] + ".mass");
-    EXPECT_EQ(names.back(), "gravity.z");
+    ASSERT_GE(names.size(), kContactNames.size());
+    EXPECT_EQ(std::vector<std::string>(names.end() - kContactNames.size(), names.end()), kContactNames) << m.name;
+    // gravity, then 8 + used sizes per geom
+    int geom_entries = 0;
+    for (const Geom& g : m.geoms) geom_entries += 8 + geom_size_count(g.type);
+    EXPECT_EQ(index_of(names, "gravity.z"), static_cast<int>(names.size() - kContactNames.size()) - geom_entries - 1) << m.name;
   }
+}
+
+TEST(Params, LayoutOfTheGeomsAndContactSettings) {
+  const Model m = geom_model();
+  const std::vector<std::string> names = param_names(m);
+  const int first = index_of(names, "gravity.z") + 1;
+  std::vector<std::string> expected;
+  for (const Geom& g : m.geoms) {  // model order
+    for (const char* c : {".friction", ".restitution"}) expected.push_back(g.name + c);
+    for (int k = 0; k < geom_size_count(g.type); ++k) expected.push_back(g.name + ".size[" + std::to_string(k) + "]");
+    for (const char* c : {"x", "y", "z", "roll", "pitch", "yaw"}) expected.push_back(g.name + ".origin." + c);
+  }
+  expected.insert(expected.end(), kContactNames.begin(), kContactNames.end());
+  EXPECT_EQ(std::vector<std::string>(names.begin() + first, names.end()), expected);
+  ASSERT_EQ(m.ngeoms(), 5);
+  const Eigen::VectorXd p = get_params(m);
+  const int ball = index_of(names, "ball.friction");
+  ASSERT_LT(ball, p.size());
+  EXPECT_EQ(p.segment<3>(ball), Eigen::Vector3d(0.5, 0.3, 0.2));  // friction, restitution, radius
+  EXPECT_EQ(p.segment<3>(ball + 3), Eigen::Vector3d(0.1, 0, 0));   // origin
+  EXPECT_EQ(p[index_of(names, "floor.origin.z")], -1.0);
+  EXPECT_EQ(p.segment<3>(index_of(names, "block.size[0]")), Eigen::Vector3d(0.3, 0.2, 0.1));
+  EXPECT_LE(max_abs(p.segment<3>(index_of(names, "rod.origin.roll")) - Eigen::Vector3d(-0.3, 0.7, 1.1)), 1e-14);
+  EXPECT_EQ(p.segment<2>(index_of(names, "drum.size[0]")), Eigen::Vector2d(0.1, 0.05));
+  EXPECT_EQ(p[index_of(names, "drum.restitution")], 1.0);
+  EXPECT_EQ(p.tail<9>(), (Eigen::Matrix<double, 9, 1>() << 2e4, 1.3, 0.7, 0.02, 1.4, 0.3, 0.25, 2e-4, 1e-6).finished());
+  EXPECT_EQ(index_of(names, "floor.size[0]"), static_cast<int>(names.size()));  // a plane has no size
 }
 
 TEST(Params, LayoutOfOneRevoluteAndOnePlanarJoint) {
@@ -93,7 +199,8 @@ TEST(Params, LayoutOfOneRevoluteAndOnePlanarJoint) {
       "slide.origin.pitch", "slide.origin.yaw", "slide.damping[0]", "slide.armature[0]", "slide.stiffness[0]",
       "slide.damping[1]", "slide.armature[1]", "slide.stiffness[1]", "slide.damping[2]", "slide.armature[2]",
       "slide.stiffness[2]", "slide.rest[0]", "slide.rest[1]", "slide.rest[2]", "gravity.x", "gravity.y",
-      "gravity.z"};
+      "gravity.z", "contact.stiffness", "contact.exponent", "contact.damping", "contact.velocity_scale",
+      "contact.static_friction_ratio", "contact.viscous_friction", "contact.erp", "contact.slop", "contact.cfm"};
   EXPECT_EQ(param_names(m), expected);
   const Eigen::VectorXd p = get_params(m);
   ASSERT_EQ(p.size(), static_cast<Eigen::Index>(expected.size()));
@@ -105,11 +212,17 @@ TEST(Params, LayoutOfOneRevoluteAndOnePlanarJoint) {
   EXPECT_EQ(p[22], 0.25);
   EXPECT_EQ(p[41], 3.0);
   EXPECT_EQ(p[47], 3.0);
-  EXPECT_EQ(p.tail<3>(), Eigen::Vector3d(0, 0, -9.81));
+  EXPECT_EQ(p.segment<3>(51), Eigen::Vector3d(0, 0, -9.81));
+  const ContactSettings defaults;
+  EXPECT_EQ(p.tail<9>(), (Eigen::Matrix<double, 9, 1>() << defaults.stiffness, defaults.exponent, defaults.damping,
+                          defaults.velocity_scale, defaults.static_friction_ratio, defaults.viscous_friction,
+                          defaults.erp, defaults.slop, defaults.cfm)
+                             .finished());
 }
 
 TEST(Params, RoundTripOnRandomAndShippedModels) {
   std::vector<Model> models = random_models();
+  models.push_back(geom_model());
   for (Model& m : shipped_models()) models.push_back(std::move(m));
   for (const Model& m : models) {
     const Eigen::VectorXd p = get_params(m);
@@ -121,7 +234,9 @@ TEST(Params, RoundTripOnRandomAndShippedModels) {
 
 // with_params then get_params gives back any p (inside the rpy chart's ranges).
 TEST(Params, PerturbedParametersComeBack) {
-  for (const Model& m : random_models()) {
+  std::vector<Model> models = random_models();
+  models.push_back(geom_model());
+  for (const Model& m : models) {
     const std::vector<std::string> names = param_names(m);
     std::mt19937 rng(5);
     Eigen::VectorXd p = get_params(m);
@@ -131,6 +246,7 @@ TEST(Params, PerturbedParametersComeBack) {
       const double limit = names[k].ends_with(".pitch") ? std::numbers::pi / 2 : std::numbers::pi;
       // Keep angles inside the ranges get_params returns.
       p[k] = angle ? std::clamp(p[k] + dp[k], -limit + 0.1, limit - 0.1) : p[k] + dp[k];
+      if (names[k].ends_with(".restitution")) p[k] = std::clamp(p[k], 0.0, 1.0);
     }
     // Axes are directions: with_params normalises them.
     for (int k = 0; k < p.size(); ++k)
@@ -222,7 +338,7 @@ TEST(Params, ScaledInertialParametersDivideTheAcceleration) {
     if (names[k].ends_with(".mass") || names[k].find(".inertia.") != std::string::npos ||
         names[k].find(".armature") != std::string::npos)
       p[k] *= c;
-  p.tail<3>().setZero();
+  p.segment<3>(index_of(names, "gravity.x")).setZero();
   const Model scaled = with_params(m, p);
   Model unscaled = m;
   unscaled.gravity.setZero();
@@ -259,6 +375,61 @@ TEST(Params, BadParametersThrow) {
   EXPECT_THROW(with_params(m, p), ModelError);
   p[k] = std::numeric_limits<double>::quiet_NaN();
   EXPECT_THROW(with_params(m, p), ModelError);
+}
+
+// Geom parameters out of range (negative friction, restitution above 1, sizes not positive) fail
+// naming the geom and the parameter; contact settings are checked while contact is on.
+TEST(Params, BadGeomAndContactParametersThrow) {
+  Model m = geom_model();
+  const std::vector<std::string> names = param_names(m);
+  const Eigen::VectorXd p0 = get_params(m);
+  auto expect_error = [&](const std::string& name, double value, const std::string& geom) {
+    Eigen::VectorXd p = p0;
+    const int k = index_of(names, name);
+    ASSERT_LT(k, p.size()) << name;
+    p[k] = value;
+    try {
+      with_params(m, p);
+      FAIL() << "expected ModelError for " << name << " = " << value;
+    } catch (const ModelError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("geom '" + geom + "'"), std::string::npos) << what;
+      EXPECT_NE(what.find("'" + name + "'"), std::string::npos) << what;
+    }
+  };
+  expect_error("ball.friction", -0.1, "ball");
+  expect_error("block.friction", std::numeric_limits<double>::infinity(), "block");
+  expect_error("rod.restitution", 1.01, "rod");
+  expect_error("floor.restitution", std::numeric_limits<double>::quiet_NaN(), "floor");
+  expect_error("ball.size[0]", 0.0, "ball");
+  expect_error("block.size[2]", -0.1, "block");
+  expect_error("drum.size[1]", std::numeric_limits<double>::quiet_NaN(), "drum");
+  // In range (bounds included): fine.
+  Eigen::VectorXd p = p0;
+  p[index_of(names, "ball.friction")] = 0.0;
+  p[index_of(names, "rod.restitution")] = 1.0;
+  p[index_of(names, "drum.restitution")] = 0.0;
+  EXPECT_NO_THROW(with_params(m, p));
+  // Below 0 too: central differences around the default 0 step there.
+  p[index_of(names, "drum.restitution")] = -1e-6;
+  EXPECT_EQ(with_params(m, p).geoms[m.geom_id("drum")].restitution, -1e-6);
+  // Contact settings: inert (and unchecked) while contact is off, checked once it is on.
+  p = p0;
+  p[index_of(names, "contact.cfm")] = -1e-6;
+  EXPECT_EQ(m.contact.model, ContactModel::None);
+  EXPECT_EQ(with_params(m, p).contact.cfm, -1e-6);
+  m.contact.model = ContactModel::Penalty;
+  try {
+    with_params(m, p);
+    FAIL() << "expected ModelError";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("cfm"), std::string::npos) << e.what();
+  }
+  p = p0;
+  p[index_of(names, "contact.exponent")] = 0.5;
+  EXPECT_THROW(with_params(m, p), ModelError);
+  p[index_of(names, "contact.exponent")] = 2.0;
+  EXPECT_EQ(with_params(m, p).contact.exponent, 2.0);
 }
 
 // --- gradients --------------------------------------------------------------------------------
@@ -409,6 +580,64 @@ TEST(ParamsGradient, ChainRuleNearGimbalLock) {
   EXPECT_LE((g - expected).cwiseAbs().maxCoeff() / scale, 1e-9);
 }
 
+// The chain rule for the geom and contact entries: a loss linear in the raw geom fields (its
+// tangent is its coefficients, R's adjoint a full, non-tangent matrix) and in the contact
+// settings, against forward mode through with_params (geoms) and central differences (the
+// settings are doubles: forward mode cannot see them).
+TEST(ParamsGradient, ChainRuleForGeomsAndContactSettings) {
+  const Model m = geom_model();
+  std::mt19937 rng(8);
+  ModelTangent t(m);
+  for (int g = 0; g < m.ngeoms(); ++g) {
+    t.geom_friction[g] = test::random_vector(1, rng)[0];
+    t.geom_restitution[g] = test::random_vector(1, rng)[0];
+    t.geom_size[g] = test::random_vector(3, rng);
+    t.geom_placement_R[g] = Eigen::Map<const Eigen::Matrix3d>(test::random_vector(9, rng).data());
+    t.geom_placement_p[g] = test::random_vector(3, rng);
+  }
+  const Eigen::VectorXd w = test::random_vector(9, rng);
+  t.contact = {w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7], w[8]};
+  auto loss = [&](const auto& model) {
+    using S = typename std::decay_t<decltype(model)>::Scalar;
+    S l = S(0);
+    for (int g = 0; g < model.ngeoms(); ++g) {
+      const GeomTpl<S>& geom = model.geoms[g];
+      l += t.geom_friction[g] * geom.friction + t.geom_restitution[g] * geom.restitution;
+      for (int k = 0; k < 3; ++k) l += t.geom_size[g][k] * geom.size[k] + t.geom_placement_p[g][k] * geom.placement.p[k];
+      for (int k = 0; k < 9; ++k) l += t.geom_placement_R[g].data()[k] * geom.placement.R.data()[k];
+    }
+    const ContactSettings& c = model.contact;
+    l += w[0] * c.stiffness + w[1] * c.exponent + w[2] * c.damping + w[3] * c.velocity_scale +
+         w[4] * c.static_friction_ratio + w[5] * c.viscous_friction + w[6] * c.erp + w[7] * c.slop + w[8] * c.cfm;
+    return l;
+  };
+  const Eigen::VectorXd g = params_gradient(m, t);
+  const std::vector<std::string> names = param_names(m);
+  const Eigen::VectorXd p0 = get_params(m);
+  const int first = index_of(names, "gravity.z") + 1, n = static_cast<int>(p0.size()) - first;
+  const ModelTpl<ADScalar> ad_model = m.cast<ADScalar>();
+  for (int chunk = 0; chunk < n; chunk += kADChunk) {
+    VectorX<ADScalar> p(p0.size());
+    for (int k = 0; k < p0.size(); ++k) {
+      const int j = k - first - chunk;
+      p[k] = ad_seed(p0[k], j >= 0 && j < kADChunk ? j : -1);
+    }
+    const ADScalar l = loss(with_params<ADScalar>(ad_model, p));
+    for (int j = chunk; j < std::min(n, chunk + kADChunk); ++j) {
+      if (names[first + j].starts_with("contact.")) continue;
+      EXPECT_NEAR(g[first + j], l.derivatives()[j - chunk], 1e-12) << names[first + j];
+    }
+  }
+  for (int k = index_of(names, "contact.stiffness"); k < p0.size(); ++k) {
+    const double h = 1e-3 * (1 + std::abs(p0[k]));  // the loss is linear: a large step only lowers rounding
+    Eigen::VectorXd pp = p0, pm = p0;
+    pp[k] += h;
+    pm[k] -= h;
+    EXPECT_NEAR(g[k], (loss(with_params(m, pp)) - loss(with_params(m, pm))) / (2 * h), 1e-8) << names[k];
+    EXPECT_EQ(g[k], w[k - index_of(names, "contact.stiffness")]) << names[k];
+  }
+}
+
 TEST(ParamsGradient, TangentStartsAtZeroAndSetZeroClears) {
   const Model m = test::random_model(5, 3, true, true);
   ModelTangent t(m);
@@ -422,6 +651,18 @@ TEST(ParamsGradient, TangentStartsAtZeroAndSetZeroClears) {
   EXPECT_GT(params_gradient(m, t).cwiseAbs().maxCoeff(), 0.0);
   t.setZero();
   EXPECT_EQ(params_gradient(m, t).cwiseAbs().maxCoeff(), 0.0);
+
+  const Model gm = geom_model();
+  ModelTangent gt(gm);
+  EXPECT_EQ(static_cast<int>(gt.geom_size.size()), gm.ngeoms());
+  EXPECT_EQ(gt.geom_friction.size(), gm.ngeoms());
+  EXPECT_EQ(params_gradient(gm, gt).cwiseAbs().maxCoeff(), 0.0);
+  gt.geom_restitution[2] = 1.0;
+  gt.geom_placement_R[4](1, 1) = 2.0;
+  gt.contact.slop = 4.0;
+  EXPECT_GT(params_gradient(gm, gt).cwiseAbs().maxCoeff(), 0.0);
+  gt.setZero();
+  EXPECT_EQ(params_gradient(gm, gt).cwiseAbs().maxCoeff(), 0.0);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
-"""The flat parameter vector: model.param_names, model.params, model.with_params, param_index."""
+"""The flat parameter vector: model.param_names, model.params, model.with_params, param_index; the
+collision geoms' parameters and the contact settings at its end."""
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +19,11 @@ SHIPPED = [
 ]
 
 MASS, LENGTH, IYY, G = 2.0, 0.7, 0.03, 9.81
+CONTACT_NAMES = [
+    "contact.stiffness", "contact.exponent", "contact.damping", "contact.velocity_scale",
+    "contact.static_friction_ratio", "contact.viscous_friction", "contact.erp", "contact.slop", "contact.cfm",
+]  # fmt: skip
+SIZE_COUNT = {"plane": 0, "sphere": 1, "capsule": 2, "cylinder": 2, "box": 3}
 
 
 def build_pendulum():
@@ -36,8 +43,18 @@ def test_round_trip_and_names(path):
     names = model.param_names
     assert isinstance(names, list) and p.shape == (len(names),) and p.dtype == np.float64
     assert len(set(names)) == len(names)
-    assert names[-3:] == ["gravity.x", "gravity.y", "gravity.z"]
-    np.testing.assert_allclose(p[-3:], model.gravity)
+    assert names[-len(CONTACT_NAMES):] == CONTACT_NAMES
+    g = names.index("gravity.x")
+    assert names[g:g + 3] == ["gravity.x", "gravity.y", "gravity.z"]
+    np.testing.assert_allclose(p[g:g + 3], model.gravity)
+    # then per geom: friction, restitution, the used sizes, origin x/y/z/roll/pitch/yaw
+    geom_names = []
+    for geom in model.geoms:
+        n = geom["name"]
+        geom_names += [f"{n}.friction", f"{n}.restitution"]
+        geom_names += [f"{n}.size[{k}]" for k in range(SIZE_COUNT[geom["type"]])]
+        geom_names += [f"{n}.origin.{c}" for c in ("x", "y", "z", "roll", "pitch", "yaw")]
+    assert names[g + 3:len(names) - len(CONTACT_NAMES)] == geom_names
     copy = model.with_params(p)
     assert isinstance(copy, gradyn.Model)
     np.testing.assert_allclose(copy.params, p, rtol=0, atol=1e-12)
@@ -65,12 +82,13 @@ def test_layout_of_a_pendulum():
         "hinge.axis.x", "hinge.axis.y", "hinge.axis.z",
         "hinge.damping", "hinge.armature", "hinge.stiffness", "hinge.rest",
         "gravity.x", "gravity.y", "gravity.z",
-    ]  # fmt: skip
+    ] + CONTACT_NAMES  # fmt: skip
+    settings = model.contact_settings
     expected = [MASS, 0, 0, -LENGTH, 0.01, IYY, 0.02, 0, 0, 0, 0, 0, 1.5, 0.1, 0.2, 0.3, 0, 1, 0,
-                0.4, 0.0, 1.5, 0.2, 0, 0, -G]  # fmt: skip
+                0.4, 0.0, 1.5, 0.2, 0, 0, -G] + [settings[n.split(".")[1]] for n in CONTACT_NAMES]  # fmt: skip
     np.testing.assert_allclose(model.params, expected, rtol=0, atol=1e-14)
     assert gradyn.param_index(model, "hinge.origin.pitch") == 14
-    assert gradyn.param_index(model, "gravity.z") == len(expected) - 1
+    assert gradyn.param_index(model, "gravity.z") == 25
 
 
 def test_with_params_changes_the_dynamics():
@@ -137,3 +155,55 @@ def test_shape_and_value_errors():
         gradyn.param_index(model, "nope")
     # Lists are accepted like arrays.
     assert isinstance(model.with_params(list(model.params)), gradyn.Model)
+
+
+def test_geom_parameters_and_contact_settings():
+    """The shipped ant: every geom's friction, size and origin, and the contact settings, are
+    parameters; with_params sets them (round trip) and checks their ranges, naming the geom."""
+    model = gradyn.load(MODELS / "mujoco" / "ant.xml", contact="penalty")
+    names, p = model.param_names, model.params
+    geoms = model.geoms
+    assert len(geoms) > 0
+    for geom in geoms:
+        n = geom["name"]
+        np.testing.assert_allclose(p[gradyn.param_index(model, f"{n}.friction")], geom["friction"])
+        np.testing.assert_allclose(p[gradyn.param_index(model, f"{n}.restitution")], geom["restitution"])
+        for k in range(SIZE_COUNT[geom["type"]]):
+            np.testing.assert_allclose(p[gradyn.param_index(model, f"{n}.size[{k}]")], geom["size"][k])
+    settings = model.contact_settings
+    for n in CONTACT_NAMES:
+        assert p[names.index(n)] == settings[n.split(".")[1]]
+
+    torso = geoms[1]["name"] if geoms[0]["type"] == "plane" else geoms[0]["name"]
+    changed = p.copy()
+    changed[gradyn.param_index(model, f"{torso}.friction")] = 0.35
+    changed[gradyn.param_index(model, f"{torso}.size[0]")] *= 1.5
+    changed[gradyn.param_index(model, f"{torso}.origin.z")] += 0.01
+    changed[names.index("contact.stiffness")] = 2.5e4
+    other = model.with_params(changed)
+    np.testing.assert_allclose(other.params, changed, rtol=0, atol=1e-12)
+    geom = next(g for g in other.geoms if g["name"] == torso)
+    assert geom["friction"] == 0.35
+    assert other.contact_settings["stiffness"] == 2.5e4
+    assert model.contact_settings["stiffness"] != 2.5e4  # the original is unchanged
+
+    for field, value in (("friction", -0.1), ("restitution", 1.5), ("size[0]", 0.0), ("size[0]", -0.1)):
+        bad = p.copy()
+        bad[gradyn.param_index(model, f"{torso}.{field}")] = value
+        with pytest.raises(gradyn.ModelError, match=rf"geom '{re.escape(torso)}'.*{re.escape(f'{torso}.{field}')}"):
+            model.with_params(bad)
+    below = p.copy()  # restitution below 0 is accepted: central differences around the default 0 step there
+    below[gradyn.param_index(model, f"{torso}.restitution")] = -1e-6
+    assert next(g for g in model.with_params(below).geoms if g["name"] == torso)["restitution"] == -1e-6
+    bad = p.copy()
+    bad[names.index("contact.exponent")] = 0.5  # contact is on: the settings are checked
+    with pytest.raises(gradyn.ModelError, match="exponent"):
+        model.with_params(bad)
+
+
+def test_contact_settings_of_a_model_without_contact_are_not_checked():
+    model = build_pendulum()
+    assert model.contact_model is None
+    p = model.params
+    p[gradyn.param_index(model, "contact.cfm")] = -1e-6  # inert while contact is off
+    assert model.with_params(p).params[gradyn.param_index(model, "contact.cfm")] == -1e-6

@@ -18,7 +18,16 @@
 //       "<j>.damping[k]", "<j>.armature[k]", "<j>.stiffness[k]";
 //     scalar-coordinate joints only (revolute, continuous, prismatic, planar), per coordinate k
 //     (suffix "[k]" for the planar joint's 3): "<j>.rest" (spring rest position, model.q_rest)
-//   then "gravity.x|y|z".
+//   then "gravity.x|y|z";
+//   then for each geom g, in model.geoms order (<g> its name):
+//     "<g>.friction", "<g>.restitution";
+//     "<g>.size[k]" for the size entries its type uses (geom_size_count: plane none, sphere 1,
+//     capsule and cylinder 2, box 3; see collision/geometry.hpp);
+//     "<g>.origin.x|y|z", "<g>.origin.roll|pitch|yaw" (geom frame in its body frame, URDF rpy);
+//   then the contact settings (model.contact, always present): "contact.stiffness",
+//     "contact.exponent", "contact.damping", "contact.velocity_scale",
+//     "contact.static_friction_ratio", "contact.viscous_friction", "contact.erp", "contact.slop",
+//     "contact.cfm".
 // Bodies merged from several links (fixed joints) have the merged inertia's parameters.
 // Notes:
 //  * inertia: the 6 numbers fill the symmetric matrix [[ixx, ixy, ixz], [ixy, iyy, iyz],
@@ -35,6 +44,12 @@
 //    entry the true gradient is this one divided by its norm).
 //  * q_rest entries of spherical and free joints (identity quaternions) are not parameters;
 //    params_gradient ignores their adjoints. Limits, q0 and frames are not parameters either.
+//  * contact settings: ContactSettings holds doubles, so with_params<ADScalar> keeps only their
+//    values (forward mode cannot see them; their gradients come from the hand-written VJPs, in
+//    ModelTangentTpl::contact). The geom parameters are ordinary Model fields.
+//  * geom placement rotations: geom_placement_R may hold only the component of the adjoint
+//    tangent to the rotations (collide_vjp gives that one: the narrowphase reads R as a rotation);
+//    the rpy chain rule only sees that component, so the flat gradient is the same either way.
 #pragma once
 
 #include <string>
@@ -72,6 +87,19 @@ struct ModelTangentTpl {
 };
 using ModelTangent = ModelTangentTpl<double>;
 
+/// How many entries of GeomTpl::size a geom type uses (its size parameters): plane 0, sphere 1,
+/// capsule and cylinder 2, box 3.
+inline int geom_size_count(GeomType type) {
+  switch (type) {
+    case GeomType::Plane: return 0;
+    case GeomType::Sphere: return 1;
+    case GeomType::Capsule:
+    case GeomType::Cylinder: return 2;
+    case GeomType::Box: return 3;
+  }
+  return 0;
+}
+
 /// Names of the flat parameter vector, in order (see the file comment).
 std::vector<std::string> param_names(const Model& model);
 
@@ -85,8 +113,15 @@ VectorX<S> get_params(const ModelTpl<S>& model);
 /// joint_S (and oS) hold the OLD joint axes, so build a new Data from the returned model.
 /// Throws ArgumentError if p has the wrong size, ModelError (naming the body) if a mass is
 /// negative or not finite, or zero on a body that had mass (a body massless from the start, a
-/// frame-only link, may stay massless). Inertia matrices are not checked (gradients may be
-/// taken anywhere); physical validity of the rest is the caller's business.
+/// frame-only link, may stay massless); ModelError naming the geom and the parameter if a geom's
+/// friction is negative or not finite, its restitution above 1 or not finite, or a size entry it
+/// uses not positive and finite; and check_contact_settings' ModelError for bad settings when the
+/// model's contact is on (with contact off the settings are inert and not checked, as in step()).
+/// A restitution below 0 is accepted: the default 0 sits on that bound, and central differences
+/// (gradcheck, the ML bridges' gradient checks) step below it; the solvers' bounce target
+/// -e v_n continues smoothly there.
+/// Inertia matrices are not checked (gradients may be taken anywhere); physical validity of the
+/// rest is the caller's business.
 template <class S>
 ModelTpl<S> with_params(const ModelTpl<S>& model, const VecRef<S>& p);
 

@@ -1,0 +1,227 @@
+// Reverse mode of collide(): contact adjoints -> body pose adjoints (world wrenches) and geom size
+// and placement adjoints.
+//
+// Method: local forward mode per contact pair. A pair's contacts depend only on its two geoms'
+// world poses oMg and sizes. For every pair with reported contacts, collide_geoms<ADScalar> is
+// re-run at the same poses with derivative seeds on
+//   directions 0-5    a left world twist xi_a = [dtheta; dp0] of geom a's pose (d oMg = xi^ oMg),
+//   directions 6-11   the same for geom b,
+//   then              the size entries each geom uses (geom_size_count),
+// kADChunk (8) directions per run, at most 18 directions (3 runs). The contact adjoints dotted with
+// the derivative columns give the pair's world wrenches on the two geoms and the size adjoints.
+// The branches taken are decided on values, so the re-run takes the same ones as collide() did.
+//
+// Matching the re-run's contacts to those in data: collide() writes a pair's contacts
+// consecutively and in collide_geoms' order, keeping a prefix when Data::contacts fills up (only
+// the last pair can be cut). The re-run uses model.contact.margin (the margin step() passes); its
+// contacts are matched by index when they are the same (count and values). If collide() was
+// called with another margin, the pair is re-run with an unbounded margin (every routine then
+// reports a superset of its contacts: thresholds only drop contacts, and "keep the deepest"
+// keeps the deeper ones) and each contact is matched to the re-run contact with the same
+// point, normal and depth. A contact with no match means data.contacts and data.oMg disagree
+// (stale data): ArgumentError.
+//
+// From geom wrenches to the outputs. A geom is rigidly attached to its body, so a left world
+// twist of the body moves the geom by the same world twist: the geom's wrench [tau; f] (about
+// the world origin) is added to pose_bar[body] as it is. For the placement M (geom frame in the
+// body frame oMi): perturbing M by a left twist eta in the body frame, M' = exp(eta^) M, moves
+// the geom by the world twist Ad(oMi) eta, so eta's adjoint is the body-frame wrench
+// tau_b = R_i^T (tau - p_i x f), f_b = R_i^T f. With dR_M = [dtheta]x R_M, dp_M = dtheta x p_M + dp:
+//   geom_placement_p += f_b,   geom_placement_R += 1/2 [tau_b - p_M x f_b]x R_M,
+// the latter being the adjoint's component tangent to the rotations at R_M (the narrowphase
+// reads R as a rotation, R^T as its inverse, so only this component is defined; the rpy chain
+// rule in params_gradient sees only it). World geoms: oMi = identity, no pose_bar.
+//
+// No allocation: the AD geoms carry no name, the pair's contacts live on the stack.
+//
+// Scalar = ADScalar: the adjoint of an AD forward pass would need second derivatives of the
+// narrowphase (nested forward mode), which is not supported: collide_vjp<ADScalar> throws
+// ArgumentError when there is a contact (with none, there is nothing to add).
+#include "gradyn/collision/collide_vjp.hpp"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <type_traits>
+
+#include "gradyn/autodiff.hpp"
+#include "gradyn/collision/collide.hpp"
+#include "gradyn/model/params.hpp"
+
+namespace gradyn {
+
+namespace {
+
+using AD = ADScalar;
+
+constexpr int kTwistDirections = 12;  // 6 per geom
+constexpr int kMaxDirections = kTwistDirections + 2 * 3;
+
+// Derivative slot of direction j in the run that seeds directions [first, first + kADChunk).
+int slot(int j, int first) { return j >= first && j < first + kADChunk ? j - first : -1; }
+
+// P moved by the left world twist whose components are directions dir0 .. dir0 + 5.
+Pose<AD> seeded_pose(const Pose<double>& P, int dir0, int first) {
+  Vector3<AD> dtheta, dp0;
+  for (int k = 0; k < 3; ++k) {
+    dtheta[k] = ad_seed(0.0, slot(dir0 + k, first));
+    dp0[k] = ad_seed(0.0, slot(dir0 + 3 + k, first));
+  }
+  const Pose<AD> Q = P.cast<AD>();
+  return Pose<AD>(Matrix3<AD>(Q.R + skew<AD>(dtheta) * Q.R), Vector3<AD>(Q.p + dtheta.cross(Q.p) + dp0));
+}
+
+// The geom as the pair routines read it (type and size; no name, so nothing is allocated), its
+// used size entries seeded as directions dir0 ...
+GeomTpl<AD> seeded_geom(const Geom& g, int dir0, int first) {
+  GeomTpl<AD> out;
+  out.type = g.type;
+  out.body = g.body;
+  const int used = geom_size_count(g.type);
+  for (int k = 0; k < 3; ++k) out.size[k] = ad_seed(g.size[k], k < used ? slot(dir0 + k, first) : -1);
+  return out;
+}
+
+// The same contact (values) to rounding.
+bool same_contact(const Contact& c, const ContactTpl<AD>& d) {
+  const double tol = 1e-9 * (1 + c.point.cwiseAbs().maxCoeff() + std::abs(c.depth));
+  double err = std::abs(c.depth - d.depth.value());
+  for (int i = 0; i < 3; ++i) {
+    err = std::max(err, std::abs(c.point[i] - d.point[i].value()));
+    err = std::max(err, std::abs(c.normal[i] - d.normal[i].value()));
+  }
+  return err <= tol;
+}
+
+std::string pair_name(const Model& model, int a, int b) {
+  return "geoms '" + model.geoms[a].name + "' and '" + model.geoms[b].name + "'";
+}
+
+// Adds the world wrench w (on geom g) to its body's pose adjoint and to g's placement adjoint.
+void add_geom_wrench(const Model& model, const Data& data, int g, const double* w, std::vector<Vector6<double>>& pose_bar,
+                     ModelTangent& model_bar) {
+  const Eigen::Vector3d tau(w[0], w[1], w[2]), f(w[3], w[4], w[5]);
+  const Geom& geom = model.geoms[g];
+  Eigen::Vector3d tau_b = tau, f_b = f;
+  if (geom.body >= 0) {
+    pose_bar[geom.body].head<3>() += tau;
+    pose_bar[geom.body].tail<3>() += f;
+    const Pose<double>& B = data.oMi[geom.body];
+    tau_b = B.R.transpose() * (tau - B.p.cross(f));
+    f_b = B.R.transpose() * f;
+  }
+  const Pose<double>& M = geom.placement;
+  model_bar.geom_placement_p[g] += f_b;
+  model_bar.geom_placement_R[g] += 0.5 * skew<double>(Eigen::Vector3d(tau_b - M.p.cross(f_b))) * M.R;
+}
+
+// Contacts [c0, c1) of data, all of the pair (a, b); `cut` when collide() may have dropped the
+// pair's later contacts (the buffer filled up at c1).
+void pair_vjp(const Model& model, const Data& data, int c0, int c1, bool cut,
+              const std::vector<ContactBar>& contact_bar, std::vector<Vector6<double>>& pose_bar,
+              ModelTangent& model_bar) {
+  const int a = data.contacts[c0].geom_a, b = data.contacts[c0].geom_b;
+  const Geom& ga = model.geoms[a];
+  const Geom& gb = model.geoms[b];
+  const int na = geom_size_count(ga.type), nb = geom_size_count(gb.type);
+  const int ndir = kTwistDirections + na + nb;
+  const int run = c1 - c0;
+
+  double grad[kMaxDirections] = {};
+  int match[kMaxPairContacts];
+  ContactTpl<AD> out[kMaxPairContacts];
+  double margin = model.contact.margin;
+  int count = 0;
+  for (int first = 0; first < ndir; first += kADChunk) {
+    const GeomTpl<AD> A = seeded_geom(ga, kTwistDirections, first), B = seeded_geom(gb, kTwistDirections + na, first);
+    const Pose<AD> PA = seeded_pose(data.oMg[a], 0, first), PB = seeded_pose(data.oMg[b], 6, first);
+    const int n = collide_geoms<AD>(A, PA, B, PB, margin, out, a, b);
+    if (first == 0) {
+      // By index, as collide() wrote them?
+      bool in_order = n == run || (cut && n > run);
+      for (int k = 0; k < run && in_order; ++k) {
+        in_order = same_contact(data.contacts[c0 + k], out[k]);
+        match[k] = k;
+      }
+      if (!in_order) {  // another margin: a superset, matched by value
+        margin = std::numeric_limits<double>::infinity();
+        count = collide_geoms<AD>(A, PA, B, PB, margin, out, a, b);
+        for (int k = 0; k < run; ++k) {
+          match[k] = -1;
+          for (int j = 0; j < count && match[k] < 0; ++j)
+            if (same_contact(data.contacts[c0 + k], out[j])) match[k] = j;
+          if (match[k] < 0) {
+            std::ostringstream s;
+            s << "collide_vjp: contact " << c0 + k << " (" << pair_name(model, a, b)
+              << ") is not one that collide_geoms finds at data.oMg: call collide_vjp with the data of the collide() "
+                 "that reported it (data.oMg and data.contacts from the same call)";
+            throw ArgumentError(s.str());
+          }
+        }
+      } else {
+        count = n;
+      }
+    } else if (n != count) {  // the same values take the same branches
+      throw std::logic_error("collide_vjp: the narrowphase of " + pair_name(model, a, b) +
+                             " changed its contact count between derivative passes");
+    }
+    for (int k = 0; k < run; ++k) {
+      const ContactBar& bar = contact_bar[c0 + k];
+      const ContactTpl<AD>& c = out[match[k]];
+      ADDerivatives d = bar.depth * c.depth.derivatives();
+      for (int i = 0; i < 3; ++i) {
+        d += bar.point[i] * c.point[i].derivatives();
+        for (int j = 0; j < 3; ++j) d += bar.frame(i, j) * c.frame(i, j).derivatives();
+      }
+      for (int s = 0; s < kADChunk && first + s < ndir; ++s) grad[first + s] += d[s];
+    }
+  }
+  add_geom_wrench(model, data, a, grad, pose_bar, model_bar);
+  add_geom_wrench(model, data, b, grad + 6, pose_bar, model_bar);
+  for (int k = 0; k < na; ++k) model_bar.geom_size[a][k] += grad[kTwistDirections + k];
+  for (int k = 0; k < nb; ++k) model_bar.geom_size[b][k] += grad[kTwistDirections + na + k];
+}
+
+bool is_zero(const ContactBar& bar) { return bar.depth == 0 && bar.point.isZero(0.0) && bar.frame.isZero(0.0); }
+
+}  // namespace
+
+template <class S>
+void collide_vjp(const ModelTpl<S>& model, const DataTpl<S>& data, const std::vector<ContactBarTpl<S>>& contact_bar,
+                 std::vector<Vector6<S>>& pose_bar, ModelTangentTpl<S>& model_bar) {
+  const int n = data.ncontacts;
+  if (static_cast<int>(contact_bar.size()) < n) {
+    std::ostringstream s;
+    s << "collide_vjp: contact_bar has " << contact_bar.size() << " entries, expected at least data.ncontacts = " << n;
+    throw ArgumentError(s.str());
+  }
+  check_size("pose_bar", static_cast<Eigen::Index>(pose_bar.size()), model.nbodies());
+  if constexpr (!std::is_same_v<S, double>) {
+    if (n > 0)
+      throw ArgumentError(
+          "collide_vjp<ADScalar>: not supported (the adjoint of an AD forward pass would need nested forward mode "
+          "through the narrowphase); use collide_vjp<double>, or forward-mode AD through collide() itself");
+  } else {
+    const int capacity = static_cast<int>(data.contacts.size());
+    for (int c0 = 0; c0 < n;) {
+      const int a = data.contacts[c0].geom_a, b = data.contacts[c0].geom_b;
+      int c1 = c0 + 1;
+      bool any = !is_zero(contact_bar[c0]);
+      for (; c1 < n && data.contacts[c1].geom_a == a && data.contacts[c1].geom_b == b; ++c1)
+        if (!is_zero(contact_bar[c1])) any = true;
+      if (c1 - c0 > kMaxPairContacts)
+        throw ArgumentError("collide_vjp: more than kMaxPairContacts consecutive contacts of " +
+                            pair_name(model, a, b) + ": data.contacts is not what collide() wrote");
+      if (any) pair_vjp(model, data, c0, c1, c1 == n && n == capacity, contact_bar, pose_bar, model_bar);
+      c0 = c1;
+    }
+  }
+}
+
+#define GRADYN_INSTANTIATE(S)                                                                                \
+  template void collide_vjp<S>(const ModelTpl<S>&, const DataTpl<S>&, const std::vector<ContactBarTpl<S>>&, \
+                               std::vector<Vector6<S>>&, ModelTangentTpl<S>&);
+GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
+#undef GRADYN_INSTANTIATE
+
+}  // namespace gradyn
