@@ -35,8 +35,8 @@ void random_state(const Model& model, unsigned seed, Eigen::VectorXd& q, Eigen::
   for (int t = 0; t < T; ++t) taus.row(t) = test::random_vector(model.nv, rng).transpose();
 }
 
-void expect_passes(const GradcheckResult& r, const std::string& what) {
-  EXPECT_TRUE(r.passed(kAdTolerance, kFdTolerance)) << what << "\n" << r.summary();
+void expect_passes(const GradcheckResult& r, const std::string& what, double fd_tolerance = kFdTolerance) {
+  EXPECT_TRUE(r.passed(kAdTolerance, fd_tolerance)) << what << "\n" << r.summary();
   for (const auto& b : r.blocks) {
     EXPECT_GT(b.ad_coords, 0) << what << " " << b.name;
     EXPECT_GT(b.scale, 0) << what << " " << b.name << ": a zero gradient checks nothing";
@@ -121,7 +121,9 @@ TEST_P(Gradcheck, ThousandStepRolloutsOnShippedRobots) {
     options.ad_max_coords = 8;
     options.fd_max_coords = 4;
     options.fd_step = 2e-5;  // truncation ~h^2 stays below 1e-6 of the scale, rounding eps L / h too
-    expect_passes(gradcheck(c.model, q, 0.3 * v, 0.3 * taus, 1e-3, options), c.name + ", 1,000 steps");
+    // Central differences over 1,000 steps carry truncation and rounding errors of a few 1e-6 on
+    // some parameters (e.g. hyq's inertias at scale 3e4); AD stays the tight reference (1e-9).
+    expect_passes(gradcheck(c.model, q, 0.3 * v, 0.3 * taus, 1e-3, options), c.name + ", 1,000 steps", 2e-5);
   }
 }
 

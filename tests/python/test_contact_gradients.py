@@ -24,7 +24,8 @@ def _start(model, height, v):
 CASES = {
     # free joint velocity: body-frame linear, then angular
     "sliding": (0.0985, [0.6, -0.2, 0.0, 0.0, 0.0, 0.0]),
-    "bouncing": (0.12, [0.1, 0.0, -1.5, 0.0, 0.0, 0.0]),
+    # already touching: a contact appearing within the rollout is an event the gradient cannot see
+    "bouncing": (0.0995, [0.1, 0.0, -1.5, 0.0, 0.0, 0.0]),
     "rolling": (0.0985, [0.5, 0.0, 0.0, 0.0, 5.0, 0.0]),
     "sticking": (0.0985, [0.0, 0.0, 0.0, 0.0, 0.0, 0.0]),
 }
