@@ -4,8 +4,8 @@
 // match it once PGS has converged (the difference is the sweep map's contraction to the power of
 // the iteration count). Scenes: a sphere resting (normal row clamping, friction inside the cone),
 // sliding (friction rows on the cone), rolling and bouncing (restitution), a box on its face
-// (4 contacts) and an arm pressing on a box; geometry, friction, restitution and Baumgarte
-// adjoints against AD with seeded model fields or central differences.
+// (4 contacts) and an arm pressing on a box, also with a joint-limit row; geometry, friction,
+// restitution and Baumgarte adjoints against AD with seeded model fields or central differences.
 #include <gtest/gtest.h>
 
 #include "../support/contact_scenes.hpp"
@@ -64,15 +64,21 @@ std::vector<Case> cases(PgsGradient mode) {
   v << 0.4, -0.7;
   tau << 3.0, -1.0;
   out.push_back({"arm pressing on a box", arm, q, v, tau});
+  // the same with the elbow past its lower limit: a limit row after the contact rows
+  Model limited = arm;
+  limited.lower_limit[1] = 0.07;
+  limited.upper_limit[1] = 1.0;
+  out.push_back({"arm pressing on a box at its elbow limit", limited, q, v, tau});
   return out;
 }
 
 // Contacts of the step from (q, v, tau); whether its PGS solve converged.
-int contacts_at(const Case& c, bool& converged) {
+int contacts_at(const Case& c, bool& converged, int& limits) {
   Data d(c.model);
   Eigen::VectorXd qn(c.model.nq), vn(c.model.nv);
   step<double>(c.model, d, c.q, c.v, c.tau, 1e-3, Integrator::SemiImplicitEuler, qn, vn);
   converged = d.pgs_result.converged;
+  limits = d.pgs_nlimits;
   return d.ncontacts;
 }
 
@@ -80,7 +86,9 @@ TEST(PgsContactVjp, StepJacobianMatchesForwardModeAD) {
   for (PgsGradient mode : {PgsGradient::Sweeps, PgsGradient::Implicit}) {
     for (const Case& c : cases(mode)) {
       bool converged = false;
-      ASSERT_GT(contacts_at(c, converged), 0) << c.name;
+      int limits = 0;
+      ASSERT_GT(contacts_at(c, converged, limits), 0) << c.name;
+      EXPECT_EQ(limits, std::string(c.name).find("limit") != std::string::npos ? 1 : 0) << c.name;
       // the implicit derivative is that of the exact solution: the solve must have reached it
       if (mode == PgsGradient::Implicit) ASSERT_TRUE(converged) << c.name;
       const double dt = 1e-3;
