@@ -1,5 +1,6 @@
 #include "gradyn/contact/ipm_contact.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <type_traits>
@@ -12,6 +13,10 @@
 namespace gradyn {
 
 namespace {
+
+// Largest |J_n| entry below which a contact counts as one the joints cannot open (J_n entries are
+// lever arms or direction cosines: O(0.01 .. 1) for a contact the robot can move).
+constexpr double kInertJacobian = 1e-9;
 
 template <class S>
 void shape_problem(MixedLcpTpl<S>& p, Eigen::Index nx, Eigen::Index ni) {
@@ -109,15 +114,26 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     const GeomTpl<S>& gb = model.geoms[c.geom_b];
     const auto Jn = JT.col(3 * k);
     lcp.G.row(k) = -Jn.transpose();
+    lcp.F(k, k) = S(-settings.cfm);  // s_n = J_n v+ - target + cfm lambda_n, as PGS's CFM
     for (int j = 0; j < N; ++j) {
       const double angle = 2.0 * std::numbers::pi * j / N;
       const int r = row_f + N * k + j;
       lcp.G.row(r) = -(S(std::cos(angle)) * JT.col(3 * k + 1) + S(std::sin(angle)) * JT.col(3 * k + 2)).transpose();
-      lcp.F(r, row_gamma + k) = S(-1);  // sigma_j = J_j v+ + gamma
+      lcp.F(r, r) = S(-settings.cfm);  // sigma_j = J_j v+ + gamma + cfm beta_j
+      lcp.F(r, row_gamma + k) = S(-1);
       lcp.F(row_gamma + k, r) = S(1);   // zeta = mu lambda_n - sum_j beta_j
     }
     lcp.F(row_gamma + k, k) = -(value_of(ga.friction) >= value_of(gb.friction) ? ga.friction : gb.friction);
 
+    // A contact no generalised velocity can open (J_n = 0: e.g. two geoms around one ball joint's
+    // centre) could never reach a positive target: the LCP would be infeasible and the solver
+    // diverge. Such a row is made inert (s_n = 1 m/s, lambda_n = 0).
+    double reach = 0.0;
+    for (int i = 0; i < nv; ++i) reach = std::max(reach, std::abs(value_of(Jn[i])));
+    if (reach < kInertJacobian) {
+      lcp.m[k] = S(1);
+      continue;
+    }
     // Separation velocity the normal row must reach: Baumgarte or restitution, the larger; a gap
     // may close within the step.
     S target = S(0);

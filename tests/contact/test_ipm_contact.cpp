@@ -286,6 +286,78 @@ TEST(IpmContact, ForwardModeMatchesCentralDifferences) {
   }
 }
 
+// A body on a ball joint whose sphere is centred on the joint: rotations cannot open its contact with
+// an overlapping world sphere (J_n = 0), so no velocity reaches the Baumgarte target. The row is made
+// inert instead of leaving the solver an infeasible LCP.
+TEST(IpmContact, ContactTheJointsCannotOpenIsInert) {
+  ModelBuilder b;
+  GeomSpec fixed = geom(GeomType::Sphere, V3(0.1, 0, 0));
+  fixed.placement.p = V3(0.17, 0, 0);  // overlaps the moving sphere by 0.03 m
+  b.add_link({"world", std::nullopt, {}, {fixed}});
+  b.add_link({"ball", Inertia<double>(1.0, V3::Zero(), Matrix3<double>::Identity() * 0.004), {},
+              {geom(GeomType::Sphere, V3(0.1, 0, 0))}});
+  JointSpec j;
+  j.name = "hinge";
+  j.type = JointType::Spherical;
+  j.parent = "world";
+  j.child = "ball";
+  b.add_joint(j);
+  Model m = b.build();
+  m.contact.model = ContactModel::Ipm;
+  Data d(m);
+  Eigen::VectorXd q = m.q0, v = Eigen::VectorXd::Zero(3), qn = q, vn = v;
+  v << 0.3, -0.2, 0.5;
+  step<double>(m, d, q, v, Eigen::VectorXd::Zero(3), 1e-3, Integrator::SemiImplicitEuler, qn, vn);
+  ASSERT_EQ(d.ncontacts, 1);
+  EXPECT_GT(d.contacts[0].depth, 0.02);
+  EXPECT_TRUE(d.ipm_result.converged);
+  EXPECT_EQ(d.status, kStatusOk);
+  EXPECT_NEAR(d.ipm_z[0], 0.0, 1e-9) << "no impulse on the inert row";
+  EXPECT_LE((vn - v).norm(), 1e-8) << "the spin goes on (frictional rows carry no load without a normal one)";
+}
+
+// A slider squeezed between two walls, both deeper than the slop: Baumgarte asks for separation from
+// both, which no velocity gives. With cfm = 0 the LCP is infeasible (reported, not thrown); cfm > 0
+// (s_n = J_n v - target + cfm lambda_n, PGS's constraint force mixing) makes it solvable, and the
+// symmetric pushes cancel.
+TEST(IpmContact, CfmMakesConflictingContactsSolvable) {
+  ModelBuilder b;
+  GeomSpec left = geom(GeomType::Box, V3(0.05, 0.5, 0.5)), right = left;
+  left.placement.p = V3(-0.15, 0, 0);
+  right.placement.p = V3(0.15, 0, 0);
+  b.add_link({"world", std::nullopt, {}, {left, right}});
+  b.add_link({"slider", Inertia<double>(1.0, V3::Zero(), Matrix3<double>::Identity() * 0.004), {},
+              {geom(GeomType::Sphere, V3(0.11, 0, 0))}});  // 0.01 m into each wall
+  JointSpec j;
+  j.name = "slide";
+  j.type = JointType::Prismatic;
+  j.parent = "world";
+  j.child = "slider";
+  j.axis = V3(1, 0, 0);
+  b.add_joint(j);
+  Model m = b.build();
+  m.gravity.setZero();
+  m.contact.model = ContactModel::Ipm;
+  Eigen::VectorXd q = m.q0, v = Eigen::VectorXd::Zero(1), qn = q, vn = v;
+  {
+    Data d(m);
+    EXPECT_NO_THROW(step<double>(m, d, q, v, v, 1e-3, Integrator::SemiImplicitEuler, qn, vn));
+    ASSERT_EQ(d.ncontacts, 2);
+    EXPECT_FALSE(d.ipm_result.converged);
+    EXPECT_TRUE(d.status & kStatusSolverNotConverged);
+  }
+  m.contact.cfm = 1e-4;
+  Data d(m);
+  step<double>(m, d, q, v, v, 1e-3, Integrator::SemiImplicitEuler, qn, vn);
+  EXPECT_TRUE(d.ipm_result.converged);
+  EXPECT_EQ(d.status, kStatusOk);
+  EXPECT_NEAR(vn[0], 0.0, 1e-9);
+  // Each normal row: 0 = J_n v+ - target + cfm lambda_n with v+ = 0.
+  const double target = m.contact.erp / 1e-3 * (d.contacts[0].depth - m.contact.slop);
+  EXPECT_NEAR(d.ipm_z[0], target / m.contact.cfm, 1e-6 * target / m.contact.cfm);
+  EXPECT_NEAR(d.ipm_z[1], d.ipm_z[0], 1e-6 * d.ipm_z[0]);
+}
+
 TEST(IpmContact, Rk4IsRefused) {
   Model m = free_body_on_plane(geom(GeomType::Sphere, V3(0.1, 0, 0)), 1.0, 1.0);
   Data d(m);

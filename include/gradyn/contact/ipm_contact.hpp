@@ -8,8 +8,8 @@
 // with N = contact.ipm_friction_directions directions d_j = cos(2 pi j / N) t1 + sin(2 pi j / N) t2:
 //   J_n, J_j  the relative-velocity Jacobian rows (1 x nv) along n and d_j (b's point minus a's),
 //   lambda_n  normal impulse,  beta_j >= 0 the impulse along d_j,  gamma >= 0 (the sliding speed),
-//   s_n   = J_n v+ - target     >= 0  _|_ lambda_n >= 0   (no approach faster than `target` allows)
-//   sigma = J_j v+ + gamma      >= 0  _|_ beta_j   >= 0   (friction pushes against the slip)
+//   s_n   = J_n v+ - target + cfm lambda_n >= 0  _|_ lambda_n >= 0   (no approach faster than `target` allows)
+//   sigma = J_j v+ + gamma + cfm beta_j     >= 0  _|_ beta_j   >= 0   (friction pushes against the slip)
 //   zeta  = mu lambda_n - sum_j beta_j >= 0 _|_ gamma >= 0 (the polyhedral Coulomb cone)
 //   M v+  = M v_free + J_n^T lambda_n + sum_j J_j^T beta_j
 // with M the joint-space inertia (crba, armature included) and mu the larger friction of the two
@@ -19,7 +19,7 @@
 // In lcp_ipm's notation (M x + G^T z = -q, G x + F z + s = m, s, z >= 0, s.z = kappa), unknown
 // x = v+ directly, z = [lambda_n (nc); beta (N nc, contact-major); gamma (nc)],
 //   q = -M v_free,   G = -[J_n; J_f; 0],   m = [-target; 0; 0],
-//   F = [0 0 0; 0 0 -E; -mu E^T 0]   (E = blockdiag of N x 1 columns of ones, mu = diag(mu_k)).
+//   F = [-cfm I 0 0; 0 -cfm I -E; -mu E^T 0]   (E = blockdiag of N x 1 columns of ones, mu = diag(mu_k)).
 // Signs: the paper prints x = -v+, G = [J_c; J_f; 0] with q = -M v - dt f, which do not go
 // together (that q needs x = +v+); its code (lcp-physics) passes q = +M v_free and a solver with the
 // opposite sign of F. The system here is the same LCP written with x = v+ and the physical signs.
@@ -30,6 +30,12 @@
 // before the step); a contact still apart (d < 0, within the margin) gets d / dt: it may close the
 // gap within the step but not more. Paper 000 uses restitution only (c = e J_c v) and a separate
 // post-stabilisation solve; Baumgarte folds the position error into the same LCP.
+//
+// cfm = contact.cfm (constraint force mixing, PGS's setting, default 0) softens the normal and friction
+// rows; cfm > 0 keeps the LCP solvable when contacts ask for separations no velocity gives (a body
+// squeezed between two walls deeper than the slop), at the price of impulses ~ target / cfm there. A
+// contact whose normal Jacobian is zero (no joint motion can open it, e.g. two geoms around one ball
+// joint's centre) would make the LCP infeasible whatever cfm: its normal row is made inert (s_n = 1 m/s).
 //
 // kappa = contact.ipm_kappa > 0 stops the solver at s_i z_i = kappa instead of 0: every row becomes a
 // slightly soft, smooth constraint (a resting contact keeps a separation velocity of about
