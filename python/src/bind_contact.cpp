@@ -139,8 +139,9 @@ Settings: ipm_iterations 50 (Newton steps at most; when reached before the toler
 the last iterate and does not raise; C++ callers see kStatusSolverNotConverged), ipm_tolerance 1e-10 (on every
 residual and on |s z - kappa|), ipm_kappa 0 (complementarity relaxation s z = kappa: > 0 gives a
 slightly soft contact with smooth gradients), ipm_friction_directions 4 (>= 3; the cone holds
-cos(pi / N) of mu half-way between two directions: 71% for 4, 92% for 8). erp, slop and
-restitution_threshold act as for 'pgs'.
+cos(pi / N) of mu half-way between two directions: 71% for 4, 92% for 8). erp, slop,
+restitution_threshold and cfm act as for 'pgs' (cfm > 0 keeps contacts that ask for conflicting
+separations solvable).
 )doc");
 }
 
