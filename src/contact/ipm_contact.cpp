@@ -130,24 +130,27 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     // diverge. Such a row is made inert (s_n = 1 m/s, lambda_n = 0).
     double reach = 0.0;
     for (int i = 0; i < nv; ++i) reach = std::max(reach, std::abs(value_of(Jn[i])));
+    std::uint8_t& branch = data.ipm_target_branch[k];
     if (reach < kInertJacobian) {
       lcp.m[k] = S(1);
+      branch = kIpmTargetInert;
       continue;
     }
-    // Separation velocity the normal row must reach: Baumgarte or restitution, the larger; a gap
-    // may close within the step.
+    // Separation velocity the normal row must reach (see the header): Baumgarte or restitution, the
+    // larger, in contact; across a gap, close it within the step (then bounce if it closes).
+    const S approach = Jn.dot(v);  // normal velocity before the step
+    const bool bouncing = value_of(approach) < -settings.restitution_threshold;
+    const S e = value_of(ga.restitution) >= value_of(gb.restitution) ? ga.restitution : gb.restitution;
     S target = S(0);
+    branch = kIpmTargetZero;
     if (value_of(c.depth) < 0.0) {
       target = c.depth / dt;
+      branch = kIpmTargetGap;
+      if (bouncing && value_of(c.depth - approach * dt) > 0.0) target -= e * approach, branch = kIpmTargetGapBounce;
     } else {
       const S excess = c.depth - S(settings.slop);
-      if (value_of(excess) > 0.0) target = S(settings.erp) / dt * excess;
-      const S approach = Jn.dot(v);  // normal velocity before the step
-      if (value_of(approach) < -settings.restitution_threshold) {
-        const S e = value_of(ga.restitution) >= value_of(gb.restitution) ? ga.restitution : gb.restitution;
-        const S bounce = -e * approach;
-        if (value_of(bounce) > value_of(target)) target = bounce;
-      }
+      if (value_of(excess) > 0.0) target = S(settings.erp) / dt * excess, branch = kIpmTargetBaumgarte;
+      if (bouncing && value_of(-e * approach) > value_of(target)) target = -e * approach, branch = kIpmTargetRestitution;
     }
     lcp.m[k] = -target;
   }

@@ -5,6 +5,7 @@
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide.hpp"
+#include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/model/errors.hpp"
 
 namespace gradyn {
@@ -49,6 +50,9 @@ void check_contact_settings(const ContactSettings& c) {
   require("slop", c.slop, 0.0, ">= 0");
   require("cfm", c.cfm, 0.0, ">= 0");
   require("restitution_threshold", c.restitution_threshold, 0.0, ">= 0");
+  require("limit_stiffness", c.limit_stiffness, 0.0, ">= 0");
+  require("limit_damping", c.limit_damping, 0.0, ">= 0");
+  require("limit_margin", c.limit_margin, 0.0, ">= 0");
   if (c.ipm_iterations < 1)
     throw ModelError(where(), "ipm_iterations: expected >= 1, got " + std::to_string(c.ipm_iterations));
   require("ipm_tolerance", c.ipm_tolerance, 0.0, ">= 0");
@@ -162,7 +166,9 @@ const VectorX<S>& contact_generalized_forces(const ModelTpl<S>& model, DataTpl<S
   }
   forward_kinematics<S>(model, data, q, v);
   collide<S>(model, data, model.contact.margin);
-  return penalty_contact_forces<S>(model, data);
+  penalty_contact_forces<S>(model, data);
+  add_joint_limit_forces<S>(model, q, v, data.contact_tau);
+  return data.contact_tau;
 }
 
 #define GRADYN_INSTANTIATE(S)                                                                                  \

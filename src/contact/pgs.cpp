@@ -16,8 +16,8 @@ std::string shape_message(const char* what, long expected_rows, long expected_co
 }
 
 // Bounds of row i given the current iterate (friction rows read their normal row's impulse now).
-template <class S>
-void row_bounds(const BoxedLcpTpl<S>& problem, const VectorX<S>& lambda, int i, S& lo, S& hi) {
+template <class S, class Lambda>
+void row_bounds(const BoxedLcpTpl<S>& problem, const Lambda& lambda, int i, S& lo, S& hi) {
   const int normal = problem.normal_row[static_cast<size_t>(i)];
   if (normal < 0) {
     lo = problem.lo(i);
@@ -29,13 +29,31 @@ void row_bounds(const BoxedLcpTpl<S>& problem, const VectorX<S>& lambda, int i, 
 }
 
 // Unprojected Gauss-Seidel value of row i: -(b_i + sum_{j != i} A_ij lambda_j) / (A_ii + cfm).
-template <class S>
-S unprojected(const BoxedLcpTpl<S>& problem, const VectorX<S>& lambda, const S& inv_diagonal, int i) {
+template <class S, class Lambda>
+S unprojected(const BoxedLcpTpl<S>& problem, const Lambda& lambda, const S& inv_diagonal, int i) {
   S sum = problem.b(i);
   const int n = problem.size();
   for (int j = 0; j < n; ++j)
     if (j != i) sum += problem.A(i, j) * lambda(j);
   return -sum * inv_diagonal;
+}
+
+// Rows whose diagonal A_ii + cfm is below this fraction of the largest are inert: their Jacobian row
+// is (numerically) zero, so their impulse moves nothing (a friction direction the mechanism cannot
+// move in). Dividing by such a diagonal gives inf/NaN; an inert row takes u_i = 0 instead.
+constexpr double kInertDiagonal = 1e-12;
+
+template <class S>
+double largest_diagonal(const BoxedLcpTpl<S>& problem) {
+  double largest = 0.0;
+  for (int i = 0; i < problem.size(); ++i)
+    largest = std::max(largest, std::abs(value_of(problem.A(i, i)) + problem.cfm));
+  return largest;
+}
+
+template <class S>
+bool inert_row(const BoxedLcpTpl<S>& problem, int i, double largest) {
+  return !(value_of(problem.A(i, i)) + problem.cfm > kInertDiagonal * largest);
 }
 
 // Branch of the clamp: -1 lower bound taken, +1 upper bound taken, 0 free. The forward pass and its
@@ -51,13 +69,20 @@ int clamp_branch(const S& u, const S& lo, const S& hi) {
 
 template <class S>
 void BoxedLcpTpl<S>::check() const {
-  const long n = b.size();
-  if (A.rows() != n || A.cols() != n) throw ArgumentError(shape_message("A", n, n, A.rows(), A.cols()));
-  if (lo.size() != n) throw ArgumentError(shape_message("lo", n, 1, lo.size(), 1));
-  if (hi.size() != n) throw ArgumentError(shape_message("hi", n, 1, hi.size(), 1));
-  if (mu.size() != n) throw ArgumentError(shape_message("mu", n, 1, mu.size(), 1));
-  if (static_cast<long>(normal_row.size()) != n)
-    throw ArgumentError(shape_message("normal_row", n, 1, static_cast<long>(normal_row.size()), 1));
+  // Exact shapes without `rows`; with it, storage at least rows x rows.
+  const long n = size();
+  const bool exact = rows < 0;
+  auto fits = [&](long actual) { return exact ? actual == n : actual >= n; };
+  const char* note = exact ? "" : " (at least)";
+  auto fail = [&](const char* what, long expected_cols, long r, long c) {
+    throw ArgumentError(shape_message(what, n, expected_cols, r, c) + note);
+  };
+  if (!exact && n > b.size()) fail("b", 1, b.size(), 1);
+  if (!fits(A.rows()) || !fits(A.cols())) fail("A", n, A.rows(), A.cols());
+  if (!fits(lo.size())) fail("lo", 1, lo.size(), 1);
+  if (!fits(hi.size())) fail("hi", 1, hi.size(), 1);
+  if (!fits(mu.size())) fail("mu", 1, mu.size(), 1);
+  if (!fits(static_cast<long>(normal_row.size()))) fail("normal_row", 1, static_cast<long>(normal_row.size()), 1);
   for (long i = 0; i < n; ++i) {
     const int normal = normal_row[static_cast<size_t>(i)];
     if (normal >= n || normal == i || normal < -1)
@@ -76,6 +101,7 @@ void PgsWorkspaceTpl<S>::resize(int size, int max_iterations) {
   inv_diagonal.resize(size);
   iterates.resize(size, max_iterations + 1);
   recorded = -1;
+  rows = 0;
 }
 
 template <class S>
@@ -85,19 +111,23 @@ void pgs_bounds(const BoxedLcpTpl<S>& problem, const VectorX<S>& lambda, VectorX
 
 template <class S>
 PgsResult pgs_solve(const BoxedLcpTpl<S>& problem, const PgsOptions& options, PgsWorkspaceTpl<S>& ws,
-                    VectorX<S>& lambda) {
+                    Eigen::Ref<VectorX<std::type_identity_t<S>>> lambda) {
   problem.check();
   const int n = problem.size();
-  if (ws.n != n) throw ArgumentError("pgs_solve: workspace sized for " + std::to_string(ws.n) + " rows, problem has " + std::to_string(n));
+  if (ws.n < n)
+    throw ArgumentError("pgs_solve: workspace sized for " + std::to_string(ws.n) + " rows, problem has " + std::to_string(n));
   if (lambda.size() != n)
     throw ArgumentError("pgs_solve: lambda has " + std::to_string(lambda.size()) + " entries, expected " + std::to_string(n));
   if (options.max_iterations < 0 || (options.record_iterates && options.max_iterations > ws.capacity))
     throw ArgumentError("pgs_solve: max_iterations = " + std::to_string(options.max_iterations) +
                         ", expected 0.." + std::to_string(ws.capacity) + " (the workspace's capacity)");
 
-  for (int i = 0; i < n; ++i) ws.inv_diagonal(i) = S(1.0) / (problem.A(i, i) + S(problem.cfm));
-  if (options.record_iterates) ws.iterates.col(0) = lambda;
+  const double largest = largest_diagonal(problem);
+  for (int i = 0; i < n; ++i)
+    ws.inv_diagonal(i) = inert_row(problem, i, largest) ? S(0) : S(1.0) / (problem.A(i, i) + S(problem.cfm));
+  if (options.record_iterates) ws.iterates.col(0).head(n) = lambda;
   ws.recorded = options.record_iterates ? 0 : -1;
+  ws.rows = n;
 
   PgsResult result;
   for (int sweep = 1; sweep <= options.max_iterations; ++sweep) {
@@ -112,7 +142,7 @@ PgsResult pgs_solve(const BoxedLcpTpl<S>& problem, const PgsOptions& options, Pg
       lambda(i) = next;
     }
     if (options.record_iterates) {
-      ws.iterates.col(sweep) = lambda;
+      ws.iterates.col(sweep).head(n) = lambda;
       ws.recorded = sweep;
     }
     result.iterations = sweep;
@@ -160,7 +190,7 @@ void PgsAdjointWorkspace::resize(int n) {
 
 namespace {
 
-void require_adjoint_shapes(const char* function, int n, const Eigen::VectorXd& lambda_bar,
+void require_adjoint_shapes(const char* function, int n, const Eigen::Ref<const Eigen::VectorXd>& lambda_bar,
                             const PgsAdjointWorkspace& aws, const BoxedLcpAdjoint& adjoint) {
   if (lambda_bar.size() != n || aws.lambda_bar.size() != n || adjoint.b.size() != n || adjoint.A.rows() != n ||
       adjoint.A.cols() != n || adjoint.lo.size() != n || adjoint.hi.size() != n || adjoint.mu.size() != n ||
@@ -171,19 +201,19 @@ void require_adjoint_shapes(const char* function, int n, const Eigen::VectorXd& 
 
 }  // namespace
 
-void pgs_sweeps_vjp(const BoxedLcp& problem, const PgsWorkspace& ws, const Eigen::VectorXd& lambda_bar,
+void pgs_sweeps_vjp(const BoxedLcp& problem, const PgsWorkspace& ws, const Eigen::Ref<const Eigen::VectorXd>& lambda_bar,
                     PgsAdjointWorkspace& aws, BoxedLcpAdjoint& adjoint) {
   problem.check();
   const int n = problem.size();
   require_adjoint_shapes("pgs_sweeps_vjp", n, lambda_bar, aws, adjoint);
-  if (ws.n != n || ws.recorded < 0)
+  if (ws.rows != n || ws.recorded < 0)
     throw ArgumentError("pgs_sweeps_vjp: the workspace holds no recorded sweeps of this problem "
                         "(run pgs_solve with options.record_iterates first)");
 
   aws.lambda_bar = lambda_bar;
   for (int sweep = ws.recorded; sweep >= 1; --sweep) {
     // Before row i of this sweep, the state is rows < i from this sweep and rows >= i from the last.
-    aws.lambda_state = ws.iterates.col(sweep);
+    aws.lambda_state = ws.iterates.col(sweep).head(n);
     for (int i = n - 1; i >= 0; --i) {
       aws.lambda_state(i) = ws.iterates(i, sweep - 1);  // rewind row i: the state row i saw
       const double& inv_d = ws.inv_diagonal(i);
@@ -221,7 +251,8 @@ void pgs_sweeps_vjp(const BoxedLcp& problem, const PgsWorkspace& ws, const Eigen
   adjoint.lambda0 += aws.lambda_bar;
 }
 
-bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::VectorXd& lambda, const Eigen::VectorXd& lambda_bar,
+bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::VectorXd>& lambda,
+                      const Eigen::Ref<const Eigen::VectorXd>& lambda_bar,
                       PgsAdjointWorkspace& aws, BoxedLcpAdjoint& adjoint, double active_tolerance) {
   problem.check();
   const int n = problem.size();
@@ -235,7 +266,9 @@ bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::VectorXd& lambda, co
   //   clamped box row:     lambda_i - bound_i
   //   clamped friction:    lambda_i - s_i mu_i lambda_n   (s_i = -1 or +1)
   // dF/dlambda = system; theta_bar = -(dF/dtheta)^T system^-T lambda_bar.
+  //   inert row (pgs_solve's u_i = 0, see kInertDiagonal) inside its bounds: lambda_i - 0
   aws.system.setZero();
+  const double largest = largest_diagonal(problem);
   for (int i = 0; i < n; ++i) {
     double lo, hi;
     row_bounds(problem, lambda, i, lo, hi);
@@ -247,9 +280,12 @@ bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::VectorXd& lambda, co
       state = -1;
     else if (std::isfinite(hi) && std::abs(li - hi) <= active_tolerance * (1.0 + std::abs(hi)))
       state = 1;
+    if (state == 0 && inert_row(problem, i, largest)) state = 2;
     aws.active[static_cast<size_t>(i)] = state;
-    if (state == 0) {
-      aws.system.row(i) = problem.A.row(i);
+    if (state == 2) {
+      aws.system(i, i) = 1.0;
+    } else if (state == 0) {
+      aws.system.row(i) = problem.A.row(i).head(n);
       aws.system(i, i) += problem.cfm;
     } else {
       aws.system(i, i) = 1.0;
@@ -265,6 +301,7 @@ bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::VectorXd& lambda, co
     const double yi = aws.y(i);
     const signed char state = aws.active[static_cast<size_t>(i)];
     const int normal = problem.normal_row[static_cast<size_t>(i)];
+    if (state == 2) continue;  // inert: lambda_i = 0 whatever the inputs
     if (state == 0) {
       adjoint.b(i) -= yi;
       adjoint.A.row(i) -= yi * lambda.transpose();
@@ -282,7 +319,8 @@ bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::VectorXd& lambda, co
   template struct BoxedLcpTpl<S>;                                                                              \
   template struct PgsWorkspaceTpl<S>;                                                                          \
   template void pgs_bounds<S>(const BoxedLcpTpl<S>&, const VectorX<S>&, VectorX<S>&, VectorX<S>&);            \
-  template PgsResult pgs_solve<S>(const BoxedLcpTpl<S>&, const PgsOptions&, PgsWorkspaceTpl<S>&, VectorX<S>&);
+  template PgsResult pgs_solve<S>(const BoxedLcpTpl<S>&, const PgsOptions&, PgsWorkspaceTpl<S>&,               \
+                                  Eigen::Ref<VectorX<S>>);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

@@ -5,11 +5,18 @@
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide.hpp"
+#include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/dynamics/aba.hpp"
 
 namespace gradyn {
 
 namespace {
+
+// A contact takes over the impulse of the last step's contact of the same pair nearest to it when
+// that one is closer than this: far enough for any point a body moves within a step, near enough
+// not to hand a manifold corner's impulse to another corner.
+constexpr double kWarmStartRadius = 1e-2;  // [m]
+
 // Adds sign * (Jacobian row of body's material point `point` along world direction d) into column
 // `row` of data.pgs_JT: every joint from the body up to the root moves the point.
 template <class S>
@@ -25,36 +32,103 @@ void add_point_row(const ModelTpl<S>& model, DataTpl<S>& data, int body, const V
       data.pgs_JT(iv + j, row) += data.oMi[i].act_motion(Vector6<S>(data.joint_S[i].col(j))).dot(wrench);
   }
 }
-}  // namespace
+
+// |a - b|^2 on values (the warm-start match is a discrete choice).
+template <class S>
+double squared_distance(const Vector3<S>& a, const Vector3<S>& b) {
+  double sum = 0.0;
+  for (int i = 0; i < 3; ++i) {
+    const double d = value_of(a[i]) - value_of(b[i]);
+    sum += d * d;
+  }
+  return sum;
+}
+
+// Grows the capacity-sized LCP buffers to hold n rows (allocates; only when n exceeds every earlier
+// size, by doubling, capped at the model's maximum row count).
+template <class S>
+void reserve_rows(DataTpl<S>& data, int n) {
+  BoxedLcpTpl<S>& lcp = data.pgs_problem;
+  const int have = static_cast<int>(lcp.b.size());
+  if (have >= n) return;
+  const int most = static_cast<int>(data.pgs_JT.cols());
+  const int capacity = std::min(most, std::max({n, 2 * have, 12}));
+  lcp.A.setZero(capacity, capacity);
+  lcp.b.setZero(capacity);
+  lcp.lo.setZero(capacity);
+  lcp.hi.setZero(capacity);
+  lcp.mu.setZero(capacity);
+  lcp.normal_row.assign(static_cast<size_t>(capacity), -1);
+  data.pgs_workspace.resize(capacity, 0);
+  data.pgs_lambda.setZero(capacity);
+  data.pgs_warm_start.setZero(capacity);
+}
+
+// Picks the limit rows: fills data.pgs_limit_coord/side, returns their count.
+template <class S>
+int select_limit_rows(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, double dt) {
+  const double margin = model.contact.limit_margin;
+  int count = 0;
+  for (int i = 0; i < model.nbodies(); ++i) {
+    if (!joint_has_limited_coordinates(model.joint_type[i])) continue;
+    const int iq = model.idx_q[i], iv = model.idx_v[i], nvi = model.joint_nv(i);
+    for (int k = 0; k < model.joint_nq(i); ++k) {
+      const double lower = value_of(model.lower_limit[iq + k]), upper = value_of(model.upper_limit[iq + k]);
+      const bool has_lower = std::isfinite(lower), has_upper = std::isfinite(upper);
+      if (!has_lower && !has_upper) continue;
+      const Vector3<S> r = joint_limit_rate_row<S>(model, i, k, q);
+      double rate = 0.0;
+      for (int j = 0; j < nvi; ++j) rate += value_of(r[j]) * value_of(data.pgs_v_free[iv + j]);
+      const double qk = value_of(q[iq + k]);
+      for (int side : {1, -1}) {
+        if (side > 0 ? !has_lower : !has_upper) continue;
+        const double gap = side * (qk - (side > 0 ? lower : upper));
+        if (std::min(gap, gap + dt * side * rate) >= margin) continue;
+        data.pgs_limit_coord[static_cast<size_t>(count)] = iq + k;
+        data.pgs_limit_side[static_cast<size_t>(count)] = side;
+        ++count;
+      }
+    }
+  }
+  return count;
+}
+
+// Body and index within its joint of coordinate iq (a limitable joint's).
+template <class S>
+void coordinate_owner(const ModelTpl<S>& model, int iq, int& body, int& k) {
+  for (int i = 0; i < model.nbodies(); ++i) {
+    if (iq >= model.idx_q[i] && iq < model.idx_q[i] + model.joint_nq(i)) {
+      body = i;
+      k = iq - model.idx_q[i];
+      return;
+    }
+  }
+  body = -1;
+  k = 0;
+}
 
 template <class S>
-void pgs_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& v, const VecRef<S>& a_free,
-                          const NoDeduce<S>& dt, VecOut<S> v_next) {
+void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                      const VecRef<S>& a_free, const S& dt, VecOut<S> v_next) {
   const ContactSettings& settings = model.contact;
   data.pgs_v_free = v + dt * a_free;
   collide<S>(model, data, settings.margin);  // data.oMi is at q (forward_dynamics ran there)
   const int nc = data.ncontacts;
-  const int n = 3 * nc;
-  if (nc == 0) {
+  const int nl = select_limit_rows<S>(model, data, q, value_of(dt));
+  const int n = 3 * nc + nl;
+  BoxedLcpTpl<S>& lcp = data.pgs_problem;
+  data.pgs_ncontacts = nc;
+  data.pgs_nlimits = nl;
+  if (n == 0) {
     v_next = data.pgs_v_free;
-    data.pgs_ncontacts = 0;
+    lcp.rows = 0;
+    data.pgs_memory_ncontacts = 0;
+    data.pgs_memory_limit.setZero();
     data.pgs_result = PgsResult{0, 0.0, 0.0, true};
     return;
   }
-  BoxedLcpTpl<S>& lcp = data.pgs_problem;
-  if (lcp.size() != n) {  // allocates: only when the contact count changes
-    lcp.A.resize(n, n);
-    lcp.b.resize(n);
-    lcp.lo.resize(n);
-    lcp.hi.resize(n);
-    lcp.mu.resize(n);
-    lcp.normal_row.assign(n, -1);
-  }
-  if (data.pgs_workspace.n != n) data.pgs_workspace.resize(n, 0);
-  if (data.pgs_ncontacts != nc || data.pgs_lambda.size() != n) {
-    data.pgs_lambda.setZero(n);  // cold start (allocates when the size changes)
-  }
-  data.pgs_ncontacts = nc;
+  reserve_rows<S>(data, n);
+  lcp.rows = n;
   lcp.cfm = settings.cfm;
 
   // Jacobian rows.
@@ -68,10 +142,17 @@ void pgs_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
       if (ba >= 0) add_point_row<S>(model, data, ba, c.point, d, S(-1), 3 * k + r);
     }
   }
+  for (int l = 0; l < nl; ++l) {
+    int body, k;
+    coordinate_owner(model, data.pgs_limit_coord[static_cast<size_t>(l)], body, k);
+    const Vector3<S> r = joint_limit_rate_row<S>(model, body, k, q);
+    const S side = S(data.pgs_limit_side[static_cast<size_t>(l)]);
+    for (int j = 0; j < model.joint_nv(body); ++j) data.pgs_JT(model.idx_v[body] + j, 3 * nc + l) = side * r[j];
+  }
   // M^-1 J^T by the O(n) solve on the articulated inertias of the forward_dynamics call at q.
   for (int r = 0; r < n; ++r) minv_solve<S>(model, data, data.pgs_JT.col(r), data.pgs_MinvJT.col(r));
-  lcp.A.noalias() = data.pgs_JT.leftCols(n).transpose() * data.pgs_MinvJT.leftCols(n);
-  lcp.b.noalias() = data.pgs_JT.leftCols(n).transpose() * data.pgs_v_free;
+  lcp.A.topLeftCorner(n, n).noalias() = data.pgs_JT.leftCols(n).transpose() * data.pgs_MinvJT.leftCols(n);
+  lcp.b.head(n).noalias() = data.pgs_JT.leftCols(n).transpose() * data.pgs_v_free;
 
   const S inf = S(std::numeric_limits<double>::infinity());
   for (int k = 0; k < nc; ++k) {
@@ -102,18 +183,85 @@ void pgs_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
       lcp.normal_row[rn + r] = rn;
     }
   }
+  for (int l = 0; l < nl; ++l) {
+    const int row = 3 * nc + l, iq = data.pgs_limit_coord[static_cast<size_t>(l)];
+    const int side = data.pgs_limit_side[static_cast<size_t>(l)];
+    const S gap = S(side) * (q[iq] - (side > 0 ? model.lower_limit[iq] : model.upper_limit[iq]));
+    if (value_of(gap) < 0.0) {
+      const S excess = -gap - S(settings.slop);
+      if (value_of(excess) > 0.0) lcp.b[row] -= S(settings.erp) / dt * excess;
+    } else {
+      lcp.b[row] += gap / dt;
+    }
+    lcp.lo[row] = S(0);
+    lcp.hi[row] = inf;
+    lcp.mu[row] = S(0);
+    lcp.normal_row[row] = -1;
+  }
+
+  // Warm start from the memory of the last step.
+  auto lambda = data.pgs_lambda.head(n);
+  for (int k = 0; k < nc; ++k) {
+    const ContactTpl<S>& c = data.contacts[k];
+    int best = -1;
+    double best_distance2 = kWarmStartRadius * kWarmStartRadius;
+    for (int j = 0; j < data.pgs_memory_ncontacts; ++j) {
+      if (data.pgs_memory_pair[j].first != c.geom_a || data.pgs_memory_pair[j].second != c.geom_b) continue;
+      const double d2 = squared_distance<S>(data.pgs_memory_point[j], c.point);
+      if (d2 < best_distance2) best_distance2 = d2, best = j;
+    }
+    if (best < 0) {
+      lambda.template segment<3>(3 * k).setZero();
+      continue;
+    }
+    const Vector3<S>& impulse = data.pgs_memory_impulse[best];
+    const S normal = impulse.dot(c.normal);
+    lambda[3 * k] = value_of(normal) > 0.0 ? normal : S(0);
+    lambda[3 * k + 1] = impulse.dot(Vector3<S>(c.frame.col(1)));
+    lambda[3 * k + 2] = impulse.dot(Vector3<S>(c.frame.col(2)));
+  }
+  for (int l = 0; l < nl; ++l) {
+    const int slot = 2 * data.pgs_limit_coord[static_cast<size_t>(l)] + (data.pgs_limit_side[static_cast<size_t>(l)] > 0 ? 0 : 1);
+    lambda[3 * nc + l] = data.pgs_memory_limit[slot];
+  }
+  data.pgs_warm_start.head(n) = lambda;
+
   PgsOptions options;
   options.max_iterations = settings.pgs_iterations;
   options.tolerance = settings.pgs_tolerance;
   options.record_iterates = false;
-  data.pgs_result = pgs_solve<S>(lcp, options, data.pgs_workspace, data.pgs_lambda);
+  data.pgs_result = pgs_solve<S>(lcp, options, data.pgs_workspace, lambda);
+  if (!data.pgs_result.converged) data.status |= kStatusSolverNotConverged;
   v_next = data.pgs_v_free;
-  v_next.noalias() += data.pgs_MinvJT.leftCols(n) * data.pgs_lambda;
+  v_next.noalias() += data.pgs_MinvJT.leftCols(n) * lambda;
+
+  // Remember the impulses for the next step's warm start.
+  for (int k = 0; k < nc; ++k) {
+    const ContactTpl<S>& c = data.contacts[k];
+    data.pgs_memory_pair[k] = {c.geom_a, c.geom_b};
+    data.pgs_memory_point[k] = c.point;
+    data.pgs_memory_impulse[k] = lambda[3 * k] * c.normal + lambda[3 * k + 1] * c.frame.col(1) +
+                                 lambda[3 * k + 2] * c.frame.col(2);
+  }
+  data.pgs_memory_ncontacts = nc;
+  data.pgs_memory_limit.setZero();
+  for (int l = 0; l < nl; ++l) {
+    const int slot = 2 * data.pgs_limit_coord[static_cast<size_t>(l)] + (data.pgs_limit_side[static_cast<size_t>(l)] > 0 ? 0 : 1);
+    data.pgs_memory_limit[slot] = lambda[3 * nc + l];
+  }
 }
 
-#define GRADYN_INSTANTIATE(S)                                                                              \
-  template void pgs_contact_velocity<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&, \
-                                        const NoDeduce<S>&, VecOut<S>);
+}  // namespace
+
+template <class S>
+void pgs_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                          const VecRef<S>& a_free, const NoDeduce<S>& dt, VecOut<S> v_next) {
+  contact_velocity<S>(model, data, q, v, a_free, dt, v_next);
+}
+
+#define GRADYN_INSTANTIATE(S)                                                                                    \
+  template void pgs_contact_velocity<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,      \
+                                        const VecRef<S>&, const NoDeduce<S>&, VecOut<S>);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

@@ -16,6 +16,13 @@
 namespace gradyn {
 
 namespace {
+// kStatusDeepPenetration when a contact of the last collide() is deeper than the settings allow.
+template <class S>
+void flag_deep_penetration(const ModelTpl<S>& model, DataTpl<S>& data) {
+  for (int k = 0; k < data.ncontacts; ++k)
+    if (value_of(data.contacts[k].depth) > model.contact.max_penetration) data.status |= kStatusDeepPenetration;
+}
+
 // The accelerations one stage integrates: the forces stage (contact forces when the model has a
 // contact model, recomputed at every call, so at every RK4 stage) then forward dynamics.
 template <class S>
@@ -25,6 +32,7 @@ const VectorX<S>& stage_dynamics(const ModelTpl<S>& model, DataTpl<S>& data, con
   if (model.contact.model != ContactModel::Penalty)
     return forward_dynamics<S>(model, data, q, v, tau);
   data.contact_tau_total = tau + contact_generalized_forces<S>(model, data, q, v);
+  flag_deep_penetration<S>(model, data);
   return forward_dynamics<S>(model, data, q, v, data.contact_tau_total);
 }
 
@@ -51,11 +59,12 @@ void step(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const 
     const VectorX<S>& a = stage_dynamics<S>(model, data, q, v, tau);
     // v_next may alias v: both contact solvers read v before writing v_next.
     if (model.contact.model == ContactModel::Pgs)
-      pgs_contact_velocity<S>(model, data, v, a, dt, v_next);
+      pgs_contact_velocity<S>(model, data, q, v, a, dt, v_next);
     else if (model.contact.model == ContactModel::Ipm)
       ipm_contact_velocity<S>(model, data, q, v, a, dt, v_next);
     else
       v_next = v + dt * a;
+    if (velocity_level) flag_deep_penetration<S>(model, data);
     data.dv_tmp = dt * v_next;
     integrate<S>(model, q, data.dv_tmp, q_next);
   } else {

@@ -14,6 +14,8 @@
 #include "gradyn/contact/penalty.hpp"
 #include "gradyn/contact/penalty_vjp.hpp"
 #include "gradyn/contact/pgs_contact.hpp"
+#include "gradyn/contact/ipm_contact.hpp"
+#include "gradyn/contact/ipm_contact_vjp.hpp"
 #include "gradyn/contact/pgs_contact_vjp.hpp"
 #include "gradyn/model/errors.hpp"
 #include "gradyn/dynamics/passive.hpp"
@@ -116,11 +118,13 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
               const NoDeduce<S>& dt, Integrator integrator, const VecRef<S>& q_next_bar, const VecRef<S>& v_next_bar,
               VecOut<S> q_bar, VecOut<S> v_bar, VecOut<S> tau_bar, ModelTangentTpl<S>& model_bar) {
   const ContactModel contact = model.contact.model;
-  if (contact != ContactModel::None && contact != ContactModel::Penalty && contact != ContactModel::Pgs)
+  if (contact != ContactModel::None && contact != ContactModel::Penalty && contact != ContactModel::Pgs &&
+      contact != ContactModel::Ipm)
     throw ArgumentError(std::string("step_vjp: gradients through contact model '") + contact_model_name(contact) +
-                        "' are not implemented yet (penalty and pgs contact have them)");
-  if (contact == ContactModel::Pgs && integrator != Integrator::SemiImplicitEuler)
-    throw ArgumentError("step_vjp: contact model 'pgs' needs Integrator::SemiImplicitEuler (as step does)");
+                        "' are not implemented yet (penalty, pgs and ipm contact have them)");
+  if ((contact == ContactModel::Pgs || contact == ContactModel::Ipm) && integrator != Integrator::SemiImplicitEuler)
+    throw ArgumentError(std::string("step_vjp: contact model '") + contact_model_name(contact) +
+                        "' needs Integrator::SemiImplicitEuler (as step does)");
   check_size("q", q.size(), model.nq);
   check_size("v", v.size(), model.nv);
   check_size("tau", tau.size(), model.nv);
@@ -152,6 +156,22 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
     kv_bar[0].setZero();                  // adjoint of a_free
     pgs_contact_velocity_vjp<S>(model, data, q, v, dt, kq_bar[0], q_bar, v_bar, kv_bar[0], model_bar);
     // neither the contact stage nor its adjoint touch forward_dynamics' results
+    forward_dynamics_vjp<S>(model, data, q, v, tau, kv_bar[0], q_bar, v_bar, tau_bar, model_bar,
+                            /*forward_is_current=*/true);
+    return;
+  }
+  if (contact == ContactModel::Ipm) {
+    // forward: a_free = f(q, v, tau); v+ = ipm(v + dt a_free); dv = dt v+ (no warm start to hold)
+    kv[0] = forward_dynamics<S>(model, data, q, v, tau);
+    ipm_contact_velocity<S>(model, data, q, v, kv[0], dt, kq[0]);
+    dv = dt * kq[0];
+    // reverse
+    dv_bar.setZero();
+    integrate_vjp<S>(model, q, dv, q_next_bar, q_bar, dv_bar);
+    kq_bar[0] = v_next_bar + dt * dv_bar;  // adjoint of v+
+    kv_bar[0].setZero();                  // adjoint of a_free
+    ipm_contact_velocity_vjp<S>(model, data, q, v, dt, kq_bar[0], q_bar, v_bar, kv_bar[0], model_bar);
+    // the contact stage reruns crba and collide at the same q: forward_dynamics' results stay valid
     forward_dynamics_vjp<S>(model, data, q, v, tau, kv_bar[0], q_bar, v_bar, tau_bar, model_bar,
                             /*forward_is_current=*/true);
     return;

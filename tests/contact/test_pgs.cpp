@@ -405,5 +405,87 @@ TEST(Pgs, SweepAndImplicitVjpsAgreeAtConvergence) {
   EXPECT_LT(sweeps.lambda0.cwiseAbs().maxCoeff(), 1e-6 * scale);
 }
 
+// A row whose Jacobian is zero (a friction direction the mechanism cannot move in) has A_ii = 0: it
+// is inert (u_i = 0), the solve stays finite and solves the other rows, and both VJPs work.
+TEST(Pgs, InertRowStaysFiniteAndAtZero) {
+  std::mt19937 rng(21);
+  BoxedLcp p = random_problem(rng, 3, 2, 1);
+  const int n = p.size(), inert = 2;  // the second friction row of contact 0
+  p.A.row(inert).setZero();
+  p.A.col(inert).setZero();
+  PgsOptions options;
+  options.max_iterations = 2000;
+  options.tolerance = 1e-13;
+  PgsWorkspace ws(n, options.max_iterations);
+  Eigen::VectorXd lambda = Eigen::VectorXd::Zero(n);
+  ASSERT_TRUE(pgs_solve(p, options, ws, lambda).converged);
+  EXPECT_TRUE(lambda.allFinite());
+  EXPECT_EQ(lambda(inert), 0.0);
+  BoxedLcp rest = p;  // the inert row's w_i = b_i is whatever it is: check the others
+  rest.b(inert) = 0.0;
+  expect_boxed_lcp_solution(rest, lambda, 1e-9);
+  Eigen::VectorXd lambda_bar = Eigen::VectorXd::Ones(n);
+  PgsAdjointWorkspace aws(n);
+  BoxedLcpAdjoint sweeps(n), implicit(n);
+  pgs_sweeps_vjp(p, ws, lambda_bar, aws, sweeps);
+  ASSERT_TRUE(pgs_implicit_vjp(p, lambda, lambda_bar, aws, implicit));
+  EXPECT_TRUE(sweeps.A.allFinite() && sweeps.b.allFinite());
+  EXPECT_LT((sweeps.b - implicit.b).cwiseAbs().maxCoeff(), 1e-6);
+  EXPECT_EQ(implicit.b(inert), 0.0);
+}
+
+// The same problem in larger storage (BoxedLcp::rows, a longer lambda, a bigger workspace) gives
+// the same iterates and the same adjoints, whatever the unused storage holds.
+TEST(Pgs, CapacitySizedStorageSolvesTheLeadingBlock) {
+  std::mt19937 rng(22);
+  const BoxedLcp p = random_problem(rng, 3, 2, 2);
+  const int n = p.size(), capacity = n + 5;
+  BoxedLcp big;
+  big.A = Eigen::MatrixXd::Constant(capacity, capacity, 7.0);
+  big.A.topLeftCorner(n, n) = p.A;
+  big.b = Eigen::VectorXd::Constant(capacity, -3.0);
+  big.b.head(n) = p.b;
+  big.lo = Eigen::VectorXd::Constant(capacity, 1.0);
+  big.lo.head(n) = p.lo;
+  big.hi = Eigen::VectorXd::Constant(capacity, 2.0);
+  big.hi.head(n) = p.hi;
+  big.mu = Eigen::VectorXd::Constant(capacity, 0.5);
+  big.mu.head(n) = p.mu;
+  big.normal_row = p.normal_row;
+  big.normal_row.resize(static_cast<size_t>(capacity), 0);  // invalid beyond the rows in use: unread
+  big.rows = n;
+  big.cfm = p.cfm;
+  PgsOptions options;
+  options.max_iterations = 40;
+  options.tolerance = 0.0;  // run all sweeps
+  PgsWorkspace ws(n, 40), big_ws(capacity, 40);
+  Eigen::VectorXd lambda = Eigen::VectorXd::Zero(n), big_lambda = Eigen::VectorXd::Constant(capacity, 9.0);
+  big_lambda.head(n).setZero();
+  const PgsResult a = pgs_solve(p, options, ws, lambda);
+  const PgsResult b = pgs_solve(big, options, big_ws, big_lambda.head(n));
+  EXPECT_EQ(a.iterations, b.iterations);
+  EXPECT_EQ(lambda, big_lambda.head(n));
+  EXPECT_EQ(big_lambda.tail(5), Eigen::VectorXd::Constant(5, 9.0)) << "storage past the rows untouched";
+  Eigen::VectorXd lambda_bar(n);
+  for (int i = 0; i < n; ++i) lambda_bar(i) = std::sin(1.0 + i);
+  PgsAdjointWorkspace aws(n);
+  BoxedLcpAdjoint exact(n), capacity_sized(n);
+  pgs_sweeps_vjp(p, ws, lambda_bar, aws, exact);
+  pgs_sweeps_vjp(big, big_ws, lambda_bar, aws, capacity_sized);
+  EXPECT_EQ(exact.A, capacity_sized.A);
+  EXPECT_EQ(exact.b, capacity_sized.b);
+  EXPECT_EQ(exact.lambda0, capacity_sized.lambda0);
+  BoxedLcpAdjoint exact_implicit(n), capacity_implicit(n);
+  const bool ok = pgs_implicit_vjp(p, lambda, lambda_bar, aws, exact_implicit);
+  EXPECT_EQ(ok, pgs_implicit_vjp(big, big_lambda.head(n), lambda_bar, aws, capacity_implicit));
+  EXPECT_EQ(exact_implicit.A, capacity_implicit.A);
+  // Storage smaller than the rows claimed is refused.
+  BoxedLcp short_storage = big;
+  short_storage.rows = capacity + 1;
+  Eigen::VectorXd longer = Eigen::VectorXd::Zero(capacity + 1);
+  PgsWorkspace longer_ws(capacity + 1, 40);
+  EXPECT_THROW(pgs_solve(short_storage, options, longer_ws, longer), ArgumentError);
+}
+
 }  // namespace
 }  // namespace gradyn

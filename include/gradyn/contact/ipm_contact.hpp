@@ -24,12 +24,14 @@
 // together (that q needs x = +v+); its code (lcp-physics) passes q = +M v_free and a solver with the
 // opposite sign of F. The system here is the same LCP written with x = v+ and the physical signs.
 //
-// target (the separation velocity the normal row must reach), as PGS computes it: with depth d >= 0,
-// max(erp / dt * max(d - slop, 0),  -e u_n when u_n < -restitution_threshold) (Baumgarte
-// stabilisation, or restitution e = the larger geom restitution with u_n = J_n v the approach velocity
-// before the step); a contact still apart (d < 0, within the margin) gets d / dt: it may close the
-// gap within the step but not more. Paper 000 uses restitution only (c = e J_c v) and a separate
-// post-stabilisation solve; Baumgarte folds the position error into the same LCP.
+// target (the separation velocity the normal row must reach), as PGS computes it in contact: with
+// depth d >= 0, max(erp / dt * max(d - slop, 0),  -e u_n when u_n < -restitution_threshold)
+// (Baumgarte stabilisation, or restitution e = the larger geom restitution with u_n = J_n v the
+// approach velocity before the step). A contact still apart (d < 0, within the margin) gets d / dt:
+// it may close the gap within the step but not more; if it does close (d - u_n dt > 0) at a bouncing
+// speed, d / dt - e u_n (cross the gap, then rebound), which meets the in-contact target as d -> 0.
+// Paper 000 uses restitution only (c = e J_c v) and a separate post-stabilisation solve; Baumgarte
+// folds the position error into the same LCP.
 //
 // cfm = contact.cfm (constraint force mixing, PGS's setting, default 0) softens the normal and friction
 // rows; cfm > 0 keeps the LCP solvable when contacts ask for separations no velocity gives (a body
@@ -52,9 +54,22 @@
 // unknowns) and the solver workspace are re-sized (allocated) only when the contact count changes.
 #pragma once
 
+#include <cstdint>
+
 #include "gradyn/dynamics/kinematics.hpp"
 
 namespace gradyn {
+
+/// Which term set a contact's normal-row target (recorded per contact in data.ipm_target_branch for
+/// the backward pass).
+enum IpmTargetBranch : std::uint8_t {
+  kIpmTargetZero = 0,     // depth <= slop and no bounce: target 0
+  kIpmTargetBaumgarte,    // erp / dt (depth - slop)
+  kIpmTargetRestitution,  // -e J_n v
+  kIpmTargetGap,          // depth / dt (depth < 0, within the margin)
+  kIpmTargetGapBounce,    // depth / dt - e J_n v (the gap closes within the step at a bouncing speed)
+  kIpmTargetInert,        // J_n = 0: the row is inert (m = 1)
+};
 
 /// Velocity after the contact impulses: v_next = the mixed LCP's v+ (see the file comment); z (impulses
 /// and gamma) in data.ipm_z, the solver's report in data.ipm_result. Needs forward_dynamics(q, v, tau)

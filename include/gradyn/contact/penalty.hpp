@@ -45,7 +45,9 @@ template <class S>
 const VectorX<S>& penalty_contact_forces(const ModelTpl<S>& model, DataTpl<S>& data);
 
 /// The whole forces stage: forward_kinematics(q, v), collide(model.contact.margin),
-/// penalty_contact_forces. Returns data.contact_tau (zero when model.contact.model is None). Never allocates.
+/// penalty_contact_forces, then the penalty joint-limit forces (add_joint_limit_forces,
+/// contact/joint_limits.hpp) added to data.contact_tau. Returns data.contact_tau (zero when
+/// model.contact.model is None). Never allocates.
 template <class S>
 const VectorX<S>& contact_generalized_forces(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
                                              const VecRef<S>& v);

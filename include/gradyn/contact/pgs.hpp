@@ -12,6 +12,8 @@
 //
 // One sweep updates the rows in order, i = 0..n-1:
 //   u_i = -(b_i + sum_{j != i} A_ij lambda_j) / (A_ii + cfm),   lambda_i = clamp(u_i, lo_i, hi_i).
+// An inert row, whose A_ii + cfm is below 1e-12 of the largest diagonal (its Jacobian row is zero: a
+// friction direction the mechanism cannot move in), takes u_i = 0 instead of dividing by ~0.
 // It stops once a whole sweep changed no lambda_i by more than `tolerance`, or after max_iterations
 // sweeps (converged = false then; never throws for non-convergence).
 //
@@ -22,6 +24,10 @@
 //  * pgs_implicit_vjp: implicit differentiation of the solution's active set (Nimble style): free rows
 //    satisfy (A lambda + b)_i = 0, clamped rows lambda_i = bound_i (a fixed bound, or +-mu_i lambda_n);
 //    one n x n solve with the transposed system. Ignores the warm start and the iteration count.
+// Sizes: a problem may live in larger, pre-sized storage (BoxedLcpTpl::rows): then only the leading
+// rows x rows block of A and the leading entries of the vectors are read, lambda may be a segment of
+// a longer vector and the workspace may hold more rows, so one set of buffers serves every problem
+// size without allocating (pgs_contact uses this: the contact count changes from step to step).
 // They agree (up to the contraction factor of the sweep map to the power of the iteration count) when
 // PGS has converged and the active set is stable: every free row strictly inside its bounds and every
 // clamped row pushed strictly against its bound (w_i != 0), so small perturbations keep the same
@@ -30,6 +36,7 @@
 // implicit VJP that of the classification made with `active_tolerance`.
 #pragma once
 
+#include <type_traits>
 #include <vector>
 
 #include <Eigen/LU>
@@ -39,7 +46,8 @@
 
 namespace gradyn {
 
-/// The boxed LCP. Sizes: A n x n, b, lo, hi, mu n; normal_row n entries (-1 for a box row).
+/// The boxed LCP. Sizes: A n x n, b, lo, hi, mu n; normal_row n entries (-1 for a box row), where
+/// n = b.size(); or, with rows >= 0, n = rows and the storage at least that large (see the file comment).
 template <class S>
 struct BoxedLcpTpl {
   MatrixX<S> A;
@@ -49,8 +57,9 @@ struct BoxedLcpTpl {
   VectorX<S> mu;  ///< friction rows only: coefficient of the pyramid face
   std::vector<int> normal_row;  ///< friction row -> its normal row; -1 marks a box row
   double cfm = 0.0;             ///< constraint force mixing, added to the diagonal
+  int rows = -1;                ///< rows in use; -1: all of b (the storage must then fit exactly)
 
-  int size() const { return static_cast<int>(b.size()); }
+  int size() const { return rows >= 0 ? rows : static_cast<int>(b.size()); }
   /// Throws ArgumentError naming the first wrong shape or index.
   void check() const;
 };
@@ -76,19 +85,21 @@ struct PgsWorkspaceTpl {
   PgsWorkspaceTpl(int n, int max_iterations) { resize(n, max_iterations); }
   void resize(int n, int max_iterations);
 
-  int n = 0;
+  int n = 0;               ///< rows the buffers hold (problems of at most n rows fit)
   int capacity = 0;        ///< largest max_iterations the iterate record can hold
-  VectorX<S> inv_diagonal;  ///< 1 / (A_ii + cfm)
-  MatrixX<S> iterates;      ///< column k: lambda after k sweeps (column 0: the warm start)
+  VectorX<S> inv_diagonal;  ///< 1 / (A_ii + cfm), leading `rows` entries
+  MatrixX<S> iterates;      ///< column k, leading `rows` entries: lambda after k sweeps (column 0: the warm start)
   int recorded = -1;        ///< sweeps in `iterates` (-1: none recorded)
+  int rows = 0;             ///< size of the problem pgs_solve ran last
 };
 using PgsWorkspace = PgsWorkspaceTpl<double>;
 
-/// Solves the problem by PGS. lambda: in = warm start (zero for a cold start), out = solution.
-/// Never allocates; throws ArgumentError for wrong shapes or max_iterations > ws.capacity.
+/// Solves the problem by PGS. lambda (problem.size() entries): in = warm start (zero for a cold start),
+/// out = solution. Never allocates; throws ArgumentError for wrong shapes, a workspace smaller than the
+/// problem, or max_iterations > ws.capacity.
 template <class S>
 PgsResult pgs_solve(const BoxedLcpTpl<S>& problem, const PgsOptions& options, PgsWorkspaceTpl<S>& ws,
-                    VectorX<S>& lambda);
+                    Eigen::Ref<VectorX<std::type_identity_t<S>>> lambda);
 
 /// Bounds of every row at lambda: box rows their lo/hi, friction rows -+mu_i lambda_n.
 template <class S>
@@ -115,18 +126,19 @@ struct PgsAdjointWorkspace {
   Eigen::MatrixXd system;        ///< implicit: active-set Jacobian
   Eigen::PartialPivLU<Eigen::MatrixXd> lu;
   Eigen::VectorXd rhs, y;
-  std::vector<signed char> active;  ///< implicit: 0 free, -1 at lower bound, +1 at upper bound
+  std::vector<signed char> active;  ///< implicit: 0 free, -1 at lower bound, +1 at upper bound, 2 inert
 };
 
 /// Reverse of the sweeps pgs_solve ran last with `ws` (needs options.record_iterates):
 /// lambda_bar (adjoint of the returned lambda) -> A, b, lo, hi, mu, cfm and warm-start adjoints.
-void pgs_sweeps_vjp(const BoxedLcp& problem, const PgsWorkspace& ws, const Eigen::VectorXd& lambda_bar,
+void pgs_sweeps_vjp(const BoxedLcp& problem, const PgsWorkspace& ws, const Eigen::Ref<const Eigen::VectorXd>& lambda_bar,
                     PgsAdjointWorkspace& aws, BoxedLcpAdjoint& adjoint);
 
 /// Implicit differentiation at the solution lambda over its active set. A row counts as clamped when
 /// |lambda_i - bound| <= active_tolerance * (1 + |bound|). Returns false (adding nothing) when the
 /// active-set system is singular.
-bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::VectorXd& lambda, const Eigen::VectorXd& lambda_bar,
+bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::VectorXd>& lambda,
+                      const Eigen::Ref<const Eigen::VectorXd>& lambda_bar,
                       PgsAdjointWorkspace& aws, BoxedLcpAdjoint& adjoint, double active_tolerance = 1e-9);
 
 }  // namespace gradyn

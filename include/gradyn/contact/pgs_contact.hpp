@@ -1,40 +1,67 @@
-// Velocity-level contact (ContactModel::Pgs): the contacts collide() finds become a boxed LCP on
-// impulses, solved by projected Gauss-Seidel (contact/pgs.hpp), inside the semi-implicit Euler step
+// Velocity-level contact and joint limits (ContactModel::Pgs): the contacts collide() finds and the
+// active joint limits become a boxed LCP on impulses, solved by projected Gauss-Seidel
+// (contact/pgs.hpp), inside the semi-implicit Euler step
 //   a_free = forward_dynamics(q, v, tau),  v_free = v + dt a_free,
 //   v+ = v_free + M^-1 J^T lambda,         q+ = q (+) dt v+.
 //
-// Rows, per contact (normal n from geom a to geom b, tangents t1, t2 = the contact frame's columns 1, 2):
+// Row layout (n = 3 nc + nl rows; data.pgs_problem.rows = n):
+//   rows [0, 3 nc): contacts, three each, in collide()'s order (contact k: rows 3k, 3k+1, 3k+2);
+//   rows [3 nc, n): joint limits, one per active limit, by coordinate index, a lower limit before an
+//                   upper one; row 3 nc + l is the limit of coordinate data.pgs_limit_coord[l] on side
+//                   data.pgs_limit_side[l] (+1 lower, -1 upper).
+//
+// Contact rows (normal n from geom a to geom b, tangents t1, t2 = the contact frame's columns 1, 2):
 //   one normal row along n, lambda_n in [0, inf);
 //   two friction rows along t1 and t2, each in [-mu lambda_n, mu lambda_n]: the four faces +-t1, +-t2 of
 //   the friction pyramid (the +- of a face is the sign of its two-sided row, so the pyramid needs two
 //   rows, not four; four two-sided rows would double the friction bound). mu: the larger of the two
 //   geoms' friction (MuJoCo's rule), as the penalty model.
-// A row's Jacobian J_r (1 x nv) gives the relative velocity of b's material point minus a's along
-// the row's direction d: J_r v = d . (v_b(p) - v_a(p)). Column j of joint i (an ancestor of the body)
-// contributes S_j^world . [p x d; d] (world-frame motion subspace about the world origin).
+//   A row's Jacobian J_r (1 x nv) gives the relative velocity of b's material point minus a's along
+//   the row's direction d: J_r v = d . (v_b(p) - v_a(p)). Column j of joint i (an ancestor of the body)
+//   contributes S_j^world . [p x d; d] (world-frame motion subspace about the world origin).
+// Limit rows (contact/joint_limits.hpp: gap g = s (q_k - bound), rate row r_k, side s):
+//   J_r = s r_k on the joint's columns (+e_k for a lower limit of a scalar joint, -e_k for an upper
+//   one), lambda in [0, inf) (a generalised impulse along the coordinate: N m s or N s), mu 0.
+//   Active (a row exists) when min(g, g + dt J_r v_free) < limit_margin: nearly or already violated, or
+//   about to be crossed by the free motion.
 // Delassus A = J M^-1 J^T with M^-1 J^T from minv_solve (the O(n) solve reusing the articulated
-// inertias of the forward_dynamics call at q; no CRBA, no dense factorisation).
+// inertias of the forward_dynamics call at q; no CRBA, no dense factorisation). For a limit row of
+// a scalar joint, J M^-1 J^T is the entry (M^-1)_kk.
 // Right-hand side (w = A lambda + b is the row velocity after the impulses):
-//   b = J v_free - target on normal rows, J v_free on friction rows, with the separation velocity
-//   target = max(erp / dt * max(depth - slop, 0),  -e u_n  when u_n < -restitution_threshold)
-//   (Baumgarte stabilisation; restitution e = the larger geom restitution, u_n = J_n v the approach
-//   velocity before the step).
-// Warm start: the previous step's impulses when the contact count is unchanged (collide() reports
-// contacts in a deterministic order, so the same count almost always means the same contacts); zero
-// otherwise. The solve does not record iterates (forward only: step_vjp refuses contact models).
-// Allocation: J, M^-1 J^T and the vectors live in Data sized from model.max_contacts; the LCP's
-// A, b, bounds and the PGS workspace are re-sized (allocated) only when the contact count changes.
+//   contact normal rows  b = J v_free - target, with the separation velocity
+//                        target = max(erp / dt * max(depth - slop, 0),  -e u_n  when u_n < -restitution_threshold)
+//                        (Baumgarte stabilisation; restitution e = the larger geom restitution, u_n = J_n v
+//                        the approach velocity before the step)
+//   friction rows        b = J v_free (a friction row the mechanism cannot move along, J_r = 0, is inert:
+//                        its impulse stays 0; pgs.hpp)
+//   limit rows           b = J v_free - erp / dt * max(-g - slop, 0)   when violated (g < 0): Baumgarte as
+//                        for contacts, restitution 0;
+//                        b = J v_free + g / dt                        when g >= 0: the row may close the
+//                        gap within the step but not cross it (no sticking short of the limit).
+// Warm start: each contact starts from the impulse (as a world vector, re-projected on the new
+// frame) of the last step's contact of the same geom pair nearest to it, if closer than 1 cm (so box
+// manifolds that change order or size keep their impulses); each limit from the last impulse of the
+// same coordinate and side; anything else from 0. data.pgs_warm_start holds what the solve began
+// from. The solve does not record iterates (the adjoint replays them; pgs_contact_vjp.hpp).
+// Status: kStatusSolverNotConverged in data.status when PGS stops at pgs_iterations sweeps before
+// pgs_tolerance (the impulses of the last sweep are used; never throws).
+// Allocation: none in the steady state. J, M^-1 J^T, the row bookkeeping and the warm start memory
+// live in Data sized from model.max_contacts and the joints; the LCP and the PGS workspace are
+// capacity-sized (BoxedLcpTpl::rows) and grow only when a step needs more rows than any before it
+// (geometrically, capped at the model's maximum row count), so a simulation allocates there a few
+// times at most.
 #pragma once
 
 #include "gradyn/dynamics/kinematics.hpp"
 
 namespace gradyn {
 
-/// Velocity after the contact impulses: v_next = v + dt a_free + M^-1 J^T lambda, lambda in
-/// data.pgs_lambda. Needs forward_dynamics(q, v, tau) to be the last dynamics call on data (its
-/// a_free, kinematics and articulated inertias are used). Runs collide() at q itself.
+/// Velocity after the contact and joint-limit impulses: v_next = v + dt a_free + M^-1 J^T lambda,
+/// lambda in data.pgs_lambda (leading data.pgs_problem.rows entries). Needs forward_dynamics(q, v, tau)
+/// to be the last dynamics call on data (its kinematics and articulated inertias are used). Runs
+/// collide() at q itself. v_next may alias v.
 template <class S>
-void pgs_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& v, const VecRef<S>& a_free,
-                          const NoDeduce<S>& dt, VecOut<S> v_next);
+void pgs_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                          const VecRef<S>& a_free, const NoDeduce<S>& dt, VecOut<S> v_next);
 
 }  // namespace gradyn

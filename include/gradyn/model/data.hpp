@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <Eigen/Eigenvalues>
 #include <vector>
 
 #include "gradyn/contact/lcp_ipm.hpp"
@@ -100,6 +101,8 @@ struct DataTpl {
   VectorX<S> rollout_adj_tau;                          // (nv)
   VectorX<S> rollout_adj_lambda_q[2], rollout_adj_lambda_v[2];
   long long rollout_adj_forward_steps = 0;  // forward steps the last rollout_vjp recomputed
+  std::vector<double> rollout_adj_norms;    // 2-norm of each state's adjoint, before clipping (T + 1)
+  long long rollout_adj_clipped = 0;        // states whose adjoint CheckpointOptions::clip_norm scaled
   // ---- end of step adjoint workspace ----
 
   // ---- collision (collide; src/collision/) ----
@@ -117,16 +120,30 @@ struct DataTpl {
   std::vector<Vector3<S>> contact_force;     // per contact: world force on geom b (geom a gets its opposite)
   std::vector<Vector6<S>> contact_body_force;  // per body: external spatial force, world frame, about the world origin
   std::vector<Vector6<S>> contact_subtree_force;  // the sum of contact_body_force over each body's subtree
-  VectorX<S> contact_tau;                    // generalized contact forces J^T f (nv)
+  VectorX<S> contact_tau;                    // generalized contact forces J^T f (nv), plus the penalty
+                                             // joint-limit forces after contact_generalized_forces
   VectorX<S> contact_tau_total;              // tau + contact_tau, the input step() hands to forward_dynamics (nv)
   // ---- velocity-level contact (ContactModel::Pgs; src/contact/pgs_contact.cpp) ----
-  // Rows: per contact one normal row then two two-sided friction rows (tangent1, tangent2).
-  MatrixX<S> pgs_JT;          // J^T, nv x (3 * contacts.size()); the first 3 ncontacts columns are current
+  // Rows (pgs_contact.hpp): per contact one normal row then two two-sided friction rows (tangent1,
+  // tangent2), rows [0, 3 pgs_ncontacts); then one row per active joint limit, rows
+  // [3 pgs_ncontacts, pgs_problem.rows). Every buffer is capacity-sized: the leading rows are current.
+  MatrixX<S> pgs_JT;          // J^T, nv x (3 contacts.size() + pgs_limit_coord.size()); leading pgs_problem.rows columns
   MatrixX<S> pgs_MinvJT;      // M^-1 J^T, same shape
-  BoxedLcpTpl<S> pgs_problem; // sized 3 ncontacts (re-sized, i.e. allocated, only when the count changes)
+  BoxedLcpTpl<S> pgs_problem; // pgs_problem.rows rows in use (0: none last step); the storage grows (allocates)
+                              // only when a step needs more rows than every step before it
   PgsWorkspaceTpl<S> pgs_workspace;
-  VectorX<S> pgs_lambda;      // impulses of the last step [N s]; the warm start of the next one
-  int pgs_ncontacts = -1;     // contact count pgs_lambda belongs to (-1: none yet)
+  VectorX<S> pgs_lambda;      // impulses of the last step [N s]: leading pgs_problem.rows entries
+  VectorX<S> pgs_warm_start;  // what that solve started from: leading pgs_problem.rows entries
+  int pgs_ncontacts = 0;      // contacts of the last step
+  int pgs_nlimits = 0;        // limit rows of the last step
+  std::vector<int> pgs_limit_coord;  // per limit row: its coordinate in q (capacity: 2 per limitable coordinate)
+  std::vector<int> pgs_limit_side;   // per limit row: +1 lower limit (J = +r_k), -1 upper limit (J = -r_k)
+  // Warm start memory, keyed by geom pair and point (contacts) and by coordinate and side (limits).
+  std::vector<std::pair<int, int>> pgs_memory_pair;  // per contact of the last step: (geom_a, geom_b)
+  std::vector<Vector3<S>> pgs_memory_point;          // its point (world)
+  std::vector<Vector3<S>> pgs_memory_impulse;        // its impulse on geom b (world) [N s]
+  int pgs_memory_ncontacts = 0;
+  VectorX<S> pgs_memory_limit;  // 2 nq: impulse of the lower (2k) and upper (2k + 1) limit of coordinate k, 0 if none
   PgsResult pgs_result;       // the last solve
   VectorX<S> pgs_v_free;      // v + dt a_free (nv)
   VectorX<S> pgs_column;      // scratch (nv)
@@ -145,6 +162,13 @@ struct DataTpl {
   VectorX<S> ipm_z;              // z of the last step (impulses [N s] and gamma [m/s]), n_ineq
   int ipm_ncontacts = -1;        // contact count the problem is shaped for (-1: none yet)
   VectorX<S> ipm_v_free;         // v + dt a_free (nv)
+  // per contact: which term set its normal row's target (IpmTargetBranch, contact/ipm_contact.hpp)
+  std::vector<std::uint8_t> ipm_target_branch;
+  // adjoint (ipm_contact_velocity_vjp; double only)
+  MixedLcp ipm_adj;              // mixed_lcp_vjp's gradient, the LCP's shapes (re-sized with the problem)
+  Eigen::VectorXd ipm_adj_row;   // per Jacobian basis row (normal, tangent1, tangent2 of each contact): a weight
+  Eigen::VectorXd ipm_adj_v_free_bar, ipm_adj_lambda_x, ipm_adj_column, ipm_adj_scratch;  // (nv)
+  Eigen::VectorXd ipm_adj_none;  // empty: the cotangents of z, y, s (only v+ leaves the stage)
   // ---- end of interior-point contact ----
 
   // ---- contact adjoint workspace (dynamics/kinematics_vjp.hpp, collision/collide_vjp.hpp,
@@ -153,7 +177,16 @@ struct DataTpl {
   std::vector<Vector6<S>> adj_ow;            // per body: world velocity under some generalised velocity
   std::vector<Vector6<S>> adj_ow_bar;        // per body: its adjoint
   std::vector<ContactBarTpl<S>> contact_bar; // per contact: adjoint of its point, frame and depth
-  VectorX<S> adj_contact_tau_bar;            // (nv) adjoint of the generalised contact forces
+  VectorX<S> adj_contact_tau_bar;            // (nv) scratch of penalty_contact_forces_vjp
+  VectorX<S> adj_stage_tau_bar;              // (nv) step_vjp: adjoint of tau + tau_c
+  // pgs_contact_velocity_vjp (double only: the LCP adjoints are)
+  VectorX<S> pgs_adj_v_free_bar, pgs_adj_y_bar, pgs_adj_x, pgs_adj_column, pgs_adj_scratch;  // (nv)
+  VectorX<S> pgs_adj_lambda_bar, pgs_adj_lambda, pgs_adj_row;  // (rows)
+  MatrixX<S> pgs_adj_A_sym;                  // A_bar + A_bar^T, then its half
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> pgs_adj_eigen;
+  BoxedLcpAdjoint pgs_adj;
+  PgsAdjointWorkspace pgs_adj_workspace;
+  PgsWorkspaceTpl<S> pgs_record_workspace;   // the sweeps replayed with their iterates recorded
   // ---- end of contact adjoint workspace ----
 
   std::uint32_t status = kStatusOk;
@@ -249,20 +282,38 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   contact_subtree_force.assign(nb, Vector6<S>::Zero());
   contact_tau = VectorX<S>::Zero(model.nv);
   contact_tau_total = VectorX<S>::Zero(model.nv);
-  const int pgs_rows = 3 * static_cast<int>(contacts.size());
+  int limit_rows = 0;  // two per coordinate of a revolute, continuous, prismatic or planar joint
+  for (int i = 0; i < nb; ++i) {
+    const JointType t = model.joint_type[i];
+    if (t == JointType::Revolute || t == JointType::Continuous || t == JointType::Prismatic || t == JointType::Planar)
+      limit_rows += 2 * model.joint_nq(i);
+  }
+  const int pgs_rows = 3 * static_cast<int>(contacts.size()) + limit_rows;
   pgs_JT = MatrixX<S>::Zero(model.nv, pgs_rows);
   pgs_MinvJT = MatrixX<S>::Zero(model.nv, pgs_rows);
+  pgs_limit_coord.assign(limit_rows, -1);
+  pgs_limit_side.assign(limit_rows, 0);
+  pgs_memory_pair.assign(contacts.size(), {-1, -1});
+  pgs_memory_point.assign(contacts.size(), Vector3<S>::Zero());
+  pgs_memory_impulse.assign(contacts.size(), Vector3<S>::Zero());
+  pgs_memory_limit = VectorX<S>::Zero(2 * model.nq);
   pgs_v_free = VectorX<S>::Zero(model.nv);
   pgs_column = VectorX<S>::Zero(model.nv);
   // interior-point contact
   ipm_JT = MatrixX<S>::Zero(model.nv, 3 * static_cast<Eigen::Index>(contacts.size()));
   ipm_v_free = VectorX<S>::Zero(model.nv);
+  ipm_adj_row = Eigen::VectorXd::Zero(3 * static_cast<Eigen::Index>(contacts.size()));
+  ipm_adj_v_free_bar = ipm_adj_lambda_x = ipm_adj_column = ipm_adj_scratch = Eigen::VectorXd::Zero(model.nv);
+  ipm_target_branch.assign(contacts.size(), 0);
   // contact adjoint workspace
   adj_pose_bar.assign(nb, Vector6<S>::Zero());
   adj_ow.assign(nb, Vector6<S>::Zero());
   adj_ow_bar.assign(nb, Vector6<S>::Zero());
   contact_bar.resize(contacts.size());
   adj_contact_tau_bar = VectorX<S>::Zero(model.nv);
+  adj_stage_tau_bar = VectorX<S>::Zero(model.nv);
+  for (VectorX<S>* x : {&pgs_adj_v_free_bar, &pgs_adj_y_bar, &pgs_adj_x, &pgs_adj_column, &pgs_adj_scratch})
+    *x = VectorX<S>::Zero(model.nv);
 }
 
 }  // namespace gradyn

@@ -30,13 +30,20 @@ struct FrameTpl {
 
 // --- contact model (contact/penalty.hpp) ---------------------------------------------------------
 enum class ContactModel : std::uint8_t {
-  None,     // contacts are neither detected nor applied by step() (the behaviour before issue 4)
+  None,     // contacts are neither detected nor applied by step(), and joint limits are not enforced
+            // (the behaviour before issue 4; contact/joint_limits.hpp says why)
   Penalty,  // Hunt-Crossley spring-damper normal force + smoothed friction, applied as forces
   Pgs,      // velocity-level impulses from a boxed LCP solved by PGS (contact/pgs_contact.hpp);
             // semi-implicit Euler only
   Ipm,      // velocity-level mixed LCP of paper 000 (polyhedral friction cone) solved by a primal-dual
             // interior-point method (contact/ipm_contact.hpp); semi-implicit Euler only
 };
+// How step_vjp differentiates PGS contact (contact/pgs_contact_vjp.hpp).
+enum class PgsGradient : std::uint8_t {
+  Implicit,  // implicit differentiation of the converged active set (Nimble); the default
+  Sweeps,    // the reverse of the PGS sweeps as they ran (Qiao et al. 2021)
+};
+
 enum class FrictionModel : std::uint8_t {
   SmoothCoulomb,  // f_t = -mu f_n v_t / sqrt(|v_t|^2 + velocity_scale^2)
   Brown,          // Brown & McPhee's continuous velocity-based model (static peak, Stribeck, viscous)
@@ -48,7 +55,10 @@ struct ContactSettings {
   ContactModel model = ContactModel::None;
   double stiffness = 1e5;        // k in f_n = k d^p (1 + c d_dot)  [N / m^p]
   double exponent = 1.5;         // p: 1.5 is Hertz's sphere-on-plane law (Hunt & Crossley use it too); 1: linear spring
-  double damping = 1.0;          // c  [s/m]: Hunt-Crossley damping; c = 1.5 (1 - e) / v_impact for restitution e
+  double damping = 1.0;          // c  [s/m]: Hunt-Crossley damping. Restitution e at impact speed v: c = 1.5 (1 - e) / v
+                                 // (Hunt & Crossley; good for e >= 0.8: e = 0.9 gives 0.909, e = 0.5 gives 0.66) or
+                                 // c = 8 (1 - e) / (5 e v) (Flores et al. 2011; e = 0.5 gives 0.47, e = 0.3 gives 0.26).
+                                 // (Restitutions of the 1-D impact with exponent 1.5; tests/contact/test_contact_physics.cpp)
   FrictionModel friction = FrictionModel::SmoothCoulomb;
   double velocity_scale = 1e-2;  // [m/s] SmoothCoulomb: regularisation eps; Brown: stiction velocity v_s
   double static_friction_ratio = 1.2;  // Brown: mu_static = ratio * mu (mu: the pair's Coulomb coefficient), >= 1
@@ -57,10 +67,15 @@ struct ContactSettings {
   // --- Pgs (velocity-level) ---
   int pgs_iterations = 100;      // PGS sweeps per step, >= 1
   double pgs_tolerance = 1e-10;  // stop once a sweep changes no impulse by more than this [N s]
+  PgsGradient pgs_gradient = PgsGradient::Implicit;  // how step_vjp differentiates the impulses
   double erp = 0.2;              // Baumgarte error reduction: fraction of (depth - slop) removed per step, in [0, 1]
   double slop = 1e-4;            // [m] penetration left uncorrected (avoids jitter at rest)
   double cfm = 0.0;              // constraint force mixing added to the Delassus diagonal [1/kg]
   double restitution_threshold = 0.1;  // [m/s] approach speeds below this bounce with restitution 0
+  // --- joint limits (contact/joint_limits.hpp); units per coordinate: rad or m ---
+  double limit_stiffness = 1e4;  // Penalty: k_l in f = max(0, k_l d + c_l d_dot), d the violation [N m/rad | N/m]
+  double limit_damping = 20.0;   // Penalty: c_l [N m s/rad | N s/m]
+  double limit_margin = 1e-3;    // Pgs: a limit gets a row once its gap is below this [rad | m] (or would close this step)
   // --- Ipm (interior point, paper 000; contact/ipm_contact.hpp); erp, slop and restitution_threshold
   //     above act on its normal rows as on PGS's ---
   int ipm_iterations = 50;       // Newton (predictor-corrector) iterations per step at most, >= 1

@@ -1,0 +1,45 @@
+// Reverse mode of the interior-point contact (contact/ipm_contact.hpp): v+ = x, the solution of the
+// mixed LCP  M x + G^T z = -q,  G x + F z + s = m,  s, z >= 0,  s.z = kappa  with
+//   q = -M v_free,  G = -J_hat (the normal and N friction-direction rows, 0 for gamma),
+//   F = [-cfm I 0 0; 0 -cfm I -E; -mu E^T 0],  m = [-target; 0; 0],  v_free = v + dt a_free.
+//
+// The LCP's adjoint is paper 000's Eq. 3 (mixed_lcp_vjp, contact/lcp_ipm.hpp): with
+// [lambda_x; lambda_s] = K^-T [v+_bar; 0] (K factored at the solution by the forward solve),
+//   q_bar = -lambda_x,  m_bar = lambda_s,  M_bar = -lambda_x x^T,  G_bar = -(lambda_s x^T + z lambda_x^T),
+//   F_bar = -lambda_s z^T.
+// Through the assembly:
+//   M  (crba at q, armature included): in M x and in q = -M v_free, together -lambda_x^T dM (x - v_free),
+//      one bilinear form (two mass_quadratic_vjp by polarisation); v_free_bar = M lambda_x.
+//   J  the basis rows (normal, tangent1, tangent2 per contact; friction row j is cos_j J_t1 + sin_j J_t2):
+//      J_bar = a1 x^T + a2 lambda_x^T with a1_b = sum_rows coef lambda_s, a2_b = sum_rows coef z: two
+//      world_velocities passes and their adjoints to the contact geometry and the body poses.
+//   mu_k: lambda_s[gamma_k] z[lambda_n,k] (to the geom whose friction the pair took);  cfm: sum over
+//      normal and friction rows of lambda_s z.
+//   target (-m): the branch the forward took: Baumgarte erp / dt (depth - slop) -> depth, erp, slop;
+//      restitution -e J_n v -> e (the geom it came from), v and J_n; a gap, depth / dt -> depth (plus
+//      the restitution term when it closes at a bouncing speed); an inert row (J_n = 0) none.
+// Then the contact geometry's adjoint goes through collide_vjp, all pose adjoints through
+// body_poses_vjp. The contact set, the inert rows and the target branches are held fixed (discrete
+// choices made on values). Exact at the returned point when the solve converged with kappa > 0, or
+// with kappa = 0 at a strictly complementary solution; at a degenerate one (a contact exactly at the
+// switch between sticking and sliding, or touching without load) it is one of the one-sided
+// derivatives, and kappa > 0 smooths it. Double only.
+#pragma once
+
+#include "gradyn/dynamics/kinematics.hpp"
+#include "gradyn/model/params.hpp"
+
+namespace gradyn {
+
+/// Adjoint of ipm_contact_velocity given v_next_bar: accumulates q_bar (nq, ambient), v_bar,
+/// a_free_bar and model_bar (inertias and armature through M, joint placements and axes through the
+/// Jacobians and poses, geom sizes, placements, friction and restitution, contact.erp, slop, cfm).
+/// Needs ipm_contact_velocity(q, v, a_free, dt) to be the last contact call on data (its LCP, solution
+/// and LU at the solution are reused), after forward_dynamics at q. Allocates only when the contact
+/// count changed since the last call. Throws ArgumentError for ADScalar.
+template <class S>
+void ipm_contact_velocity_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                              const NoDeduce<S>& dt, const VecRef<S>& v_next_bar, VecOut<S> q_bar, VecOut<S> v_bar,
+                              VecOut<S> a_free_bar, ModelTangentTpl<S>& model_bar);
+
+}  // namespace gradyn

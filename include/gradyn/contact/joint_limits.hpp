@@ -1,0 +1,57 @@
+// Joint limits (model.lower_limit / model.upper_limit, one pair per coordinate of q) as one-sided
+// constraints, for the contact models of step().
+//
+// Which coordinates: those of revolute, continuous, prismatic and planar joints (an angle or a
+// displacement each). Limits on the coordinates of free and spherical joints (positions, quaternion
+// components) are ignored; -inf / inf means no limit.
+// Per limit, with side s = +1 for a lower limit and s = -1 for an upper one:
+//   gap       g = s (q_k - bound)              (> 0 inside the range, < 0 violated)
+//   gap rate  g_dot = s qdot_k,   qdot_k = r_k . v_j  (v_j: the joint's entries of v)
+//   rate row  r_k = 1 for a scalar joint; planar joint (q = x, y, theta; v = vx, vy, wz in the child
+//             frame): x: (cos theta, -sin theta, 0), y: (sin theta, cos theta, 0), theta: (0, 0, 1).
+// So the limit's Jacobian row (1 x nv) is s r_k on the joint's columns: +e_k for a lower limit of a
+// scalar joint, -e_k for an upper one.
+//
+// Per contact model (ContactSettings::model):
+//   None:    limits are not enforced. step() then stays the plain articulated dynamics the smooth
+//            gradients (step_vjp, rollout_vjp) differentiate, and the validated comparisons with
+//            Pinocchio and MuJoCo (whose models carry limits) keep holding. Pick a contact model to
+//            enforce them.
+//   Penalty: a one-sided linear spring-damper on the violation d = -g, added to the generalised
+//            forces of every forces stage (contact_generalized_forces):
+//              f = max(0, limit_stiffness d + limit_damping d_dot)  while d > 0,   tau_j += s f r_k.
+//            Explicit like the contact forces: stable for dt < 2 / omega, omega^2 = limit_stiffness /
+//            I_eff, and dt < 2 I_eff / limit_damping (I_eff = 1 / (M^-1)_kk, the inertia the joint
+//            moves); the static violation under a load torque T is T / limit_stiffness.
+//   Pgs:     one unilateral row per active limit in the velocity-level LCP (pgs_contact.hpp).
+#pragma once
+
+#include "gradyn/dynamics/kinematics.hpp"
+
+namespace gradyn {
+
+/// Whether joints of this type have coordinates that limits apply to (revolute, continuous,
+/// prismatic, planar).
+constexpr bool joint_has_limited_coordinates(JointType type) {
+  return type == JointType::Revolute || type == JointType::Continuous || type == JointType::Prismatic ||
+         type == JointType::Planar;
+}
+
+/// Rate row of coordinate `coordinate` (index within the joint's q entries) of joint `body` at
+/// configuration q: qdot_k = r . v.segment(idx_v[body], joint_nv(body)) (unused entries 0).
+template <class S>
+Vector3<S> joint_limit_rate_row(const ModelTpl<S>& model, int body, int coordinate, const VecRef<S>& q);
+
+/// Adds (+=) the penalty joint-limit forces at (q, v) to tau (size nv). Never allocates.
+template <class S>
+void add_joint_limit_forces(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& v, VecOut<S> tau);
+
+/// Adjoint of add_joint_limit_forces: accumulates (+=) q_bar (nq; a planar joint's theta through its
+/// rate rows) and v_bar (nv) given tau_bar. The limits, limit_stiffness and limit_damping are not
+/// parameters (params.hpp). The branches (violated or not, force clamped at 0 or not) are the
+/// forward pass's. Never allocates.
+template <class S>
+void add_joint_limit_forces_vjp(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& v,
+                                const VecRef<S>& tau_bar, VecOut<S> q_bar, VecOut<S> v_bar);
+
+}  // namespace gradyn

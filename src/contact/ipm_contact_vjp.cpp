@@ -1,0 +1,171 @@
+// Reverse mode of the interior-point contact; the derivation is in contact/ipm_contact_vjp.hpp.
+#include "gradyn/contact/ipm_contact_vjp.hpp"
+
+#include <cmath>
+#include <numbers>
+#include <type_traits>
+
+#include "gradyn/autodiff.hpp"
+#include "gradyn/collision/collide_vjp.hpp"
+#include "gradyn/contact/detail/contact_jacobian.hpp"
+#include "gradyn/contact/ipm_contact.hpp"
+#include "gradyn/contact/lcp_ipm.hpp"
+#include "gradyn/model/errors.hpp"
+
+namespace gradyn {
+
+namespace {
+
+// weight * a^T M(q) b (M symmetric), by polarisation into two quadratic forms.
+void mass_bilinear_vjp(const Model& model, Data& data, const Eigen::VectorXd& a, const Eigen::VectorXd& b,
+                       double weight, ModelTangent& model_bar) {
+  data.ipm_adj_scratch = a + b;
+  mass_quadratic_vjp<double>(model, data, data.ipm_adj_scratch, 0.25 * weight, data.adj_pose_bar, model_bar);
+  data.ipm_adj_scratch = a - b;
+  mass_quadratic_vjp<double>(model, data, data.ipm_adj_scratch, -0.25 * weight, data.adj_pose_bar, model_bar);
+}
+
+void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::VectorXd>& q,
+                const Eigen::Ref<const Eigen::VectorXd>& v, double dt, const Eigen::Ref<const Eigen::VectorXd>& v_next_bar,
+                Eigen::Ref<Eigen::VectorXd> q_bar, Eigen::Ref<Eigen::VectorXd> v_bar,
+                Eigen::Ref<Eigen::VectorXd> a_free_bar, ModelTangent& model_bar) {
+  const ContactSettings& settings = model.contact;
+  const int nc = data.ncontacts;
+  if (nc == 0 || data.ipm_ncontacts != nc) {  // no contact: v+ = v_free
+    if (nc != 0) throw ArgumentError("ipm_contact_velocity_vjp: data holds no interior-point solve for these contacts");
+    v_bar += v_next_bar;
+    a_free_bar += dt * v_next_bar;
+    return;
+  }
+  const int nv = model.nv, nb = model.nbodies();
+  const int N = settings.ipm_friction_directions;
+  const int row_f = nc, row_gamma = nc + N * nc;
+  const MixedLcp& lcp = data.ipm_problem;
+  IpmWorkspace& ws = data.ipm_workspace;
+  const Eigen::Index ni = lcp.n_ineq();
+
+  // The LCP's adjoint (paper 000, Eq. 3). mixed_lcp_vjp accumulates into a zeroed gradient, so
+  // grad.q = -lambda_x and grad.m = lambda_s (see its header).
+  MixedLcp& grad = data.ipm_adj;
+  if (grad.n_x() != nv || grad.n_ineq() != ni) {
+    grad = MixedLcp(nv, 0, ni);  // allocates: only when the contact count changed
+  } else {
+    grad.M.setZero();
+    grad.G.setZero();
+    grad.F.setZero();
+    grad.q.setZero();
+    grad.m.setZero();
+  }
+  data.ipm_adj_column = v_next_bar;
+  mixed_lcp_vjp<double>(lcp, ws, data.ipm_adj_column, data.ipm_adj_none, data.ipm_adj_none, data.ipm_adj_none, grad);
+  Eigen::VectorXd& lambda_x = data.ipm_adj_lambda_x;
+  lambda_x = -grad.q;
+  const Eigen::VectorXd& lambda_s = grad.m;
+  const Eigen::VectorXd& x = ws.x;
+  const Eigen::VectorXd& z = ws.z;
+
+  for (int i = 0; i < nb; ++i) data.adj_pose_bar[i].setZero();
+  for (int k = 0; k < nc; ++k) data.contact_bar[k].setZero();
+
+  // M: in M x and in q = -M v_free, together grad.q^T dM (x - v_free); v_free_bar = -M grad.q.
+  Eigen::VectorXd& v_free_bar = data.ipm_adj_v_free_bar;
+  v_free_bar.noalias() = lcp.M * lambda_x;
+  data.ipm_adj_column = x - data.ipm_v_free;
+  mass_bilinear_vjp(model, data, grad.q, data.ipm_adj_column, 1.0, model_bar);
+
+  // J: G = -J_hat, J_hat's rows combine the basis rows; J_bar = a1 x^T + a2 lambda_x^T.
+  Eigen::VectorXd& weight = data.ipm_adj_row;
+  for (int pass = 0; pass < 2; ++pass) {
+    const Eigen::VectorXd& per_row = pass == 0 ? lambda_s : z;
+    weight.head(3 * nc).setZero();
+    for (int k = 0; k < nc; ++k) {
+      weight[3 * k] = per_row[k];
+      for (int j = 0; j < N; ++j) {
+        const double angle = 2.0 * std::numbers::pi * j / N;
+        const double w = per_row[row_f + N * k + j];
+        weight[3 * k + 1] += std::cos(angle) * w;
+        weight[3 * k + 2] += std::sin(angle) * w;
+      }
+    }
+    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, weight, pass == 0 ? x : lambda_x,
+                                                     data.ipm_adj_scratch, model_bar);
+  }
+
+  // F: mu_k at (gamma_k, lambda_n,k) as -mu_k; -cfm on the normal and friction diagonal.
+  double cfm_bar = 0.0;
+  for (Eigen::Index r = 0; r < row_gamma; ++r) cfm_bar += lambda_s[r] * z[r];
+  model_bar.contact.cfm += cfm_bar;
+  for (int k = 0; k < nc; ++k) {
+    const Contact& c = data.contacts[k];
+    const bool a_wins = model.geoms[c.geom_a].friction >= model.geoms[c.geom_b].friction;
+    model_bar.geom_friction[a_wins ? c.geom_a : c.geom_b] += lambda_s[row_gamma + k] * z[k];
+  }
+
+  // m = -target, the branch the forward took.
+  weight.head(3 * nc).setZero();  // now: the adjoint of each approach velocity J_n v (normal rows)
+  bool any_bounce = false;
+  for (int k = 0; k < nc; ++k) {
+    const Contact& c = data.contacts[k];
+    const double target_bar = -lambda_s[k];
+    switch (data.ipm_target_branch[k]) {
+      case kIpmTargetBaumgarte: {
+        const double excess = c.depth - settings.slop;
+        data.contact_bar[k].depth += target_bar * settings.erp / dt;
+        model_bar.contact.erp += target_bar * excess / dt;
+        model_bar.contact.slop -= target_bar * settings.erp / dt;
+        break;
+      }
+      case kIpmTargetGapBounce:  // depth / dt - e J_n v
+        data.contact_bar[k].depth += target_bar / dt;
+        [[fallthrough]];
+      case kIpmTargetRestitution: {  // -e J_n v
+        const Geom& ga = model.geoms[c.geom_a];
+        const Geom& gb = model.geoms[c.geom_b];
+        const bool a_wins = ga.restitution >= gb.restitution;
+        const double e = a_wins ? ga.restitution : gb.restitution;
+        const double approach = data.ipm_JT.col(3 * k).dot(v);
+        model_bar.geom_restitution[a_wins ? c.geom_a : c.geom_b] += target_bar * -approach;
+        weight[3 * k] = target_bar * -e;
+        any_bounce = true;
+        break;
+      }
+      case kIpmTargetGap:
+        data.contact_bar[k].depth += target_bar / dt;
+        break;
+      default:  // zero target, inert row: no dependence
+        break;
+    }
+  }
+  if (any_bounce) {
+    v_bar.noalias() += data.ipm_JT.leftCols(3 * nc) * weight.head(3 * nc);
+    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, weight, v, data.ipm_adj_scratch, model_bar);
+  }
+
+  collide_vjp<double>(model, data, data.contact_bar, data.adj_pose_bar, model_bar);
+  body_poses_vjp<double>(model, data, q, data.adj_pose_bar, q_bar, model_bar);
+  v_bar += v_free_bar;
+  a_free_bar += dt * v_free_bar;
+}
+
+}  // namespace
+
+template <class S>
+void ipm_contact_velocity_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                              const NoDeduce<S>& dt, const VecRef<S>& v_next_bar, VecOut<S> q_bar, VecOut<S> v_bar,
+                              VecOut<S> a_free_bar, ModelTangentTpl<S>& model_bar) {
+  if constexpr (std::is_same_v<S, double>) {
+    vjp_double(model, data, q, v, dt, v_next_bar, q_bar, v_bar, a_free_bar, model_bar);
+  } else {
+    throw ArgumentError(
+        "ipm_contact_velocity_vjp: implemented for double only (forward mode through the interior-point "
+        "step is exact already: ipm_contact_velocity propagates ADScalar derivatives implicitly)");
+  }
+}
+
+#define GRADYN_INSTANTIATE(S)                                                                                   \
+  template void ipm_contact_velocity_vjp<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&, \
+                                            const NoDeduce<S>&, const VecRef<S>&, VecOut<S>, VecOut<S>, VecOut<S>, \
+                                            ModelTangentTpl<S>&);
+GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
+
+}  // namespace gradyn

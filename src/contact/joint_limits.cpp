@@ -1,0 +1,99 @@
+#include "gradyn/contact/joint_limits.hpp"
+
+#include <cmath>
+
+#include "gradyn/autodiff.hpp"
+
+namespace gradyn {
+
+template <class S>
+Vector3<S> joint_limit_rate_row(const ModelTpl<S>& model, int body, int coordinate, const VecRef<S>& q) {
+  using std::cos;
+  using std::sin;
+  if (model.joint_type[body] != JointType::Planar) return Vector3<S>(S(1), S(0), S(0));
+  const S theta = q[model.idx_q[body] + 2];
+  const S c = cos(theta), s = sin(theta);
+  switch (coordinate) {
+    case 0: return Vector3<S>(c, -s, S(0));
+    case 1: return Vector3<S>(s, c, S(0));
+    default: return Vector3<S>(S(0), S(0), S(1));
+  }
+}
+
+template <class S>
+void add_joint_limit_forces(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& v, VecOut<S> tau) {
+  const ContactSettings& settings = model.contact;
+  for (int i = 0; i < model.nbodies(); ++i) {
+    if (!joint_has_limited_coordinates(model.joint_type[i])) continue;
+    const int iq = model.idx_q[i], iv = model.idx_v[i], nvi = model.joint_nv(i);
+    for (int k = 0; k < model.joint_nq(i); ++k) {
+      for (int side : {1, -1}) {
+        const S& bound = side > 0 ? model.lower_limit[iq + k] : model.upper_limit[iq + k];
+        if (!std::isfinite(value_of(bound))) continue;
+        const S violation = S(side) * (bound - q[iq + k]);
+        if (!(value_of(violation) > 0.0)) continue;
+        const Vector3<S> r = joint_limit_rate_row<S>(model, i, k, q);
+        S rate = S(0);
+        for (int j = 0; j < nvi; ++j) rate += r[j] * v[iv + j];
+        const S f = S(settings.limit_stiffness) * violation - S(settings.limit_damping) * S(side) * rate;
+        if (!(value_of(f) > 0.0)) continue;  // no pull towards the limit while leaving it fast
+        for (int j = 0; j < nvi; ++j) tau[iv + j] += S(side) * f * r[j];
+      }
+    }
+  }
+}
+
+template <class S>
+void add_joint_limit_forces_vjp(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& v,
+                                const VecRef<S>& tau_bar, VecOut<S> q_bar, VecOut<S> v_bar) {
+  using std::cos;
+  using std::sin;
+  const ContactSettings& settings = model.contact;
+  const S k_l = S(settings.limit_stiffness), c_l = S(settings.limit_damping);
+  for (int i = 0; i < model.nbodies(); ++i) {
+    if (!joint_has_limited_coordinates(model.joint_type[i])) continue;
+    const int iq = model.idx_q[i], iv = model.idx_v[i], nvi = model.joint_nv(i);
+    for (int k = 0; k < model.joint_nq(i); ++k) {
+      for (int side : {1, -1}) {
+        const S& bound = side > 0 ? model.lower_limit[iq + k] : model.upper_limit[iq + k];
+        if (!std::isfinite(value_of(bound))) continue;
+        const S violation = S(side) * (bound - q[iq + k]);
+        if (!(value_of(violation) > 0.0)) continue;
+        const Vector3<S> r = joint_limit_rate_row<S>(model, i, k, q);
+        S rate = S(0);
+        for (int j = 0; j < nvi; ++j) rate += r[j] * v[iv + j];
+        const S f = k_l * violation - c_l * S(side) * rate;
+        if (!(value_of(f) > 0.0)) continue;
+        // tau_j += s f r_j
+        S f_bar = S(0);
+        Vector3<S> r_bar = Vector3<S>::Zero();
+        for (int j = 0; j < nvi; ++j) {
+          f_bar += S(side) * tau_bar[iv + j] * r[j];
+          r_bar[j] += S(side) * f * tau_bar[iv + j];
+        }
+        // f = k_l s (bound - q_k) - c_l s (r . v)
+        q_bar[iq + k] -= S(side) * k_l * f_bar;
+        const S rate_bar = -c_l * S(side) * f_bar;
+        for (int j = 0; j < nvi; ++j) {
+          v_bar[iv + j] += rate_bar * r[j];
+          r_bar[j] += rate_bar * v[iv + j];
+        }
+        if (model.joint_type[i] == JointType::Planar && k < 2) {
+          const S theta = q[iq + 2];
+          const S c = cos(theta), s = sin(theta);
+          // x: r = (c, -s, 0), dr/dtheta = (-s, -c, 0);  y: r = (s, c, 0), dr/dtheta = (c, -s, 0)
+          q_bar[iq + 2] += k == 0 ? S(-s * r_bar[0] - c * r_bar[1]) : S(c * r_bar[0] - s * r_bar[1]);
+        }
+      }
+    }
+  }
+}
+
+#define GRADYN_INSTANTIATE(S)                                                                          \
+  template Vector3<S> joint_limit_rate_row<S>(const ModelTpl<S>&, int, int, const VecRef<S>&);        \
+  template void add_joint_limit_forces<S>(const ModelTpl<S>&, const VecRef<S>&, const VecRef<S>&, VecOut<S>); \
+  template void add_joint_limit_forces_vjp<S>(const ModelTpl<S>&, const VecRef<S>&, const VecRef<S>&,          \
+                                              const VecRef<S>&, VecOut<S>, VecOut<S>);
+GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
+
+}  // namespace gradyn
