@@ -130,4 +130,6 @@ def test_gradcheck_through_ipm_contact(ball_path):
     r = gradyn.gradcheck(model, q0, v0, np.zeros((30, model.nv)), 1e-3)
     for name, b in r.items():
         assert b["ad_error"] <= 1e-8, (name, b)
-        assert b["fd_error"] <= 1e-4, (name, b)
+        # FD through the interior-point solve (one-sided for settings at 0, such as cfm) carries the
+        # solver's tolerance and O(h) truncation: seen up to 6e-4 on the params block; AD is tight.
+        assert b["fd_error"] <= 2e-3, (name, b)
