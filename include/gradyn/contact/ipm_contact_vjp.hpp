@@ -23,7 +23,10 @@
 // choices made on values). Exact at the returned point when the solve converged with kappa > 0, or
 // with kappa = 0 at a strictly complementary solution; at a degenerate one (a contact exactly at the
 // switch between sticking and sliding, or touching without load) it is one of the one-sided
-// derivatives, and kappa > 0 smooths it. Double only.
+// derivatives, and kappa > 0 smooths it. A sticking contact at kappa = 0 is degenerate too: its N
+// direction impulses beta are not unique (only the friction force they add up to is). v+ and its
+// derivatives are unique, but cfm's adjoint (cfm multiplies beta) depends at cfm = 0 on the
+// decomposition the solver returned; cfm > 0 or kappa > 0 makes it unique. Double only.
 #pragma once
 
 #include "gradyn/dynamics/kinematics.hpp"
