@@ -2,8 +2,9 @@
 // dynamics evaluation (each RK4 stage) first runs collide() and adds the penalty contact forces
 // (contact/penalty.hpp). With Pgs or Ipm the semi-implicit Euler step adds velocity-level contact impulses
 // after the free-motion accelerations (contact/pgs_contact.hpp, contact/ipm_contact.hpp); RK4 throws
-// ArgumentError for them. With any contact model the adjoints (step_vjp, rollout_vjp) throw ArgumentError
-// (not implemented yet).
+// ArgumentError for them. The adjoints (step_vjp, rollout_vjp) follow every contact model: penalty
+// (contact/penalty_vjp.hpp), PGS (contact/pgs_contact_vjp.hpp) and Ipm (contact/ipm_contact_vjp.hpp),
+// the last two for semi-implicit Euler and double only.
 #pragma once
 
 #include <functional>
