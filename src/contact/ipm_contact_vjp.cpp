@@ -16,15 +16,6 @@ namespace gradyn {
 
 namespace {
 
-// weight * a^T M(q) b (M symmetric), by polarisation into two quadratic forms.
-void mass_bilinear_vjp(const Model& model, Data& data, const Eigen::VectorXd& a, const Eigen::VectorXd& b,
-                       double weight, ModelTangent& model_bar) {
-  data.ipm_adj_scratch = a + b;
-  mass_quadratic_vjp<double>(model, data, data.ipm_adj_scratch, 0.25 * weight, data.adj_pose_bar, model_bar);
-  data.ipm_adj_scratch = a - b;
-  mass_quadratic_vjp<double>(model, data, data.ipm_adj_scratch, -0.25 * weight, data.adj_pose_bar, model_bar);
-}
-
 void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::VectorXd>& q,
                 const Eigen::Ref<const Eigen::VectorXd>& v, double dt, const Eigen::Ref<const Eigen::VectorXd>& v_next_bar,
                 Eigen::Ref<Eigen::VectorXd> q_bar, Eigen::Ref<Eigen::VectorXd> v_bar,
@@ -71,7 +62,7 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
   Eigen::VectorXd& v_free_bar = data.ipm_adj_v_free_bar;
   v_free_bar.noalias() = lcp.M * lambda_x;
   data.ipm_adj_column = x - data.ipm_v_free;
-  mass_bilinear_vjp(model, data, grad.q, data.ipm_adj_column, 1.0, model_bar);
+  detail::mass_bilinear_vjp<double>(model, data, grad.q, data.ipm_adj_column, 1.0, data.ipm_adj_scratch, model_bar);
 
   // J: G = -J_hat, J_hat's rows combine the basis rows; J_bar = a1 x^T + a2 lambda_x^T.
   Eigen::VectorXd& weight = data.ipm_adj_row;

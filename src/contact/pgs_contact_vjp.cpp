@@ -6,6 +6,7 @@
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide_vjp.hpp"
+#include "gradyn/contact/detail/contact_jacobian.hpp"
 #include "gradyn/contact/pgs.hpp"
 #include "gradyn/dynamics/aba.hpp"
 #include "gradyn/dynamics/kinematics_vjp.hpp"
@@ -14,39 +15,6 @@
 namespace gradyn {
 
 namespace {
-
-// Adds the adjoint of J_bar += a z^T (a: one weight per LCP row, z: a generalised velocity) to the
-// contact geometry (data.contact_bar) and the body poses (data.adj_pose_bar). Row r of contact k
-// is J_r w = d_r . (ow_b(p) - ow_a(p)) with d_r = frame column r.
-void add_jacobian_rank_one(const Model& model, Data& data, const Eigen::VectorXd& a, const Eigen::VectorXd& z,
-                           ModelTangent& model_bar) {
-  const int nb = model.nbodies();
-  world_velocities<double>(model, data, z, data.adj_ow);
-  for (int i = 0; i < nb; ++i) data.adj_ow_bar[i].setZero();
-  const Vector6<double> at_rest = Vector6<double>::Zero();
-  for (int k = 0; k < data.ncontacts; ++k) {
-    const Contact& c = data.contacts[k];
-    const int ba = model.geoms[c.geom_a].body, bb = model.geoms[c.geom_b].body;
-    const Vector6<double>& Va = ba >= 0 ? data.adj_ow[ba] : at_rest;
-    const Vector6<double>& Vb = bb >= 0 ? data.adj_ow[bb] : at_rest;
-    const Eigen::Vector3d w_rel = Vb.head<3>() - Va.head<3>();
-    const Eigen::Vector3d u_rel = Vb.tail<3>() + Vb.head<3>().cross(c.point) - Va.tail<3>() - Va.head<3>().cross(c.point);
-    ContactBar& cbar = data.contact_bar[k];
-    for (int r = 0; r < 3; ++r) {
-      const double w = a[3 * k + r];
-      if (w == 0.0) continue;
-      const Eigen::Vector3d d = c.frame.col(r);
-      cbar.frame.col(r) += w * u_rel;
-      cbar.point += w * d.cross(w_rel);
-      Vector6<double> wrench;
-      wrench << c.point.cross(d), d;
-      if (bb >= 0) data.adj_ow_bar[bb] += w * wrench;
-      if (ba >= 0) data.adj_ow_bar[ba] -= w * wrench;
-    }
-  }
-  data.pgs_adj_scratch.setZero();  // z's own adjoint: not wanted
-  world_velocities_vjp<double>(model, data, z, data.adj_ow_bar, data.pgs_adj_scratch, data.adj_pose_bar, &model_bar);
-}
 
 // Body and index within its joint of coordinate iq.
 void coordinate_owner(const Model& model, int iq, int& body, int& k) {
@@ -99,15 +67,6 @@ void limit_targets_vjp(const Model& model, const Data& data, const Eigen::Ref<co
   }
 }
 
-// weight * z^T M(q) x, by polarisation into two quadratic forms.
-void mass_bilinear_vjp(const Model& model, Data& data, const Eigen::VectorXd& z, const Eigen::VectorXd& x,
-                       double weight, ModelTangent& model_bar) {
-  data.pgs_adj_column = z + x;
-  mass_quadratic_vjp<double>(model, data, data.pgs_adj_column, 0.25 * weight, data.adj_pose_bar, model_bar);
-  data.pgs_adj_column = z - x;
-  mass_quadratic_vjp<double>(model, data, data.pgs_adj_column, -0.25 * weight, data.adj_pose_bar, model_bar);
-}
-
 void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::VectorXd>& q,
                 const Eigen::Ref<const Eigen::VectorXd>& v, double dt, const Eigen::Ref<const Eigen::VectorXd>& v_next_bar,
                 Eigen::Ref<Eigen::VectorXd> q_bar, Eigen::Ref<Eigen::VectorXd> v_bar,
@@ -132,9 +91,10 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
     minv_solve<double>(model, data, v_next_bar, y_bar);
     data.pgs_adj_lambda_bar.noalias() = JT.transpose() * y_bar;
     data.pgs_adj_x.noalias() = X * lambda;
-    mass_bilinear_vjp(model, data, y_bar, data.pgs_adj_x, -1.0, model_bar);
+    detail::mass_bilinear_vjp<double>(model, data, y_bar, data.pgs_adj_x, -1.0, data.pgs_adj_column, model_bar);
     data.pgs_adj_row = lambda;
-    add_jacobian_rank_one(model, data, data.pgs_adj_row, y_bar, model_bar);
+    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, data.pgs_adj_row, y_bar, data.pgs_adj_scratch,
+                                                      model_bar);
     add_limit_rows_rank_one(model, data, q, data.pgs_adj_row, y_bar, q_bar);
     // the LCP
     BoxedLcpAdjoint& adj = data.pgs_adj;
@@ -158,7 +118,8 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
     model_bar.contact.cfm += adj.cfm;
     // b = J v_free - target (normal rows)
     v_free_bar.noalias() += JT * adj.b;
-    add_jacobian_rank_one(model, data, adj.b, data.pgs_v_free, model_bar);
+    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, adj.b, data.pgs_v_free, data.pgs_adj_scratch,
+                                                      model_bar);
     add_limit_rows_rank_one(model, data, q, adj.b, data.pgs_v_free, q_bar);
     limit_targets_vjp(model, data, q, dt, adj.b, q_bar, model_bar);
     Eigen::VectorXd& approach_bar = data.pgs_adj_row;  // per row: adjoint of J_r v (normal rows only)
@@ -195,13 +156,15 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
       }
     }
     v_bar.noalias() += JT * approach_bar;
-    add_jacobian_rank_one(model, data, approach_bar, v, model_bar);
+    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, approach_bar, v, data.pgs_adj_scratch,
+                                                      model_bar);
     // A = J X: J_bar += (A_bar + A_bar^T) X^T, and -sum_rs sym(A_bar)_rs x_r^T dM x_s
     data.pgs_adj_A_sym = adj.A + adj.A.transpose();
     for (int s = 0; s < n; ++s) {
       data.pgs_adj_x = X.col(s);
       data.pgs_adj_row = data.pgs_adj_A_sym.col(s);
-      add_jacobian_rank_one(model, data, data.pgs_adj_row, data.pgs_adj_x, model_bar);
+      detail::add_contact_jacobian_rank_one_vjp<double>(model, data, data.pgs_adj_row, data.pgs_adj_x, data.pgs_adj_scratch,
+                                                        model_bar);
       add_limit_rows_rank_one(model, data, q, data.pgs_adj_row, data.pgs_adj_x, q_bar);
     }
     data.pgs_adj_A_sym *= 0.5;

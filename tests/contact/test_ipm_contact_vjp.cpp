@@ -30,12 +30,6 @@ ContactSettings ipm_settings(double kappa) {
   return s;
 }
 
-struct Case {
-  std::string name;
-  Model model;
-  Eigen::VectorXd q, v, tau;
-};
-
 std::vector<Case> cases(double kappa) {
   const ContactSettings settings = ipm_settings(kappa);
   std::vector<Case> out;
@@ -130,23 +124,6 @@ TEST(IpmContactVjp, StepJacobianMatchesCentralDifferences) {
     }
   }
 }
-
-struct Loss {
-  Eigen::VectorXd wq, wv;
-  Loss(const Model& m, unsigned seed) {
-    std::srand(seed);
-    wq = Eigen::VectorXd::Random(m.nq);
-    wv = Eigen::VectorXd::Random(m.nv);
-  }
-  template <class S>
-  S operator()(const ModelTpl<S>& m, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
-               const Eigen::VectorXd& tau) const {
-    DataTpl<S> d(m);
-    VectorX<S> qn(m.nq), vn(m.nv);
-    step<S>(m, d, q.cast<S>(), v.cast<S>(), tau.cast<S>(), S(1e-3), Integrator::SemiImplicitEuler, qn, vn);
-    return qn.dot(wq.cast<S>()) + vn.dot(wv.cast<S>());
-  }
-};
 
 TEST(IpmContactVjp, ModelAdjointsMatchForwardModeADAndCentralDifferences) {
   for (double kappa : {0.0, 1e-7}) {

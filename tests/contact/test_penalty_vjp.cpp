@@ -28,12 +28,6 @@ ContactSettings penalty_settings(FrictionModel friction) {
   return s;
 }
 
-struct Case {
-  const char* name;
-  Model model;
-  Eigen::VectorXd q, v, tau;
-};
-
 // The same scenes for both friction laws: each has at least one contact with f_n > 0.
 std::vector<Case> cases(FrictionModel friction) {
   const ContactSettings settings = penalty_settings(friction);
@@ -90,23 +84,6 @@ TEST(PenaltyVjp, StepJacobianMatchesForwardModeAD) {
 }
 
 // Loss: a fixed random linear function of (q+, v+).
-struct Loss {
-  Eigen::VectorXd wq, wv;
-  Loss(const Model& m, unsigned seed) {
-    std::srand(seed);
-    wq = Eigen::VectorXd::Random(m.nq);
-    wv = Eigen::VectorXd::Random(m.nv);
-  }
-  template <class S>
-  S operator()(const ModelTpl<S>& m, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
-               const Eigen::VectorXd& tau) const {
-    DataTpl<S> d(m);
-    VectorX<S> qn(m.nq), vn(m.nv);
-    step<S>(m, d, q.cast<S>(), v.cast<S>(), tau.cast<S>(), S(1e-3), Integrator::SemiImplicitEuler, qn, vn);
-    return qn.dot(wq.cast<S>()) + vn.dot(wv.cast<S>());
-  }
-};
-
 ModelTangent loss_adjoint(const Model& model, const Loss& loss, const Case& c) {
   Data d(model);
   Eigen::VectorXd q_bar = Eigen::VectorXd::Zero(model.nq), v_bar = Eigen::VectorXd::Zero(model.nv),

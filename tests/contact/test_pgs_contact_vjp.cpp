@@ -28,12 +28,6 @@ ContactSettings pgs_settings(PgsGradient mode) {
   return s;
 }
 
-struct Case {
-  const char* name;
-  Model model;
-  Eigen::VectorXd q, v, tau;
-};
-
 std::vector<Case> cases(PgsGradient mode) {
   const ContactSettings settings = pgs_settings(mode);
   std::vector<Case> out;
@@ -101,23 +95,6 @@ TEST(PgsContactVjp, StepJacobianMatchesForwardModeAD) {
     }
   }
 }
-
-struct Loss {
-  Eigen::VectorXd wq, wv;
-  Loss(const Model& m, unsigned seed) {
-    std::srand(seed);
-    wq = Eigen::VectorXd::Random(m.nq);
-    wv = Eigen::VectorXd::Random(m.nv);
-  }
-  template <class S>
-  S operator()(const ModelTpl<S>& m, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
-               const Eigen::VectorXd& tau) const {
-    DataTpl<S> d(m);
-    VectorX<S> qn(m.nq), vn(m.nv);
-    step<S>(m, d, q.cast<S>(), v.cast<S>(), tau.cast<S>(), S(1e-3), Integrator::SemiImplicitEuler, qn, vn);
-    return qn.dot(wq.cast<S>()) + vn.dot(wv.cast<S>());
-  }
-};
 
 TEST(PgsContactVjp, ModelAdjointsMatchForwardModeADAndCentralDifferences) {
   for (PgsGradient mode : {PgsGradient::Sweeps, PgsGradient::Implicit}) {

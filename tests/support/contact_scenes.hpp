@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -134,6 +136,32 @@ inline Eigen::VectorXd touching(const Model& model, double x, double y, const Ma
 inline Eigen::VectorXd touching(const Model& model, double x, double y, V3 rpy, double depth) {
   return touching(model, x, y, rpy_to_matrix<double>(rpy), depth);
 }
+
+// One test scene: a model and the state (q, v) and torques tau of the step under test.
+struct Case {
+  std::string name;
+  Model model;
+  Eigen::VectorXd q, v, tau;
+};
+
+// A fixed random linear loss of one semi-implicit Euler step (dt = 1 ms) from a fresh Data (no
+// warm start): w_q . q+ + w_v . v+, evaluable on a cast model for parameter derivatives.
+struct Loss {
+  Eigen::VectorXd wq, wv;
+  Loss(const Model& m, unsigned seed) {
+    std::srand(seed);
+    wq = Eigen::VectorXd::Random(m.nq);
+    wv = Eigen::VectorXd::Random(m.nv);
+  }
+  template <class S>
+  S operator()(const ModelTpl<S>& m, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+               const Eigen::VectorXd& tau) const {
+    DataTpl<S> d(m);
+    VectorX<S> qn(m.nq), vn(m.nv);
+    step<S>(m, d, q.cast<S>(), v.cast<S>(), tau.cast<S>(), S(1e-3), Integrator::SemiImplicitEuler, qn, vn);
+    return qn.dot(wq.cast<S>()) + vn.dot(wv.cast<S>());
+  }
+};
 
 // Full Jacobian of step w.r.t. (q, v, tau) by forward-mode AD.
 inline Eigen::MatrixXd step_jacobian_ad(const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v,

@@ -85,4 +85,16 @@ void add_contact_jacobian_rank_one_vjp(const ModelTpl<S>& model, DataTpl<S>& dat
   world_velocities_vjp<S>(model, data, z, data.adj_ow_bar, z_bar_scratch, data.adj_pose_bar, &model_bar);
 }
 
+/// Adjoint of weight * z^T M(q) x (M symmetric, armature included) by polarisation into two
+/// quadratic forms (mass_quadratic_vjp); scratch (nv) holds z +- x. Accumulates data.adj_pose_bar and
+/// model_bar.
+template <class S>
+void mass_bilinear_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VectorX<S>& z, const VectorX<S>& x,
+                       const S& weight, VectorX<S>& scratch, ModelTangentTpl<S>& model_bar) {
+  scratch = z + x;
+  mass_quadratic_vjp<S>(model, data, scratch, S(0.25) * weight, data.adj_pose_bar, model_bar);
+  scratch = z - x;
+  mass_quadratic_vjp<S>(model, data, scratch, S(-0.25) * weight, data.adj_pose_bar, model_bar);
+}
+
 }  // namespace gradyn::detail
