@@ -40,7 +40,7 @@ void geom_aabb(const GeomTpl<S>& geom, const Pose<S>& P, double margin, Eigen::V
     h[i] = value_of(geom.size[i]);
     for (int j = 0; j < 3; ++j) R(i, j) = value_of(P.R(i, j));
   }
-  Eigen::Vector3d extent;
+  Eigen::Vector3d extent = Eigen::Vector3d::Zero();
   switch (geom.type) {
     case GeomType::Plane:
       lo.setConstant(-inf);
@@ -55,6 +55,13 @@ void geom_aabb(const GeomTpl<S>& geom, const Pose<S>& P, double margin, Eigen::V
         extent[i] = std::abs(u) * h[1] + h[0] * std::sqrt(std::max(0.0, 1 - u * u));
       }
       break;
+    case GeomType::ConvexHull: {  // the rotated box around the hull's scaled local box
+      const Eigen::Vector3d centre = (geom.hull->aabb_max + geom.hull->aabb_min).cwiseProduct(h) / 2;
+      const Eigen::Vector3d half = (geom.hull->aabb_max - geom.hull->aabb_min).cwiseProduct(h) / 2;
+      c += R * centre;
+      extent = R.cwiseAbs() * half;
+      break;
+    }
   }
   lo = c - extent - Eigen::Vector3d::Constant(margin);
   hi = c + extent + Eigen::Vector3d::Constant(margin);

@@ -19,6 +19,7 @@ PairFn<S> pair_routine(GeomType lower, GeomType higher) {
         case T::Capsule: return &plane_capsule<S>;
         case T::Box: return &plane_box<S>;
         case T::Cylinder: return &plane_cylinder<S>;
+        case T::ConvexHull: return &plane_hull<S>;
       }
       break;
     case T::Sphere:
@@ -27,6 +28,7 @@ PairFn<S> pair_routine(GeomType lower, GeomType higher) {
         case T::Capsule: return &sphere_capsule<S>;
         case T::Box: return &sphere_box<S>;
         case T::Cylinder: return &sphere_cylinder<S>;
+        case T::ConvexHull: return &sphere_hull<S>;
         default: break;
       }
       break;
@@ -35,15 +37,21 @@ PairFn<S> pair_routine(GeomType lower, GeomType higher) {
         case T::Capsule: return &capsule_capsule<S>;
         case T::Box: return &capsule_box<S>;
         case T::Cylinder: return &capsule_cylinder<S>;
+        case T::ConvexHull: return &capsule_hull<S>;
         default: break;
       }
       break;
     case T::Box:
       if (higher == T::Box) return &box_box<S>;
       if (higher == T::Cylinder) return &box_cylinder<S>;
+      if (higher == T::ConvexHull) return &box_hull<S>;
       break;
     case T::Cylinder:
       if (higher == T::Cylinder) return &cylinder_cylinder<S>;
+      if (higher == T::ConvexHull) return &cylinder_hull<S>;
+      break;
+    case T::ConvexHull:
+      if (higher == T::ConvexHull) return &hull_hull<S>;
       break;
   }
   return nullptr;

@@ -71,12 +71,13 @@ Pose<AD> seeded_pose(const Pose<double>& P, int dir0, int first) {
   return Pose<AD>(Matrix3<AD>(Q.R + skew<AD>(dtheta) * Q.R), Vector3<AD>(Q.p + dtheta.cross(Q.p) + dp0));
 }
 
-// The geom as the pair routines read it (type and size; no name, so nothing is allocated), its
+// The geom as the pair routines read it (type, size, hull; no name, so nothing is allocated), its
 // used size entries seeded as directions dir0 ...
 GeomTpl<AD> seeded_geom(const Geom& g, int dir0, int first) {
   GeomTpl<AD> out;
   out.type = g.type;
   out.body = g.body;
+  out.hull = g.hull;  // shared: a reference count, no allocation
   const int used = geom_size_count(g.type);
   for (int k = 0; k < 3; ++k) out.size[k] = ad_seed(g.size[k], k < used ? slot(dir0 + k, first) : -1);
   return out;

@@ -3,7 +3,9 @@
 // poses and writes contacts whose normal points from the first to the second.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <numbers>
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide.hpp"
@@ -144,6 +146,100 @@ inline void closest_segment_segment(const Vector3<S>& p1, const Vector3<S>& d1, 
   }
 }
 
+// Shared by the sphere/capsule pairs against signed-distance geoms (boxes, cylinders, hulls).
+// Segment of a capsule (or a cylinder's axis) in the world.
+template <class S>
+void segment(const GeomTpl<S>& g, const Pose<S>& P, Vector3<S>& p0, Vector3<S>& p1) {
+  const Vector3<S> half = P.R.col(2) * g.size[1];
+  p0 = P.p - half;
+  p1 = P.p + half;
+}
+
+template <class S>
+S closest_on_segment(const Vector3<S>& p, const Vector3<S>& d, const Vector3<S>& x) {
+  return clamp01(S(d.dot(x - p) / d.squaredNorm()));
+}
+
+// A sphere (centre c, radius r) against a geom given by its signed distance in its own frame Y.
+// The geom is b (the normal points from the sphere into it).
+template <class S, class Sdf>
+int sphere_sdf(const Vector3<S>& c, const S& r, const Pose<S>& Y, Sdf sdf, double margin, ContactTpl<S>* out) {
+  Vector3<S> m_local;
+  const S s = sdf(Vector3<S>(Y.R.transpose() * (c - Y.p)), m_local);
+  const S gap = s - r;
+  if (value_of(gap) > margin) return 0;
+  const Vector3<S> m = Y.R * m_local;
+  point_contact(out[0], Vector3<S>(c - r * m), gap, m, /*y_is_a=*/false);
+  return 1;
+}
+
+// A capsule against a convex geom given by its signed distance: that distance is convex along the
+// segment, so a golden-section search (on values) finds the deepest sphere; the two end spheres
+// are added so that a capsule lying on a face rests on two points.
+// No refinement: the deepest sphere's parameter stays a value (the depth's derivative is still
+// exact, since the depth is stationary in t there; the point's is not when t moves).
+template <class S>
+struct KeepParameter {
+  S operator()(const Vector3<S>&, const Vector3<S>&, double t) const { return S(t); }
+};
+
+template <class S, class Sdf, class Param = KeepParameter<S>>
+int capsule_sdf(const GeomTpl<S>& capsule, const Pose<S>& C, const Pose<S>& Y, Sdf sdf, double margin,
+                ContactTpl<S>* out, Param parameter = Param()) {
+  Vector3<S> p0, p1;
+  segment(capsule, C, p0, p1);
+  const Vector3<S> d = p1 - p0;
+  auto value_at = [&](double t) {
+    Vector3<S> x = p0 + d * S(t), m;
+    return value_of(sdf(Vector3<S>(Y.R.transpose() * (x - Y.p)), m));
+  };
+  constexpr double kInvPhi = 0.6180339887498949;
+  double lo = 0, hi = 1, x1 = hi - kInvPhi * (hi - lo), x2 = lo + kInvPhi * (hi - lo);
+  double f1 = value_at(x1), f2 = value_at(x2);
+  for (int it = 0; it < 60 && hi - lo > 1e-10; ++it) {
+    if (f1 < f2) {
+      hi = x2, x2 = x1, f2 = f1;
+      x1 = hi - kInvPhi * (hi - lo);
+      f1 = value_at(x1);
+    } else {
+      lo = x1, x1 = x2, f1 = f2;
+      x2 = lo + kInvPhi * (hi - lo);
+      f2 = value_at(x2);
+    }
+  }
+  const double t_min = (lo + hi) / 2;
+  const double f_ends = std::min(value_at(0), value_at(1));
+  const double scale = 1e-9 * (1 + std::abs(f_ends));
+  int count = 0;
+  for (double t : {0.0, 1.0}) count += sphere_sdf(Vector3<S>(p0 + d * S(t)), capsule.size[0], Y, sdf, margin, out + count);
+  if (t_min > 1e-6 && t_min < 1 - 1e-6 && value_at(t_min) < f_ends - scale)
+    count += sphere_sdf(Vector3<S>(p0 + d * parameter(p0, d, t_min)), capsule.size[0], Y, sdf, margin, out + count);
+  return count;
+}
+
+// 8 rim points per cap (the first towards `toward`) and the two cap centres, world frame.
+template <class S>
+int cylinder_samples(const GeomTpl<S>& cyl, const Pose<S>& C, const Vector3<S>& toward, Vector3<S>* pts) {
+  const Vector3<S> axis = C.R.col(2);
+  Vector3<S> w = toward - C.p;
+  w -= axis * axis.dot(w);
+  if (value_of(w.squaredNorm()) < 1e-20)
+    w = C.R.col(0);
+  else
+    w.normalize();
+  const Vector3<S> v = axis.cross(w);
+  int n = 0;
+  for (double side : {-1.0, 1.0}) {
+    const Vector3<S> cap = C.p + axis * (cyl.size[1] * side);
+    pts[n++] = cap;
+    for (int k = 0; k < 8; ++k) {
+      const double angle = std::numbers::pi * k / 4.0;
+      pts[n++] = cap + cyl.size[0] * (std::cos(angle) * w + std::sin(angle) * v);
+    }
+  }
+  return n;
+}
+
 template <class S> int plane_sphere(const GeomTpl<S>&, const Pose<S>&, const GeomTpl<S>&, const Pose<S>&, double, ContactTpl<S>*);
 template <class S> int plane_capsule(const GeomTpl<S>&, const Pose<S>&, const GeomTpl<S>&, const Pose<S>&, double, ContactTpl<S>*);
 template <class S> int plane_box(const GeomTpl<S>&, const Pose<S>&, const GeomTpl<S>&, const Pose<S>&, double, ContactTpl<S>*);
@@ -158,5 +254,11 @@ template <class S> int capsule_cylinder(const GeomTpl<S>&, const Pose<S>&, const
 template <class S> int box_box(const GeomTpl<S>&, const Pose<S>&, const GeomTpl<S>&, const Pose<S>&, double, ContactTpl<S>*);
 template <class S> int box_cylinder(const GeomTpl<S>&, const Pose<S>&, const GeomTpl<S>&, const Pose<S>&, double, ContactTpl<S>*);
 template <class S> int cylinder_cylinder(const GeomTpl<S>&, const Pose<S>&, const GeomTpl<S>&, const Pose<S>&, double, ContactTpl<S>*);
+template <class S> int plane_hull(const GeomTpl<S>&, const Pose<S>&, const GeomTpl<S>&, const Pose<S>&, double, ContactTpl<S>*);
+template <class S> int sphere_hull(const GeomTpl<S>&, const Pose<S>&, const GeomTpl<S>&, const Pose<S>&, double, ContactTpl<S>*);
+template <class S> int capsule_hull(const GeomTpl<S>&, const Pose<S>&, const GeomTpl<S>&, const Pose<S>&, double, ContactTpl<S>*);
+template <class S> int box_hull(const GeomTpl<S>&, const Pose<S>&, const GeomTpl<S>&, const Pose<S>&, double, ContactTpl<S>*);
+template <class S> int cylinder_hull(const GeomTpl<S>&, const Pose<S>&, const GeomTpl<S>&, const Pose<S>&, double, ContactTpl<S>*);
+template <class S> int hull_hull(const GeomTpl<S>&, const Pose<S>&, const GeomTpl<S>&, const Pose<S>&, double, ContactTpl<S>*);
 
 }  // namespace gradyn::collision_detail

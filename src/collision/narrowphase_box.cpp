@@ -88,29 +88,6 @@ int box_samples(const GeomTpl<S>& box, const Pose<S>& B, Vector3<S>* pts) {
   return n;
 }
 
-// 8 rim points per cap (the first towards `toward`) and the two cap centres, world frame.
-template <class S>
-int cylinder_samples(const GeomTpl<S>& cyl, const Pose<S>& C, const Vector3<S>& toward, Vector3<S>* pts) {
-  const Vector3<S> axis = C.R.col(2);
-  Vector3<S> w = toward - C.p;
-  w -= axis * axis.dot(w);
-  if (value_of(w.squaredNorm()) < 1e-20)
-    w = C.R.col(0);
-  else
-    w.normalize();
-  const Vector3<S> v = axis.cross(w);
-  int n = 0;
-  for (double side : {-1.0, 1.0}) {
-    const Vector3<S> cap = C.p + axis * (cyl.size[1] * side);
-    pts[n++] = cap;
-    for (int k = 0; k < 8; ++k) {
-      const double angle = std::numbers::pi * k / 4.0;
-      pts[n++] = cap + cyl.size[0] * (std::cos(angle) * w + std::sin(angle) * v);
-    }
-  }
-  return n;
-}
-
 // Sample points of one geom against the signed distance of the other (Y), into `out`.
 template <class S, class Sdf>
 int samples_against(const Vector3<S>* pts, int n, const Pose<S>& Y, Sdf sdf, double margin, bool y_is_a,

@@ -53,6 +53,7 @@ const char* geom_type_name(GeomType type) {
     case GeomType::Capsule: return "capsule";
     case GeomType::Box: return "box";
     case GeomType::Cylinder: return "cylinder";
+    case GeomType::ConvexHull: return "convex_hull";
   }
   return "unknown";
 }
@@ -77,6 +78,10 @@ void check_geom(const GeomSpec& g, const SourceLocation& where) {
     case GeomType::Capsule:
     case GeomType::Cylinder: used = 2; names[0] = "radius"; names[1] = "half-length"; break;
     case GeomType::Box: used = 3; names[0] = "half-extent x"; names[1] = "half-extent y"; names[2] = "half-extent z"; break;
+    case GeomType::ConvexHull:
+      if (!g.hull) fail("has no hull (make one with make_convex_hull, or use convex_hull_geom)");
+      used = 3; names[0] = "scale x"; names[1] = "scale y"; names[2] = "scale z";
+      break;
   }
   for (int k = 0; k < used; ++k)
     if (!(g.size[k] > 0) || !std::isfinite(g.size[k]))
@@ -275,6 +280,7 @@ Model ModelBuilder::build(const BuildOptions& options) const {
       g.restitution = gs.restitution;
       g.contype = gs.contype;
       g.conaffinity = gs.conaffinity;
+      g.hull = gs.hull;
       g.where = gs.where;
       m.geoms.push_back(std::move(g));
     }

@@ -35,6 +35,20 @@
 //            points + 2 cap centres of each cylinder tested against the other geom's signed
 //            distance; the 4 deepest. It misses an edge crossing the cylinder's curved side
 //            with no sample inside (reported as no contact).                     C=4
+//   Convex hulls (meshes; a box is handled as the unit cube's hull scaled by its half-extents):
+//   plane-hull: every vertex within the margin; more than C: the deepest, then repeatedly the one
+//            farthest from those kept (the kept points span the contact region).  C=8
+//   sphere-hull: exact signed distance to the polytope (inside: the nearest face plane; outside:
+//            the closest face, edge or vertex).                                  C=1
+//   capsule-hull: as capsule-box, with the hull's signed distance.               C=3
+//   box-hull, hull-hull: separating-axis test over both polytopes' face normals and the edge
+//            pairs that form faces of the Minkowski difference (Gregorius' Gauss-map test); face
+//            axis: the incident face clipped against the reference face (a manifold, the points
+//            spread as for plane-hull); edge axis: the closest points of the two edges.  C=8
+//            Within the margin (separated), the gap is the largest separating-axis distance, a
+//            lower bound of the true distance (exact for face-vertex and edge-edge features).
+//   cylinder-hull: APPROXIMATION by sampling, as box-cylinder (hull vertices and edge midpoints
+//            against the cylinder, cylinder rim points against the hull), the 4 deepest.  C=4
 //   plane-plane: never.
 #pragma once
 

@@ -22,7 +22,8 @@
 //   then for each geom g, in model.geoms order (<g> its name):
 //     "<g>.friction", "<g>.restitution";
 //     "<g>.size[k]" for the size entries its type uses (geom_size_count: plane none, sphere 1,
-//     capsule and cylinder 2, box 3; see collision/geometry.hpp);
+//     capsule and cylinder 2, box 3, convex hull 3: its scale along x, y, z, 1 as loaded; the
+//     hull's vertices are not parameters; see collision/geometry.hpp);
 //     "<g>.origin.x|y|z", "<g>.origin.roll|pitch|yaw" (geom frame in its body frame, URDF rpy);
 //   then the contact settings (model.contact, always present): "contact.stiffness",
 //     "contact.exponent", "contact.damping", "contact.velocity_scale",
@@ -88,14 +89,15 @@ struct ModelTangentTpl {
 using ModelTangent = ModelTangentTpl<double>;
 
 /// How many entries of GeomTpl::size a geom type uses (its size parameters): plane 0, sphere 1,
-/// capsule and cylinder 2, box 3.
+/// capsule and cylinder 2, box 3, convex hull 3 (its scale; the vertices are not parameters).
 inline int geom_size_count(GeomType type) {
   switch (type) {
     case GeomType::Plane: return 0;
     case GeomType::Sphere: return 1;
     case GeomType::Capsule:
     case GeomType::Cylinder: return 2;
-    case GeomType::Box: return 3;
+    case GeomType::Box:
+    case GeomType::ConvexHull: return 3;
   }
   return 0;
 }
