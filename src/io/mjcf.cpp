@@ -28,8 +28,16 @@
 //    <compiler inertiafromgeom> (auto: only when the body has no <inertial>) and
 //    inertiagrouprange: sphere, capsule, cylinder, ellipsoid, box, by density (default 1000)
 //    or the geom's mass; fromto for capsule/cylinder/ellipsoid/box. Planes and hfields carry no
-//    mass; a mesh geom that would carry mass is a ModelError (meshes are not read).
+//    mass; mesh geoms the solid inertia of their convex hull (MuJoCo's for convex meshes).
 //    boundmass, boundinertia and settotalmass are applied as MuJoCo does.
+//  * Collision meshes: <asset><mesh name file|vertex scale> (file: STL, OBJ or any format
+//    Open Asset Import reads, relative to <compiler meshdir>, else assetdir, else the main
+//    file's directory; relative meshdir/assetdir are relative to the main file's directory, as
+//    in MuJoCo) used by <geom type="mesh" mesh="name"> become ConvexHull geoms: the convex hull
+//    of the mesh's vertices, which is also what MuJoCo collides. The vertices stay in the mesh's
+//    own frame, placed by the geom's pos/quat (MuJoCo re-centres the mesh at its centroid and
+//    moves the geom frame to match: the world vertices are the same). A missing or unreadable
+//    mesh file is a ModelError naming the <mesh> element.
 //  * Gravity from <option gravity> (and <flag gravity="disable">), default (0, 0, -9.81).
 //  * Unnamed bodies and joints are called "body<i>" / "joint<i>", i being MuJoCo's id
 //    (depth-first order, the world is body 0).
@@ -63,6 +71,7 @@
 #include <sstream>
 
 #include "gradyn/io/load.hpp"
+#include "mesh_file.hpp"
 
 namespace gradyn {
 namespace {
@@ -81,6 +90,7 @@ struct Compiler {
   std::string eulerseq = "xyz";
   enum class FromGeom { False, True, Auto } inertia_from_geom = FromGeom::Auto;
   bool autolimits = true;
+  std::string meshdir, assetdir;
   int group_min = 0, group_max = 5;
   double boundmass = 0, boundinertia = 0, settotalmass = -1;
 };
@@ -370,10 +380,12 @@ class MjcfParser {
     if (const char* n = root->Attribute("model")) result_.builder.set_name(n);
     result_.builder.set_source(main_file_);
 
-    std::vector<const XMLElement*> worldbodies, defaults;
+    std::vector<const XMLElement*> worldbodies, defaults, assets;
     for (const XMLElement* s : children(root)) {
       const std::string name = s->Name();
-      if (name == "compiler")
+      if (name == "asset")
+        assets.push_back(s);
+      else if (name == "compiler")
         parse_compiler(s);
       else if (name == "option")
         parse_option(s);
@@ -385,6 +397,7 @@ class MjcfParser {
     classes_.push_back(DefaultClass{"main", -1, {}});
     class_index_["main"] = 0;
     for (const XMLElement* d : defaults) parse_default(d, 0, true);
+    for (const XMLElement* a : assets) parse_assets(a);
 
     LinkSpec world{"world", std::nullopt, worldbodies.empty() ? where(root) : where(worldbodies[0]), {}};
     for (const XMLElement* w : worldbodies) parse_children(w, "world", 0, /*world=*/true);
@@ -417,6 +430,8 @@ class MjcfParser {
     }
     if (e->Attribute("coordinate") && keyword(a, "coordinate", "local", {"local", "global"}) == "global")
       fail(e, "coordinate=\"global\" is not supported (MuJoCo removed it too); use local coordinates");
+    if (const char* dir = e->Attribute("meshdir")) compiler_.meshdir = dir;
+    if (const char* dir = e->Attribute("assetdir")) compiler_.assetdir = dir;
     if (e->Attribute("autolimits")) compiler_.autolimits = keyword(a, "autolimits", "true", {"true", "false"}) == "true";
     if (e->Attribute("inertiagrouprange")) {
       const auto g = numbers(a, "inertiagrouprange", {0, 5});
@@ -428,6 +443,62 @@ class MjcfParser {
     compiler_.settotalmass = number(a, "settotalmass", compiler_.settotalmass);
     if (e->Attribute("balanceinertia") && keyword(a, "balanceinertia", "false", {"true", "false"}) == "true")
       fail(e, "balanceinertia=\"true\" is not supported");
+  }
+
+  // <asset>: <mesh> elements become convex hulls (other assets are not needed).
+  void parse_assets(const XMLElement* e) {
+    for (const XMLElement* c : children(e)) {
+      if (std::string(c->Name()) != "mesh") continue;
+      const Attrs a = with_defaults(c, "mesh", 0);
+      const char* file = c->Attribute("file");
+      std::string name;
+      if (const char* n = c->Attribute("name")) name = n;
+      else if (file) name = std::filesystem::path(file).stem().string();  // MuJoCo: the file name without extension
+      else fail(c, "a <mesh> needs a 'name' or a 'file'");
+      if (meshes_.count(name)) fail(c, "mesh '" + name + "' is defined twice");
+      const Vec3 scale = vec3(a, "scale", Vec3::Ones());
+      std::vector<Vec3> vertices;
+      if (a.has("vertex")) {
+        if (file) fail(c, "a <mesh> takes either 'file' or 'vertex', not both");
+        const std::vector<double> v = parse_numbers(c, "vertex", *a.raw("vertex"));
+        if (v.size() % 3 != 0) fail(c, "attribute 'vertex' must hold x y z triples, got " + std::to_string(v.size()) + " numbers");
+        for (size_t k = 0; k + 2 < v.size(); k += 3) vertices.push_back(Vec3(v[k], v[k + 1], v[k + 2]).cwiseProduct(scale));
+      } else if (file) {
+        try {
+          vertices = io_detail::read_mesh_vertices(mesh_path(file).string(), scale);
+        } catch (const std::runtime_error& err) {
+          fail(c, err.what());
+        }
+      } else {
+        fail(c, "a <mesh> needs a 'file' or a 'vertex' list");
+      }
+      try {
+        meshes_[name] = make_convex_hull(vertices);
+      } catch (const ArgumentError& err) {
+        fail(c, "mesh '" + name + "': " + err.what());
+      }
+    }
+  }
+
+  // A <mesh file>: absolute, else relative to meshdir, else assetdir, else the main file's
+  // directory (meshdir and assetdir themselves relative to the main file's directory).
+  std::filesystem::path mesh_path(const std::string& file) const {
+    namespace fs = std::filesystem;
+    fs::path p(file);
+    if (p.is_absolute()) return p;
+    fs::path dir = fs::path(main_file_).parent_path();
+    const std::string& sub = !compiler_.meshdir.empty() ? compiler_.meshdir : compiler_.assetdir;
+    if (!sub.empty()) dir = fs::path(sub).is_absolute() ? fs::path(sub) : dir / sub;
+    return (dir / p).lexically_normal();
+  }
+
+  // The hull of the mesh a mesh geom names.
+  std::shared_ptr<const ConvexHull> geom_mesh(const Attrs& a) const {
+    const auto name = a.raw("mesh");
+    if (!name) fail(a.element, "a mesh geom needs a 'mesh' attribute naming an <asset><mesh>");
+    auto it = meshes_.find(*name);
+    if (it == meshes_.end()) fail(a.element, "unknown mesh '" + *name + "' (no <asset><mesh name='" + *name + "'>)");
+    return it->second;
   }
 
   void parse_option(const XMLElement* e) {
@@ -643,7 +714,8 @@ class MjcfParser {
   // ---- collision geometry ---------------------------------------------------------------------------
 
   // A <geom> as collision geometry in its body's frame, or nothing (with a warning) for the types
-  // gradyn does not collide (ellipsoid, mesh, hfield, sdf). Sizes follow MuJoCo: sphere radius;
+  // gradyn does not collide (ellipsoid, hfield, sdf). Meshes: the convex hull of the mesh asset,
+  // scale 1 (the asset's scale is in its vertices), size ignored as MuJoCo does. Sizes follow MuJoCo: sphere radius;
   // capsule and cylinder radius, half-length; box half-extents; planes are infinite (size is only
   // for drawing). fromto sets position, orientation and the half-length (box, ellipsoid: square
   // section of half-width size[0]). friction: the first (sliding) component; restitution: 0
@@ -656,9 +728,21 @@ class MjcfParser {
     const char* n = e->Attribute("name");
     g.name = n ? n : body + "/geom" + std::to_string(index);
     g.where = where(e);
-    if (type == "ellipsoid" || type == "mesh" || type == "hfield" || type == "sdf") {
+    if (type == "ellipsoid" || type == "hfield" || type == "sdf") {
       warn(e, type + " geoms are not collision geometry in gradyn yet; geom '" + g.name + "' is skipped");
       return std::nullopt;
+    }
+    if (type == "mesh") {
+      g.type = GeomType::ConvexHull;
+      g.hull = geom_mesh(a);
+      if (a.has("fromto")) fail(e, "fromto cannot be used with a mesh geom");
+      g.placement = Pose<double>(orientation(a).toRotationMatrix(), vec3(a, "pos", Vec3::Zero()));
+      g.size = Vec3::Ones();
+      g.friction = numbers(a, "friction", {1, 0.005, 0.0001}, /*exact=*/false)[0];
+      g.restitution = 0;
+      set_collision_filter(a, g);
+      check_geom(g, g.where);
+      return g;
     }
     g.type = type == "plane"     ? GeomType::Plane
              : type == "sphere"  ? GeomType::Sphere
@@ -688,13 +772,17 @@ class MjcfParser {
     g.size = Vec3(size[0], size[1], size[2]);
     g.friction = numbers(a, "friction", {1, 0.005, 0.0001}, /*exact=*/false)[0];
     g.restitution = 0;
-    const double contype = number(a, "contype", 1), conaffinity = number(a, "conaffinity", 1);
-    if (contype < 0 || conaffinity < 0 || contype != std::floor(contype) || conaffinity != std::floor(conaffinity))
-      fail(e, "contype and conaffinity must be non-negative integers");
-    g.contype = static_cast<std::uint32_t>(contype);
-    g.conaffinity = static_cast<std::uint32_t>(conaffinity);
+    set_collision_filter(a, g);
     check_geom(g, g.where);
     return g;
+  }
+
+  void set_collision_filter(const Attrs& a, GeomSpec& g) const {
+    const double contype = number(a, "contype", 1), conaffinity = number(a, "conaffinity", 1);
+    if (contype < 0 || conaffinity < 0 || contype != std::floor(contype) || conaffinity != std::floor(conaffinity))
+      fail(a.element, "contype and conaffinity must be non-negative integers");
+    g.contype = static_cast<std::uint32_t>(contype);
+    g.conaffinity = static_cast<std::uint32_t>(conaffinity);
   }
 
   // <contact>: <exclude body1 body2/> becomes an excluded body pair; <pair> is not supported.
@@ -797,8 +885,16 @@ class MjcfParser {
     if (!has_mass && density == 0) return std::nullopt;
     if (a.has("shellinertia") && keyword(a, "shellinertia", "false", {"true", "false"}) == "true")
       fail(a.element, "shellinertia is not supported");
-    if (type == "mesh" || type == "sdf")
-      fail(a.element, "the inertia of " + type + " geoms is not supported: give the body an <inertial>, or the geom mass=\"0\"");
+    if (type == "sdf")
+      fail(a.element, "the inertia of sdf geoms is not supported: give the body an <inertial>, or the geom mass=\"0\"");
+    if (type == "mesh") {  // the solid convex hull (MuJoCo's inertia for a convex mesh)
+      const ConvexHull& hull = *geom_mesh(a);
+      const double mass = has_mass ? given_mass : density * hull.volume;
+      if (mass <= 0) return std::nullopt;
+      const Mat3 R = orientation(a).toRotationMatrix();
+      return MassSpec{mass, vec3(a, "pos", Vec3::Zero()) + R * hull.centroid,
+                      R * (hull.inertia * (mass / hull.volume)) * R.transpose()};
+    }
 
     auto size = numbers(a, "size", {0, 0, 0}, /*exact=*/false);
     Vec3 pos;
@@ -885,6 +981,7 @@ class MjcfParser {
   }
 
   std::vector<std::string>* warnings_ = nullptr;
+  std::map<std::string, std::shared_ptr<const ConvexHull>> meshes_;  // <asset><mesh> by name
   std::vector<GeomSpec> world_geoms_;
   std::string main_file_;
   std::vector<std::unique_ptr<XMLDocument>> docs_;

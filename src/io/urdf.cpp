@@ -3,18 +3,21 @@
 // belongs to; the builder's own checks (inertia, tree shape) reuse the locations set here.
 #include <tinyxml2.h>
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <numbers>
 #include <set>
 #include <sstream>
 #include <string_view>
 
 #include "gradyn/io/load.hpp"
+#include "mesh_file.hpp"
 
 namespace gradyn {
 namespace {
@@ -26,6 +29,8 @@ struct UrdfContext {
   std::string file;     // what error messages call the input
   fs::path base_dir;    // relative mesh paths are resolved against this
   const LoadOptions& options;
+  // Collision mesh hulls already built, by resolved path and scale (robots reuse a mesh per leg).
+  mutable std::map<std::pair<std::string, std::array<double, 3>>, std::shared_ptr<const ConvexHull>> hulls = {};
 };
 
 SourceLocation locate(const UrdfContext& ctx, const XMLElement* e, const std::string& owner) {
@@ -139,8 +144,28 @@ fs::path resolve_package(const UrdfContext& ctx, const std::string& package, con
   return {};
 }
 
-// Meshes are not loaded yet (geometry comes later); a missing mesh file must not stop a model
-// whose dynamics need only the inertials, so it only warns.
+// A <mesh filename>: package://, file:// or a path relative to the URDF's directory. Empty when
+// the file does not exist.
+fs::path resolve_mesh(const UrdfContext& ctx, const std::string& filename) {
+  fs::path resolved;
+  std::error_code ec;
+  constexpr std::string_view package_scheme = "package://", file_scheme = "file://";
+  if (filename.starts_with(package_scheme)) {
+    const std::string spec = filename.substr(package_scheme.size());
+    const auto slash = spec.find('/');
+    if (slash != std::string::npos && slash > 0)
+      resolved = resolve_package(ctx, spec.substr(0, slash), spec.substr(slash + 1));
+  } else {
+    fs::path p = filename.starts_with(file_scheme) ? fs::path(filename.substr(file_scheme.size())) : fs::path(filename);
+    if (p.is_relative()) p = ctx.base_dir / p;
+    if (fs::is_regular_file(p, ec)) resolved = p;
+  }
+  return resolved;
+}
+
+// A missing mesh file must not stop a model whose dynamics need only the inertials (URDFs are
+// often shipped without their meshes), so it only warns; a collision mesh that is there is read
+// (read_collisions), and a malformed one is an error.
 void check_meshes(const UrdfContext& ctx, const XMLElement* link, const std::string& owner) {
   for (const char* kind : {"visual", "collision"}) {
     for (const XMLElement* shape = link->FirstChildElement(kind); shape; shape = shape->NextSiblingElement(kind)) {
@@ -148,20 +173,7 @@ void check_meshes(const UrdfContext& ctx, const XMLElement* link, const std::str
       const XMLElement* mesh = geometry ? geometry->FirstChildElement("mesh") : nullptr;
       if (!mesh) continue;
       const std::string filename = require_attribute(ctx, mesh, "filename", owner);
-      fs::path resolved;
-      std::error_code ec;
-      constexpr std::string_view package_scheme = "package://", file_scheme = "file://";
-      if (filename.starts_with(package_scheme)) {
-        const std::string spec = filename.substr(package_scheme.size());
-        const auto slash = spec.find('/');
-        if (slash != std::string::npos && slash > 0)
-          resolved = resolve_package(ctx, spec.substr(0, slash), spec.substr(slash + 1));
-      } else {
-        fs::path p = filename.starts_with(file_scheme) ? fs::path(filename.substr(file_scheme.size()))
-                                                       : fs::path(filename);
-        if (p.is_relative()) p = ctx.base_dir / p;
-        if (fs::is_regular_file(p, ec)) resolved = p;
-      }
+      const fs::path resolved = resolve_mesh(ctx, filename);
       if (resolved.empty())
         warn(ctx, locate(ctx, mesh, owner).str() + "<" + kind + "> mesh file '" + filename +
                       "' not found; the mesh is ignored");
@@ -171,8 +183,9 @@ void check_meshes(const UrdfContext& ctx, const XMLElement* link, const std::str
 
 // <collision> elements -> geoms in the link frame. URDF sizes are full extents (box size,
 // cylinder length); gradyn's are halves. <capsule radius length> (a common extension) is read
-// too. Meshes are not collision geometry yet: they are skipped (a missing file still warns, see
-// check_meshes). Friction and restitution come from PyBullet's link-level extension
+// too. <mesh filename scale>: the convex hull of the mesh's vertices (scaled), a ConvexHull geom
+// (PyBullet and MuJoCo collide meshes as their hulls too); a missing file is skipped (check_meshes
+// warned), an unreadable one is a ModelError. Friction and restitution come from PyBullet's link-level extension
 // <contact><lateral_friction value/><restitution value/></contact>, else the defaults
 // (friction 1, restitution 0; geometry.hpp).
 std::vector<GeomSpec> read_collisions(const UrdfContext& ctx, const XMLElement* link, const std::string& link_name,
@@ -211,7 +224,25 @@ std::vector<GeomSpec> read_collisions(const UrdfContext& ctx, const XMLElement* 
       g.size[0] = require_number(ctx, shape, "radius", owner);
       g.size[1] = require_number(ctx, shape, "length", owner) / 2;
     } else if (kind == "mesh") {
-      continue;  // not supported as collision geometry yet (see above)
+      const fs::path path = resolve_mesh(ctx, require_attribute(ctx, shape, "filename", owner));
+      if (path.empty()) continue;  // missing: check_meshes warned
+      const Vector3<double> scale = read_vector3(ctx, shape, "scale", owner, Vector3<double>::Ones());
+      const auto key = std::make_pair(fs::absolute(path).lexically_normal().string(),
+                                      std::array<double, 3>{scale.x(), scale.y(), scale.z()});
+      auto it = ctx.hulls.find(key);
+      if (it == ctx.hulls.end()) {
+        const SourceLocation at = locate(ctx, shape, owner + " <collision name='" + g.name + "'>");
+        try {
+          it = ctx.hulls.emplace(key, make_convex_hull(io_detail::read_mesh_vertices(path.string(), scale))).first;
+        } catch (const std::runtime_error& err) {  // unreadable file
+          throw ModelError(at, err.what());
+        } catch (const std::invalid_argument& err) {  // no hull (ArgumentError)
+          throw ModelError(at, "mesh file '" + path.string() + "': " + err.what());
+        }
+      }
+      g.type = GeomType::ConvexHull;
+      g.hull = it->second;
+      g.size = Vector3<double>::Ones();
     } else {
       throw ModelError(locate(ctx, shape, owner), "unknown collision geometry <" + kind +
                                                       "> (expected sphere, box, cylinder, capsule or mesh)");

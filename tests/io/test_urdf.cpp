@@ -402,8 +402,16 @@ class ScopedEnv {
 TEST(UrdfMeshes, PackageUrlsResolveThroughAncestorsAndRosPackagePath) {
   TempDir tmp;
   const fs::path package = tmp.path() / "ws" / "my_robot_description";
-  write_file(package / "meshes" / "body.stl", "solid body\nendsolid body\n");
-  write_file(tmp.path() / "elsewhere" / "other_pkg" / "arm.stl", "solid arm\nendsolid arm\n");
+  // Collision meshes are read (convex hulls): a tetrahedron in ASCII STL.
+  const std::string tetrahedron =
+      "solid t\n"
+      "facet normal 0 0 -1\nouter loop\nvertex 0 0 0\nvertex 0 1 0\nvertex 1 0 0\nendloop\nendfacet\n"
+      "facet normal 0 -1 0\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 0 1\nendloop\nendfacet\n"
+      "facet normal -1 0 0\nouter loop\nvertex 0 0 0\nvertex 0 0 1\nvertex 0 1 0\nendloop\nendfacet\n"
+      "facet normal 1 1 1\nouter loop\nvertex 1 0 0\nvertex 0 1 0\nvertex 0 0 1\nendloop\nendfacet\n"
+      "endsolid t\n";
+  write_file(package / "meshes" / "body.stl", tetrahedron);
+  write_file(tmp.path() / "elsewhere" / "other_pkg" / "arm.stl", tetrahedron);
   const fs::path urdf = package / "urdf" / "robot.urdf";
   write_file(urdf, robot_with_meshes({"package://my_robot_description/meshes/body.stl",  // ancestor is the package
                                       "../meshes/body.stl",                                // relative to the URDF

@@ -19,7 +19,8 @@ struct LoadOptions {
 /// Parses a URDF file into a builder (links, joints, inertials, origins with rpy, axes,
 /// limits, dynamics damping). `package://name/...` mesh paths are resolved by searching the
 /// file's ancestor directories for `name` and ROS_PACKAGE_PATH; relative paths against the
-/// file's directory; a missing mesh only warns.
+/// file's directory; a missing mesh only warns. Collision meshes become convex hulls (ConvexHull
+/// geoms); an unreadable collision mesh file is a ModelError.
 ModelBuilder parse_urdf(const std::string& path, const LoadOptions& options = {});
 ModelBuilder parse_urdf_string(const std::string& xml, const std::string& source_name = "<string>",
                                const LoadOptions& options = {});
