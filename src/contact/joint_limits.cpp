@@ -1,5 +1,6 @@
 #include "gradyn/contact/joint_limits.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "gradyn/autodiff.hpp"
@@ -89,11 +90,103 @@ void add_joint_limit_forces_vjp(const ModelTpl<S>& model, const VecRef<S>& q, co
   }
 }
 
+namespace {
+
+// Body and index within its joint of coordinate iq (-1 when no joint owns it).
+template <class S>
+void coordinate_owner(const ModelTpl<S>& model, int iq, int& body, int& k) {
+  body = -1, k = 0;
+  for (int i = 0; i < model.nbodies(); ++i)
+    if (iq >= model.idx_q[i] && iq < model.idx_q[i] + model.joint_nq(i)) body = i, k = iq - model.idx_q[i];
+}
+
+}  // namespace
+
+template <class S>
+int select_joint_limit_rows(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& v_free, double dt,
+                            std::vector<int>& coord, std::vector<int>& side) {
+  const double margin = model.contact.limit_margin;
+  int count = 0;
+  for (int i = 0; i < model.nbodies(); ++i) {
+    if (!joint_has_limited_coordinates(model.joint_type[i])) continue;
+    const int iq = model.idx_q[i], iv = model.idx_v[i], nvi = model.joint_nv(i);
+    for (int k = 0; k < model.joint_nq(i); ++k) {
+      const double lower = value_of(model.lower_limit[iq + k]), upper = value_of(model.upper_limit[iq + k]);
+      const bool has_lower = std::isfinite(lower), has_upper = std::isfinite(upper);
+      if (!has_lower && !has_upper) continue;
+      const Vector3<S> r = joint_limit_rate_row<S>(model, i, k, q);
+      double rate = 0.0;
+      for (int j = 0; j < nvi; ++j) rate += value_of(r[j]) * value_of(v_free[iv + j]);
+      const double qk = value_of(q[iq + k]);
+      for (int s : {1, -1}) {
+        if (s > 0 ? !has_lower : !has_upper) continue;
+        const double gap = s * (qk - (s > 0 ? lower : upper));
+        if (std::min(gap, gap + dt * s * rate) >= margin) continue;
+        coord[static_cast<size_t>(count)] = iq + k;
+        side[static_cast<size_t>(count)] = s;
+        ++count;
+      }
+    }
+  }
+  return count;
+}
+
+template <class S>
+Vector3<S> joint_limit_jacobian(const ModelTpl<S>& model, const VecRef<S>& q, int coord, int side, int& iv,
+                                int& nv_joint) {
+  int body, k;
+  coordinate_owner(model, coord, body, k);
+  iv = model.idx_v[body];
+  nv_joint = model.joint_nv(body);
+  return S(side) * joint_limit_rate_row<S>(model, body, k, q);
+}
+
+template <class S>
+S joint_limit_target(const ModelTpl<S>& model, const VecRef<S>& q, int coord, int side, const NoDeduce<S>& dt) {
+  const ContactSettings& settings = model.contact;
+  const S gap = S(side) * (q[coord] - (side > 0 ? model.lower_limit[coord] : model.upper_limit[coord]));
+  if (value_of(gap) >= 0.0) return -gap / dt;
+  const S excess = -gap - S(settings.slop);
+  return value_of(excess) > 0.0 ? S(settings.erp) / dt * excess : S(0);
+}
+
+void joint_limit_target_vjp(const Model& model, const VecRef<double>& q, int coord, int side, double dt,
+                            double target_bar, VecOut<double> q_bar, ModelTangent& model_bar) {
+  const ContactSettings& settings = model.contact;
+  const double gap = side * (q[coord] - (side > 0 ? model.lower_limit[coord] : model.upper_limit[coord]));
+  if (gap >= 0.0) {  // -gap / dt
+    q_bar[coord] -= target_bar * side / dt;
+    return;
+  }
+  const double excess = -gap - settings.slop;
+  if (!(excess > 0.0)) return;
+  // erp / dt (-side (q_k - bound) - slop)
+  q_bar[coord] -= target_bar * settings.erp / dt * side;
+  model_bar.contact.erp += target_bar * excess / dt;
+  model_bar.contact.slop -= target_bar * settings.erp / dt;
+}
+
+void joint_limit_jacobian_vjp(const Model& model, const VecRef<double>& q, int coord, int side, double weight,
+                              const VecRef<double>& z, VecOut<double> q_bar) {
+  int body, k;
+  coordinate_owner(model, coord, body, k);
+  if (weight == 0.0 || body < 0 || model.joint_type[body] != JointType::Planar || k == 2) return;
+  const int iv = model.idx_v[body], itheta = model.idx_q[body] + 2;
+  const double c = std::cos(q[itheta]), s = std::sin(q[itheta]);
+  // d r / d theta: x row (c, -s) -> (-s, -c); y row (s, c) -> (c, -s)
+  const double dr0 = k == 0 ? -s : c, dr1 = k == 0 ? -c : -s;
+  q_bar[itheta] += weight * side * (dr0 * z[iv] + dr1 * z[iv + 1]);
+}
+
 #define GRADYN_INSTANTIATE(S)                                                                          \
   template Vector3<S> joint_limit_rate_row<S>(const ModelTpl<S>&, int, int, const VecRef<S>&);        \
   template void add_joint_limit_forces<S>(const ModelTpl<S>&, const VecRef<S>&, const VecRef<S>&, VecOut<S>); \
   template void add_joint_limit_forces_vjp<S>(const ModelTpl<S>&, const VecRef<S>&, const VecRef<S>&,          \
-                                              const VecRef<S>&, VecOut<S>, VecOut<S>);
+                                              const VecRef<S>&, VecOut<S>, VecOut<S>);      \
+  template int select_joint_limit_rows<S>(const ModelTpl<S>&, const VecRef<S>&, const VecRef<S>&, double,    \
+                                          std::vector<int>&, std::vector<int>&);                              \
+  template Vector3<S> joint_limit_jacobian<S>(const ModelTpl<S>&, const VecRef<S>&, int, int, int&, int&);     \
+  template S joint_limit_target<S>(const ModelTpl<S>&, const VecRef<S>&, int, int, const NoDeduce<S>&);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

@@ -64,49 +64,6 @@ void reserve_rows(DataTpl<S>& data, int n) {
   data.pgs_warm_start.setZero(capacity);
 }
 
-// Picks the limit rows: fills data.pgs_limit_coord/side, returns their count.
-template <class S>
-int select_limit_rows(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, double dt) {
-  const double margin = model.contact.limit_margin;
-  int count = 0;
-  for (int i = 0; i < model.nbodies(); ++i) {
-    if (!joint_has_limited_coordinates(model.joint_type[i])) continue;
-    const int iq = model.idx_q[i], iv = model.idx_v[i], nvi = model.joint_nv(i);
-    for (int k = 0; k < model.joint_nq(i); ++k) {
-      const double lower = value_of(model.lower_limit[iq + k]), upper = value_of(model.upper_limit[iq + k]);
-      const bool has_lower = std::isfinite(lower), has_upper = std::isfinite(upper);
-      if (!has_lower && !has_upper) continue;
-      const Vector3<S> r = joint_limit_rate_row<S>(model, i, k, q);
-      double rate = 0.0;
-      for (int j = 0; j < nvi; ++j) rate += value_of(r[j]) * value_of(data.pgs_v_free[iv + j]);
-      const double qk = value_of(q[iq + k]);
-      for (int side : {1, -1}) {
-        if (side > 0 ? !has_lower : !has_upper) continue;
-        const double gap = side * (qk - (side > 0 ? lower : upper));
-        if (std::min(gap, gap + dt * side * rate) >= margin) continue;
-        data.pgs_limit_coord[static_cast<size_t>(count)] = iq + k;
-        data.pgs_limit_side[static_cast<size_t>(count)] = side;
-        ++count;
-      }
-    }
-  }
-  return count;
-}
-
-// Body and index within its joint of coordinate iq (a limitable joint's).
-template <class S>
-void coordinate_owner(const ModelTpl<S>& model, int iq, int& body, int& k) {
-  for (int i = 0; i < model.nbodies(); ++i) {
-    if (iq >= model.idx_q[i] && iq < model.idx_q[i] + model.joint_nq(i)) {
-      body = i;
-      k = iq - model.idx_q[i];
-      return;
-    }
-  }
-  body = -1;
-  k = 0;
-}
-
 template <class S>
 void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                       const VecRef<S>& a_free, const S& dt, VecOut<S> v_next) {
@@ -114,7 +71,8 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
   data.pgs_v_free = v + dt * a_free;
   collide<S>(model, data, settings.margin);  // data.oMi is at q (forward_dynamics ran there)
   const int nc = data.ncontacts;
-  const int nl = select_limit_rows<S>(model, data, q, value_of(dt));
+  const int nl =
+      select_joint_limit_rows<S>(model, q, data.pgs_v_free, value_of(dt), data.pgs_limit_coord, data.pgs_limit_side);
   const int n = 3 * nc + nl;
   BoxedLcpTpl<S>& lcp = data.pgs_problem;
   data.pgs_ncontacts = nc;
@@ -143,11 +101,10 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
     }
   }
   for (int l = 0; l < nl; ++l) {
-    int body, k;
-    coordinate_owner(model, data.pgs_limit_coord[static_cast<size_t>(l)], body, k);
-    const Vector3<S> r = joint_limit_rate_row<S>(model, body, k, q);
-    const S side = S(data.pgs_limit_side[static_cast<size_t>(l)]);
-    for (int j = 0; j < model.joint_nv(body); ++j) data.pgs_JT(model.idx_v[body] + j, 3 * nc + l) = side * r[j];
+    int iv, nvj;
+    const Vector3<S> J = joint_limit_jacobian<S>(model, q, data.pgs_limit_coord[static_cast<size_t>(l)],
+                                                 data.pgs_limit_side[static_cast<size_t>(l)], iv, nvj);
+    for (int j = 0; j < nvj; ++j) data.pgs_JT(iv + j, 3 * nc + l) = J[j];
   }
   // M^-1 J^T by the O(n) solve on the articulated inertias of the forward_dynamics call at q.
   for (int r = 0; r < n; ++r) minv_solve<S>(model, data, data.pgs_JT.col(r), data.pgs_MinvJT.col(r));
@@ -184,15 +141,9 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
     }
   }
   for (int l = 0; l < nl; ++l) {
-    const int row = 3 * nc + l, iq = data.pgs_limit_coord[static_cast<size_t>(l)];
-    const int side = data.pgs_limit_side[static_cast<size_t>(l)];
-    const S gap = S(side) * (q[iq] - (side > 0 ? model.lower_limit[iq] : model.upper_limit[iq]));
-    if (value_of(gap) < 0.0) {
-      const S excess = -gap - S(settings.slop);
-      if (value_of(excess) > 0.0) lcp.b[row] -= S(settings.erp) / dt * excess;
-    } else {
-      lcp.b[row] += gap / dt;
-    }
+    const int row = 3 * nc + l;
+    lcp.b[row] -= joint_limit_target<S>(model, q, data.pgs_limit_coord[static_cast<size_t>(l)],
+                                        data.pgs_limit_side[static_cast<size_t>(l)], dt);
     lcp.lo[row] = S(0);
     lcp.hi[row] = inf;
     lcp.mu[row] = S(0);

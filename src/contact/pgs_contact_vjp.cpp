@@ -7,6 +7,7 @@
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide_vjp.hpp"
 #include "gradyn/contact/detail/contact_jacobian.hpp"
+#include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/contact/pgs.hpp"
 #include "gradyn/dynamics/aba.hpp"
 #include "gradyn/dynamics/kinematics_vjp.hpp"
@@ -16,55 +17,22 @@ namespace gradyn {
 
 namespace {
 
-// Body and index within its joint of coordinate iq.
-void coordinate_owner(const Model& model, int iq, int& body, int& k) {
-  body = -1, k = 0;
-  for (int i = 0; i < model.nbodies(); ++i)
-    if (iq >= model.idx_q[i] && iq < model.idx_q[i] + model.joint_nq(i)) body = i, k = iq - model.idx_q[i];
-}
-
-// The limit rows' share of J_bar += a z^T: row 3 nc + l is side * r_k(q) on the joint's columns,
-// and only a planar joint's rate rows depend on q (on its angle theta).
+// The limit rows' share of J_bar += a z^T (rows 3 nc + l; contact/joint_limits.hpp).
 void add_limit_rows_rank_one(const Model& model, const Data& data, const Eigen::Ref<const Eigen::VectorXd>& q,
                              const Eigen::VectorXd& a, const Eigen::VectorXd& z, Eigen::Ref<Eigen::VectorXd> q_bar) {
   const int nc = data.ncontacts;
-  for (int l = 0; l < data.pgs_nlimits; ++l) {
-    const double w = a[3 * nc + l];
-    const int iq = data.pgs_limit_coord[static_cast<size_t>(l)];
-    int body, k;
-    coordinate_owner(model, iq, body, k);
-    if (w == 0.0 || body < 0 || model.joint_type[body] != JointType::Planar || k == 2) continue;
-    const int iv = model.idx_v[body];
-    const double theta = q[model.idx_q[body] + 2], c = std::cos(theta), s = std::sin(theta);
-    const double side = data.pgs_limit_side[static_cast<size_t>(l)];
-    // d r / d theta: x row (cos, -sin) -> (-sin, -cos); y row (sin, cos) -> (cos, -sin)
-    const double dr0 = k == 0 ? -s : c, dr1 = k == 0 ? -c : -s;
-    q_bar[model.idx_q[body] + 2] += w * side * (dr0 * z[iv] + dr1 * z[iv + 1]);
-  }
+  for (int l = 0; l < data.pgs_nlimits; ++l)
+    joint_limit_jacobian_vjp(model, q, data.pgs_limit_coord[static_cast<size_t>(l)],
+                             data.pgs_limit_side[static_cast<size_t>(l)], a[3 * nc + l], z, q_bar);
 }
 
-// The limit rows' targets in b (pgs_contact.cpp): a violated limit (gap g < 0) asks for
-// erp / dt (-g - slop) when positive, a limit not yet reached lets the gap close within the step
-// (b += g / dt); g = side (q_k - bound).
+// The limit rows' targets in b = J v_free - target (pgs_contact.cpp).
 void limit_targets_vjp(const Model& model, const Data& data, const Eigen::Ref<const Eigen::VectorXd>& q, double dt,
                        const Eigen::VectorXd& b_bar, Eigen::Ref<Eigen::VectorXd> q_bar, ModelTangent& model_bar) {
-  const ContactSettings& settings = model.contact;
   const int nc = data.ncontacts;
-  for (int l = 0; l < data.pgs_nlimits; ++l) {
-    const int row = 3 * nc + l, iq = data.pgs_limit_coord[static_cast<size_t>(l)];
-    const int side = data.pgs_limit_side[static_cast<size_t>(l)];
-    const double gap = side * (q[iq] - (side > 0 ? model.lower_limit[iq] : model.upper_limit[iq]));
-    if (gap < 0.0) {
-      const double excess = -gap - settings.slop;
-      if (excess <= 0.0) continue;
-      // b -= erp / dt * excess
-      q_bar[iq] += b_bar[row] * settings.erp / dt * side;
-      model_bar.contact.erp -= b_bar[row] * excess / dt;
-      model_bar.contact.slop += b_bar[row] * settings.erp / dt;
-    } else {
-      q_bar[iq] += b_bar[row] * side / dt;
-    }
-  }
+  for (int l = 0; l < data.pgs_nlimits; ++l)
+    joint_limit_target_vjp(model, q, data.pgs_limit_coord[static_cast<size_t>(l)],
+                           data.pgs_limit_side[static_cast<size_t>(l)], dt, -b_bar[3 * nc + l], q_bar, model_bar);
 }
 
 void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::VectorXd>& q,

@@ -23,10 +23,23 @@
 //            Explicit like the contact forces: stable for dt < 2 / omega, omega^2 = limit_stiffness /
 //            I_eff, and dt < 2 I_eff / limit_damping (I_eff = 1 / (M^-1)_kk, the inertia the joint
 //            moves); the static violation under a load torque T is T / limit_stiffness.
-//   Pgs:     one unilateral row per active limit in the velocity-level LCP (pgs_contact.hpp).
+//   Pgs, Ipm: one unilateral row per active limit in the velocity-level LCP (pgs_contact.hpp,
+//            ipm_contact.hpp), built by the helpers below so that both models pick the same rows with
+//            the same targets:
+//              active    when min(g, g + dt r_k . v_free) < limit_margin (nearly or already violated, or
+//                        about to be crossed by the free motion v_free = v + dt a_free);
+//              row       J = s r_k on the joint's columns; the row's rate after the step J v+ must reach
+//              target    erp / dt * max(-g - slop, 0)  when violated (g < 0): Baumgarte as for contacts,
+//                                                       no restitution;
+//                        -g / dt                        when g >= 0: the gap may close within the step,
+//                                                       not be crossed (no sticking short of the limit);
+//              impulse   lambda >= 0 along the row (N m s or N s), cfm as on the contact rows.
 #pragma once
 
+#include <vector>
+
 #include "gradyn/dynamics/kinematics.hpp"
+#include "gradyn/model/params.hpp"
 
 namespace gradyn {
 
@@ -53,5 +66,35 @@ void add_joint_limit_forces(const ModelTpl<S>& model, const VecRef<S>& q, const 
 template <class S>
 void add_joint_limit_forces_vjp(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& v,
                                 const VecRef<S>& tau_bar, VecOut<S> q_bar, VecOut<S> v_bar);
+
+// ---- limit rows of the velocity-level models (Pgs, Ipm) ----
+
+/// Picks the active limit rows at q for the free velocity v_free (on values: a discrete choice). Row l
+/// is the limit of coordinate coord[l] (its index in q) on side side[l] (+1 lower, -1 upper), by
+/// coordinate, a lower limit before an upper one. coord and side must hold 2 entries per limitable
+/// coordinate (Data sizes them so). Returns the row count. Never allocates.
+template <class S>
+int select_joint_limit_rows(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& v_free, double dt,
+                            std::vector<int>& coord, std::vector<int>& side);
+
+/// Jacobian of the limit row of coordinate `coord` on `side` at q: J v = J_joint . v.segment(iv, nv_joint)
+/// with J_joint = side r_k (returned; entries past nv_joint are 0). Sets iv and nv_joint.
+template <class S>
+Vector3<S> joint_limit_jacobian(const ModelTpl<S>& model, const VecRef<S>& q, int coord, int side, int& iv,
+                                int& nv_joint);
+
+/// The rate J v+ the limit row of coordinate `coord` on `side` must reach (the file comment's target).
+template <class S>
+S joint_limit_target(const ModelTpl<S>& model, const VecRef<S>& q, int coord, int side, const NoDeduce<S>& dt);
+
+/// Adjoint of joint_limit_target given target_bar: accumulates q_bar[coord] and model_bar.contact.erp
+/// and slop (the branch is the forward's, taken again on the same values).
+void joint_limit_target_vjp(const Model& model, const VecRef<double>& q, int coord, int side, double dt,
+                            double target_bar, VecOut<double> q_bar, ModelTangent& model_bar);
+
+/// Adjoint of the limit row's Jacobian for J_bar += weight z^T (z: a generalised velocity):
+/// accumulates q_bar. Only a planar joint's x and y rows depend on q (on its angle theta).
+void joint_limit_jacobian_vjp(const Model& model, const VecRef<double>& q, int coord, int side, double weight,
+                              const VecRef<double>& z, VecOut<double> q_bar);
 
 }  // namespace gradyn

@@ -19,7 +19,8 @@
 //   A row's Jacobian J_r (1 x nv) gives the relative velocity of b's material point minus a's along
 //   the row's direction d: J_r v = d . (v_b(p) - v_a(p)). Column j of joint i (an ancestor of the body)
 //   contributes S_j^world . [p x d; d] (world-frame motion subspace about the world origin).
-// Limit rows (contact/joint_limits.hpp: gap g = s (q_k - bound), rate row r_k, side s):
+// Limit rows (contact/joint_limits.hpp: gap g = s (q_k - bound), rate row r_k, side s; selected and
+// targeted by its helpers, which the interior-point model shares):
 //   J_r = s r_k on the joint's columns (+e_k for a lower limit of a scalar joint, -e_k for an upper
 //   one), lambda in [0, inf) (a generalised impulse along the coordinate: N m s or N s), mu 0.
 //   Active (a row exists) when min(g, g + dt J_r v_free) < limit_margin: nearly or already violated, or
