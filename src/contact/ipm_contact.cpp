@@ -8,6 +8,7 @@
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide.hpp"
 #include "gradyn/contact/detail/contact_jacobian.hpp"
+#include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/dynamics/crba.hpp"
 
 namespace gradyn {
@@ -77,18 +78,22 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
   data.ipm_v_free = v + dt * a_free;
   collide<S>(model, data, settings.margin);  // data.oMi is at q (forward_dynamics ran there)
   const int nc = data.ncontacts;
+  const int nl = select_joint_limit_rows<S>(model, q, data.ipm_v_free, value_of(dt), data.ipm_limit_coord,
+                                            data.ipm_limit_side);
   const int nv = model.nv;
   const int N = settings.ipm_friction_directions;
-  const int ni = (N + 2) * nc;
+  const int ni = (N + 2) * nc + nl;
   const int row_f = nc, row_gamma = nc + N * nc;  // first friction row, first gamma row
-  if (nc == 0) {
+  const int row_limit = (N + 2) * nc;             // first joint-limit row
+  data.ipm_nlimits = nl;
+  if (nc + nl == 0) {
     v_next = data.ipm_v_free;
     data.ipm_ncontacts = 0;
     data.ipm_result = LcpIpmResult{true, 0, 0.0, 0.0, 0.0};
     return;
   }
   MixedLcpTpl<S>& lcp = data.ipm_problem;
-  if (lcp.G.rows() != ni || lcp.M.rows() != nv) {  // allocates: only when the contact count changes
+  if (lcp.G.rows() != ni || lcp.M.rows() != nv) {  // allocates: only when the row count changes
     shape_problem(lcp, nv, ni);
     if constexpr (!std::is_same_v<S, double>) shape_problem(data.ipm_problem_value, nv, ni);
     data.ipm_workspace = IpmWorkspace(nv, 0, ni);
@@ -153,6 +158,16 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
       if (bouncing && value_of(-e * approach) > value_of(target)) target = -e * approach, branch = kIpmTargetRestitution;
     }
     lcp.m[k] = -target;
+  }
+  // Joint limits (joint_limits.hpp, the rows PGS builds): s_l = J_l v+ - target + cfm lambda_l >= 0.
+  for (int l = 0; l < nl; ++l) {
+    const int r = row_limit + l;
+    const int coord = data.ipm_limit_coord[static_cast<size_t>(l)], side = data.ipm_limit_side[static_cast<size_t>(l)];
+    int iv, nvj;
+    const Vector3<S> J = joint_limit_jacobian<S>(model, q, coord, side, iv, nvj);
+    for (int j = 0; j < nvj; ++j) lcp.G(r, iv + j) = -J[j];
+    lcp.F(r, r) = S(-settings.cfm);
+    lcp.m[r] = -joint_limit_target<S>(model, q, coord, side, dt);
   }
 
   LcpIpmSettings<double> options;

@@ -2,6 +2,7 @@
 #include "gradyn/contact/ipm_contact_vjp.hpp"
 
 #include <cmath>
+#include <string>
 #include <numbers>
 #include <type_traits>
 
@@ -9,6 +10,7 @@
 #include "gradyn/collision/collide_vjp.hpp"
 #include "gradyn/contact/detail/contact_jacobian.hpp"
 #include "gradyn/contact/ipm_contact.hpp"
+#include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/contact/lcp_ipm.hpp"
 #include "gradyn/model/errors.hpp"
 
@@ -21,8 +23,8 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
                 Eigen::Ref<Eigen::VectorXd> q_bar, Eigen::Ref<Eigen::VectorXd> v_bar,
                 Eigen::Ref<Eigen::VectorXd> a_free_bar, ModelTangent& model_bar) {
   const ContactSettings& settings = model.contact;
-  const int nc = data.ncontacts;
-  if (nc == 0 || data.ipm_ncontacts != nc) {  // no contact: v+ = v_free
+  const int nc = data.ncontacts, nl = data.ipm_nlimits;
+  if (nc + nl == 0 || data.ipm_ncontacts != nc) {  // no contact, no limit row: v+ = v_free
     if (nc != 0) throw ArgumentError("ipm_contact_velocity_vjp: data holds no interior-point solve for these contacts");
     v_bar += v_next_bar;
     a_free_bar += dt * v_next_bar;
@@ -30,10 +32,13 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
   }
   const int nv = model.nv, nb = model.nbodies();
   const int N = settings.ipm_friction_directions;
-  const int row_f = nc, row_gamma = nc + N * nc;
+  const int row_f = nc, row_gamma = nc + N * nc, row_limit = (N + 2) * nc;
   const MixedLcp& lcp = data.ipm_problem;
   IpmWorkspace& ws = data.ipm_workspace;
   const Eigen::Index ni = lcp.n_ineq();
+  if (ni != row_limit + nl)
+    throw ArgumentError("ipm_contact_velocity_vjp: data's LCP has " + std::to_string(ni) + " rows, expected " +
+                        std::to_string(row_limit + nl) + " for these contacts and limits");
 
   // The LCP's adjoint (paper 000, Eq. 3). mixed_lcp_vjp accumulates into a zeroed gradient, so
   // grad.q = -lambda_x and grad.m = lambda_s (see its header).
@@ -82,9 +87,20 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
                                                      data.ipm_adj_scratch, model_bar);
   }
 
-  // F: mu_k at (gamma_k, lambda_n,k) as -mu_k; -cfm on the normal and friction diagonal.
+  // Limit rows: G row = -J_l, J_l_bar = lambda_s x^T + z lambda_x^T (q enters through a planar angle);
+  // m = -target.
+  for (int l = 0; l < nl; ++l) {
+    const int r = row_limit + l;
+    const int coord = data.ipm_limit_coord[static_cast<size_t>(l)], side = data.ipm_limit_side[static_cast<size_t>(l)];
+    joint_limit_jacobian_vjp(model, q, coord, side, lambda_s[r], x, q_bar);
+    joint_limit_jacobian_vjp(model, q, coord, side, z[r], lambda_x, q_bar);
+    joint_limit_target_vjp(model, q, coord, side, dt, -lambda_s[r], q_bar, model_bar);
+  }
+
+  // F: mu_k at (gamma_k, lambda_n,k) as -mu_k; -cfm on the normal, friction and limit diagonal.
   double cfm_bar = 0.0;
   for (Eigen::Index r = 0; r < row_gamma; ++r) cfm_bar += lambda_s[r] * z[r];
+  for (Eigen::Index r = row_limit; r < ni; ++r) cfm_bar += lambda_s[r] * z[r];
   model_bar.contact.cfm += cfm_bar;
   for (int k = 0; k < nc; ++k) {
     const Contact& c = data.contacts[k];

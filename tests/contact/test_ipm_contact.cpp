@@ -1,7 +1,8 @@
 // Interior-point (paper 000 mixed LCP) contact in the semi-implicit Euler step: resting contact
 // without drift, the friction cone on an incline, restitution, agreement with PGS, the relaxation
 // kappa, non-convergence reported in Data::status, forward-mode derivatives through the solve
-// against central differences, the RK4 refusal and settings validation.
+// against central differences, joint-limit rows (after the contact rows; the same steps as PGS where
+// the LCP has one solution), the RK4 refusal and settings validation.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -192,6 +193,98 @@ TEST(IpmContact, AgreesWithPgs) {
     else
       EXPECT_LT(std::abs(vi[0]), 1e-9) << "sticks";
   }
+}
+
+// Joint limits are rows after the contact rows: G = -J_l (J_l = -e_k for an upper limit), -cfm on
+// the diagonal, lambda_l >= 0 pushing back into range.
+TEST(IpmContact, LimitRowsFollowTheContactRows) {
+  ModelBuilder b;
+  b.add_link({"world", std::nullopt, {}, {geom(GeomType::Plane, V3::Zero())}});
+  GeomSpec ball = geom(GeomType::Sphere, V3(0.05, 0, 0));
+  ball.placement.p = V3(0.4, 0, 0);
+  b.add_link({"base", Inertia<double>(2.0, V3::Zero(), Matrix3<double>::Identity() * 0.02), {}});
+  b.add_link({"arm", Inertia<double>(0.5, V3(0.2, 0, 0), Matrix3<double>::Identity() * 0.01), {}, {ball}});
+  JointSpec slide;
+  slide.name = "slide", slide.type = JointType::Prismatic, slide.parent = "world", slide.child = "base";
+  slide.axis = V3::UnitX();
+  slide.lower = -1.0, slide.upper = 0.0;
+  JointSpec hinge;
+  hinge.name = "hinge", hinge.type = JointType::Revolute, hinge.parent = "base", hinge.child = "arm";
+  hinge.origin.p = V3(0, 0, 0.1);
+  hinge.axis = V3::UnitY();
+  hinge.lower = -1.0, hinge.upper = 1.0;
+  b.add_joint(slide).add_joint(hinge);
+  Model m = b.build();
+  m.contact.model = ContactModel::Ipm;
+  m.contact.cfm = 1e-6;
+  Data d(m);
+  // the slide 2 slops past its upper limit, still driving into it; the arm's ball about 1 mm deep
+  Eigen::VectorXd q(2), v = Eigen::VectorXd::Zero(2), tau = v, qn(2), vn(2);
+  q << 2e-4, std::asin(0.125) + 0.0025;
+  v << 0.3, 0.0;
+  step<double>(m, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, qn, vn);
+  EXPECT_EQ(d.status, kStatusOk);
+  ASSERT_EQ(d.ncontacts, 1);
+  ASSERT_EQ(d.ipm_nlimits, 1);
+  EXPECT_EQ(d.ipm_limit_coord[0], 0);
+  EXPECT_EQ(d.ipm_limit_side[0], -1);
+  const int row = (m.contact.ipm_friction_directions + 2) * d.ncontacts;
+  ASSERT_EQ(d.ipm_problem.n_ineq(), row + 1);
+  EXPECT_EQ(Eigen::Vector2d(d.ipm_problem.G.row(row).transpose()), Eigen::Vector2d(1.0, 0.0));
+  EXPECT_EQ(d.ipm_problem.F(row, row), -m.contact.cfm);
+  // Baumgarte on the violation beyond the slop: target erp / dt (2e-4 - 1e-4)
+  EXPECT_NEAR(d.ipm_problem.m[row], -m.contact.erp / 1e-3 * (2e-4 - m.contact.slop), 1e-12);
+  EXPECT_GT(d.ipm_z[row], 0.0) << "the limit pushes back";
+  EXPECT_GT(d.ipm_z[0], 0.0) << "the floor pushes the ball";
+  EXPECT_LT(qn[0], 2e-4) << "moving back into range";
+  EXPECT_NEAR(-vn[0], m.contact.erp / 1e-3 * (2e-4 - m.contact.slop), 1e-6) << "at the Baumgarte rate";
+}
+
+// Limits alone (no contact): the LCP on the limit rows has one solution, so PGS and the interior
+// point give the same steps. A two-link arm flung down under gravity comes to rest on the shoulder's
+// and the elbow's upper limits (both rows active at once, coupled through M).
+TEST(IpmContact, LimitStepsAgreeWithPgs) {
+  ModelBuilder b;
+  b.add_link({"world", std::nullopt, {}});
+  const Inertia<double> link(1.0, V3(0.25, 0, 0), Eigen::Vector3d(1e-3, 0.02, 0.02).asDiagonal().toDenseMatrix());
+  b.add_link({"upper", link, {}});
+  b.add_link({"lower", link, {}});
+  JointSpec shoulder;
+  shoulder.name = "shoulder", shoulder.type = JointType::Revolute, shoulder.parent = "world", shoulder.child = "upper";
+  shoulder.axis = V3::UnitY();
+  shoulder.lower = -1.0, shoulder.upper = 0.4;
+  JointSpec elbow;
+  elbow.name = "elbow", elbow.type = JointType::Revolute, elbow.parent = "upper", elbow.child = "lower";
+  elbow.origin.p = V3(0.5, 0, 0);
+  elbow.axis = V3::UnitY();
+  elbow.lower = -0.3, elbow.upper = 0.8;  // hanging freely the elbow would bend to 1.17
+  b.add_joint(shoulder).add_joint(elbow);
+  Model ipm = b.build();
+  ipm.contact.model = ContactModel::Ipm;
+  ipm.contact.ipm_tolerance = 1e-13;
+  Model pgs = ipm;
+  pgs.contact.model = ContactModel::Pgs;
+  pgs.contact.pgs_iterations = 1000;
+  pgs.contact.pgs_tolerance = 1e-14;
+  Data di(ipm), dp(pgs);
+  Eigen::VectorXd qi(2), vi(2);
+  qi << 0.0, 0.0;
+  vi << 0.5, 2.0;
+  Eigen::VectorXd qp = qi, vp = vi;
+  double worst = 0.0;
+  int both_active = 0;
+  for (int t = 0; t < 1500; ++t) {
+    simulate(ipm, di, qi, vi, 1e-3, 1);
+    simulate(pgs, dp, qp, vp, 1e-3, 1);
+    EXPECT_EQ(di.ipm_nlimits, dp.pgs_nlimits) << "step " << t;
+    both_active += di.ipm_nlimits == 2;
+    worst = std::max({worst, (qi - qp).lpNorm<Eigen::Infinity>(), (vi - vp).lpNorm<Eigen::Infinity>()});
+  }
+  EXPECT_EQ(di.status, kStatusOk);
+  EXPECT_GT(both_active, 100) << "both limits held together";
+  EXPECT_NEAR(qi[0], 0.4, ipm.contact.slop + 1e-9);
+  EXPECT_NEAR(qi[1], 0.8, ipm.contact.slop + 1e-9);
+  EXPECT_LE(worst, 1e-8);
 }
 
 // kappa > 0: every complementarity pair stops at s z = kappa. A resting sphere touching the floor

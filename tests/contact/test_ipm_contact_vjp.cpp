@@ -3,9 +3,11 @@
 // derivatives with the same factorisation, forwards: K dw = -dR) and central differences. Scenes: a
 // sphere resting on a tilted plane (friction inside the cone), sliding, bouncing (restitution), just
 // above the plane within the margin (a gap row), a box on its face sliding (4 contacts), an arm
-// pressing on a box (M and J depend on q through the joints), with kappa = 0 and kappa > 0; geometry,
-// friction, restitution and mass adjoints against AD with seeded model fields; Baumgarte and CFM
-// settings against central differences.
+// pressing on a box (M and J depend on q through the joints), the same arm past its elbow limit (a
+// joint-limit row after the contact rows), a pendulum closing on its limit (a gap-closing limit row, no
+// contact) and a spinning puck below a limit on a planar joint's coordinate (the row turns with the
+// joint's angle), with kappa = 0 and kappa > 0; geometry, friction, restitution, mass and armature
+// adjoints against AD with seeded model fields; Baumgarte and CFM settings against central differences.
 #include <gtest/gtest.h>
 
 #include "../support/contact_scenes.hpp"
@@ -28,6 +30,37 @@ ContactSettings ipm_settings(double kappa) {
   s.slop = 1e-4;
   s.cfm = 1e-6;
   return s;
+}
+
+// A rod of 1 kg, 1 m on a hinge about y (horizontal at q = 0, gravity turns it towards +q), limited
+// to q <= 0.3.
+Model limited_pendulum(const ContactSettings& contact) {
+  ModelBuilder b;
+  b.add_link({"world", std::nullopt, {}});
+  b.add_link({"rod", Inertia<double>(1.0, V3(0.5, 0, 0), Eigen::Vector3d(1e-3, 1.0 / 12, 1.0 / 12).asDiagonal().toDenseMatrix()), {}});
+  JointSpec j;
+  j.name = "hinge", j.type = JointType::Revolute, j.parent = "world", j.child = "rod", j.axis = V3::UnitY();
+  j.lower = -1.0, j.upper = 0.3;
+  b.add_joint(j);
+  Model m = b.build();
+  m.contact = contact;
+  return m;
+}
+
+// A 2 kg puck on a planar joint whose plane is vertical (the joint frame turned about x: joint y =
+// world z), its y coordinate limited below by 0.
+Model limited_puck(const ContactSettings& contact) {
+  ModelBuilder b;
+  b.add_link({"world", std::nullopt, {}});
+  b.add_link({"puck", Inertia<double>(2.0, V3(0.02, 0.01, 0), Matrix3<double>::Identity() * 0.01), {}});
+  JointSpec j;
+  j.name = "planar", j.type = JointType::Planar, j.parent = "world", j.child = "puck";
+  j.origin.R = axis_angle_to_matrix<double>(V3::UnitX(), M_PI / 2);
+  b.add_joint(j);
+  Model m = b.build();
+  m.lower_limit[1] = 0.0;
+  m.contact = contact;
+  return m;
 }
 
 std::vector<Case> cases(double kappa) {
@@ -63,17 +96,34 @@ std::vector<Case> cases(double kappa) {
   v << 0.4, -0.7;
   tau << 3.0, -1.0;
   out.push_back({"arm pressing on a box", arm, q, v, tau});
+  // the elbow 0.02 rad past its lower limit: a Baumgarte limit row after the contact rows
+  Model limited = arm;
+  limited.lower_limit[1] = 0.07;
+  limited.upper_limit[1] = 1.0;
+  out.push_back({"arm pressing on a box at its elbow limit", limited, q, v, tau});
+  // no contact: a rod 0.5 mrad short of its upper limit, swinging into it (the row lets it close the gap)
+  const Model pendulum = limited_pendulum(settings);
+  out.push_back({"pendulum closing on its limit", pendulum, Eigen::VectorXd::Constant(1, 0.2995),
+                 Eigen::VectorXd::Constant(1, 1.5), Eigen::VectorXd::Constant(1, 0.3)});
+  // a planar joint in a vertical plane (joint y = world z), its y >= 0 violated by 0.5 mm while the
+  // puck spins: the limit row (sin theta, cos theta, 0) depends on theta
+  const Model puck = limited_puck(settings);
+  Eigen::VectorXd qp(3), vp(3);
+  qp << 0.1, -5e-4, 0.7;
+  vp << 0.3, -0.5, 3.0;
+  out.push_back({"spinning puck at a planar limit", puck, qp, vp, Eigen::Vector3d(0.2, -0.1, 0.05)});
   for (Case& c : out) c.name += kappa > 0 ? " (kappa > 0)" : "";
   return out;
 }
 
-// The step's solve from (q, v, tau): contacts, convergence, target branches.
-int contacts_at(const Case& c, bool& converged, std::vector<std::uint8_t>& branches) {
+// The step's solve from (q, v, tau): contacts, convergence, target branches, limit rows.
+int contacts_at(const Case& c, bool& converged, std::vector<std::uint8_t>& branches, int& limits) {
   Data d(c.model);
   Eigen::VectorXd qn(c.model.nq), vn(c.model.nv);
   step<double>(c.model, d, c.q, c.v, c.tau, 1e-3, Integrator::SemiImplicitEuler, qn, vn);
   converged = d.ipm_result.converged;
   branches.assign(d.ipm_target_branch.begin(), d.ipm_target_branch.begin() + d.ncontacts);
+  limits = d.ipm_nlimits;
   return d.ncontacts;
 }
 
@@ -82,7 +132,12 @@ TEST(IpmContactVjp, StepJacobianMatchesForwardModeAD) {
     for (const Case& c : cases(kappa)) {
       bool converged = false;
       std::vector<std::uint8_t> branches;
-      ASSERT_GT(contacts_at(c, converged, branches), 0) << c.name;
+      int limits = 0;
+      const int contacts = contacts_at(c, converged, branches, limits);
+      const bool limited = c.name.find("limit") != std::string::npos;
+      EXPECT_EQ(limits, limited ? 1 : 0) << c.name;
+      ASSERT_GT(contacts + limits, 0) << c.name;
+      EXPECT_EQ(contacts > 0, c.model.ngeoms() > 0) << c.name;
       ASSERT_TRUE(converged) << c.name;
       if (c.name.find("sphere bouncing") != std::string::npos) {
         EXPECT_EQ(branches[0], kIpmTargetRestitution);
@@ -105,8 +160,9 @@ TEST(IpmContactVjp, StepJacobianMatchesForwardModeAD) {
 TEST(IpmContactVjp, StepJacobianMatchesCentralDifferences) {
   for (double kappa : {0.0, 1e-7}) {
     for (const Case& c : cases(kappa)) {
-      if (kappa == 0.0 && c.name.find("sliding") == std::string::npos && c.name.find("bouncing") == std::string::npos)
-        continue;  // sticking contacts at kappa = 0: degenerate friction rows (one-sided derivatives)
+      const bool smooth = c.name.find("sliding") != std::string::npos || c.name.find("bouncing") != std::string::npos ||
+                          c.model.ngeoms() == 0;  // a loaded limit row alone is strictly complementary
+      if (kappa == 0.0 && !smooth) continue;  // sticking contacts at kappa = 0: degenerate friction rows (one-sided derivatives)
       const int nq = c.model.nq, nv = c.model.nv;
       Eigen::VectorXd x0(nq + 2 * nv);
       x0 << c.q, c.v, c.tau;
@@ -136,34 +192,41 @@ TEST(IpmContactVjp, ModelAdjointsMatchForwardModeADAndCentralDifferences) {
       ModelTangent bar(model);
       step_vjp<double>(model, d, c.q, c.v, c.tau, 1e-3, Integrator::SemiImplicitEuler, loss.wq, loss.wv, q_bar, v_bar,
                        tau_bar, bar);
+      // geometry, friction and restitution of the first and last geom (none in the limit-only scenes:
+      // zeros on both sides), the mass of the last geom's body (the last body's) and the last armature
+      const bool geoms = model.ngeoms() > 0;
       const int g = model.ngeoms() - 1;
-      const int body = model.geoms[g].body;
+      const int body = geoms ? model.geoms[g].body : model.nbodies() - 1;
       auto f = [&](const VectorX<ADScalar>& x) {
         ModelTpl<ADScalar> m = model.cast<ADScalar>();
-        for (int k = 0; k < 3; ++k)
-          if (model.geoms[g].size[k] != 0.0) m.geoms[g].size[k] = x[k];
-        m.geoms[0].friction = x[3];
-        m.geoms[g].friction = x[4];
-        m.geoms[0].restitution = x[5];
-        m.geoms[g].restitution = x[6];
-        m.geoms[g].placement.p = x.segment(7, 3);
+        if (geoms) {
+          for (int k = 0; k < 3; ++k)
+            if (model.geoms[g].size[k] != 0.0) m.geoms[g].size[k] = x[k];
+          m.geoms[0].friction = x[3];
+          m.geoms[g].friction = x[4];
+          m.geoms[0].restitution = x[5];
+          m.geoms[g].restitution = x[6];
+          m.geoms[g].placement.p = x.segment(7, 3);
+        }
         m.body_inertia[body].mass = x[10];
         m.armature[model.nv - 1] = x[11];
         VectorX<ADScalar> out(1);
         out[0] = loss(m, c.q, c.v, c.tau);
         return out;
       };
-      Eigen::VectorXd x0(12);
-      x0 << model.geoms[g].size, model.geoms[0].friction, model.geoms[g].friction, model.geoms[0].restitution,
-          model.geoms[g].restitution, model.geoms[g].placement.p, model.body_inertia[body].mass,
-          model.armature[model.nv - 1];
+      Eigen::VectorXd x0 = Eigen::VectorXd::Zero(12), ours = Eigen::VectorXd::Zero(12);
+      if (geoms) {
+        x0.head(10) << model.geoms[g].size, model.geoms[0].friction, model.geoms[g].friction,
+            model.geoms[0].restitution, model.geoms[g].restitution, model.geoms[g].placement.p;
+        Eigen::Vector3d size_bar = bar.geom_size[g];
+        for (int k = 0; k < 3; ++k)
+          if (model.geoms[g].size[k] == 0.0) size_bar[k] = 0.0;
+        ours.head(10) << size_bar, bar.geom_friction[0], bar.geom_friction[g], bar.geom_restitution[0],
+            bar.geom_restitution[g], bar.geom_placement_p[g];
+      }
+      x0.tail(2) << model.body_inertia[body].mass, model.armature[model.nv - 1];
+      ours.tail(2) << bar.mass[body], bar.armature[model.nv - 1];
       const Eigen::MatrixXd ad = ad_jacobian(f, x0);
-      Eigen::Vector3d size_bar = bar.geom_size[g];
-      for (int k = 0; k < 3; ++k)
-        if (model.geoms[g].size[k] == 0.0) size_bar[k] = 0.0;
-      Eigen::VectorXd ours(12);
-      ours << size_bar, bar.geom_friction[0], bar.geom_friction[g], bar.geom_restitution[0], bar.geom_restitution[g],
-          bar.geom_placement_p[g], bar.mass[body], bar.armature[model.nv - 1];
       EXPECT_LT(relative_error(ours.transpose(), ad), 1e-8) << c.name << "\nours " << ours.transpose() << "\nAD   " << ad;
       // Baumgarte and CFM settings (doubles in ContactSettings, so no AD): central differences
       struct Entry {

@@ -1,7 +1,8 @@
 // Joint limits as one-sided constraints (contact/joint_limits.hpp): a pendulum falling onto its limit
-// rests there under PGS (violation bounded by the slop) and under the penalty spring (violation =
-// load torque / limit stiffness); the planar joint's rate rows (a body spinning onto a limited
-// coordinate); the PGS row layout (limit rows after the contact rows, Delassus entry (M^-1)_kk);
+// rests there under PGS and the interior-point model (violation bounded by the slop) and under the
+// penalty spring (violation = load torque / limit stiffness); the planar joint's rate rows (a body
+// spinning onto a limited coordinate); the PGS row layout (limit rows after the contact rows,
+// Delassus entry (M^-1)_kk);
 // ContactModel::None ignoring limits; the penalty limit forces' adjoint against forward-mode AD;
 // and servos driving a joint into its limit or to a target velocity within their limits.
 #include <gtest/gtest.h>
@@ -44,6 +45,10 @@ Model limited_pendulum(double lower, double upper, ContactModel contact) {
   return m;
 }
 
+// The velocity-level models (PGS, interior point) hold a limit to within the slop; penalty lets the
+// spring give.
+bool velocity_level(ContactModel cm) { return cm == ContactModel::Pgs || cm == ContactModel::Ipm; }
+
 struct LimitRun {
   double max_violation = 0.0;  // largest q - upper over the run
   double q = 0.0, v = 0.0;     // final state
@@ -76,6 +81,22 @@ TEST(JointLimits, PgsPendulumRestsAtItsLimit) {
               run.q - upper);
 }
 
+// Under the interior-point model the limit is a row of its mixed LCP: the rod falls onto the limit
+// and is held there against gravity for 10 s within the slop.
+TEST(JointLimits, IpmPendulumIsHeldAtItsLimitWithinTheSlop) {
+  const double upper = 0.3, dt = 1e-3;
+  const Model m = limited_pendulum(-kInf, upper, ContactModel::Ipm);
+  const LimitRun run = drop_onto_upper_limit(m, dt, 10.0);
+  EXPECT_LE(run.max_violation, m.contact.slop + 1e-9);
+  EXPECT_NEAR(run.q, upper, m.contact.slop + 1e-9);
+  EXPECT_LT(std::abs(run.v), 1e-6);
+  // Without the limit the rod would swing through: the row really acts.
+  const LimitRun free = drop_onto_upper_limit(limited_pendulum(-kInf, upper, ContactModel::None), dt, 0.5);
+  EXPECT_GT(free.max_violation, 0.5);
+  std::printf("[ measured ] IPM pendulum over 10 s: max violation %.3g rad, final %.3g rad\n", run.max_violation,
+              run.q - upper);
+}
+
 TEST(JointLimits, PenaltyPendulumRestsWhereTheSpringCarriesGravity) {
   const double upper = 0.3, dt = 1e-3;
   Model m = limited_pendulum(-kInf, upper, ContactModel::Penalty);
@@ -96,7 +117,7 @@ TEST(JointLimits, PenaltyPendulumRestsWhereTheSpringCarriesGravity) {
 
 TEST(JointLimits, LowerLimitHoldsFromTheOtherSide) {
   // Mirror: the rod hangs towards -q when the hinge axis is flipped; lower limit -0.4.
-  for (ContactModel cm : {ContactModel::Pgs, ContactModel::Penalty}) {
+  for (ContactModel cm : {ContactModel::Pgs, ContactModel::Ipm, ContactModel::Penalty}) {
     Model m = limited_pendulum(-0.4, kInf, cm);
     m.gravity = -m.gravity;  // now gravity turns the rod towards -q
     Data d(m);
@@ -108,9 +129,9 @@ TEST(JointLimits, LowerLimitHoldsFromTheOtherSide) {
     }
     // penalty: at most the undamped spring's stop of the impact (see above)
     const double I = 1.0 / 3, w = std::sqrt(2 * 9.81 * 0.5 * std::sin(0.4) / I);
-    EXPECT_LE(worst, cm == ContactModel::Pgs ? 1e-4 + 1e-9 : w * std::sqrt(I / m.contact.limit_stiffness))
+    EXPECT_LE(worst, velocity_level(cm) ? 1e-4 + 1e-9 : w * std::sqrt(I / m.contact.limit_stiffness))
         << contact_model_name(cm);
-    EXPECT_NEAR(q[0], -0.4, cm == ContactModel::Pgs ? 1e-4 + 1e-9 : 1e-3) << contact_model_name(cm);
+    EXPECT_NEAR(q[0], -0.4, velocity_level(cm) ? 1e-4 + 1e-9 : 1e-3) << contact_model_name(cm);
   }
 }
 
@@ -125,7 +146,7 @@ TEST(JointLimits, NoneIgnoresLimits) {
 // coordinate's rate is sin(theta) vx + cos(theta) vy (body-frame velocities), so a row along e_y
 // would let it fall through once theta has turned.
 TEST(JointLimits, PlanarCoordinateLimitUsesTheRateRow) {
-  for (ContactModel cm : {ContactModel::Pgs, ContactModel::Penalty}) {
+  for (ContactModel cm : {ContactModel::Pgs, ContactModel::Ipm, ContactModel::Penalty}) {
     ModelBuilder b;
     b.add_link({"world", std::nullopt, {}});
     b.add_link({"puck", Inertia<double>(2.0, V3::Zero(), Matrix3<double>::Identity() * 0.01), {}});
@@ -150,13 +171,13 @@ TEST(JointLimits, PlanarCoordinateLimitUsesTheRateRow) {
       step<double>(m, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q, v);
       worst = std::max(worst, -q[1]);
     }
-    EXPECT_EQ(d.status, kStatusOk);
+    EXPECT_EQ(d.status, kStatusOk) << contact_model_name(cm);
     EXPECT_GT(std::abs(q[2]), 1.0) << "the puck kept spinning (no friction on a limit)";
     const double static_violation = 2.0 * 9.81 / m.contact.limit_stiffness;
     // penalty: at most the undamped spring's stop of the landing speed sqrt(2 g 0.2)
     const double undamped_stop = std::sqrt(2 * 9.81 * 0.2) * std::sqrt(2.0 / m.contact.limit_stiffness);
-    EXPECT_LE(worst, cm == ContactModel::Pgs ? 1e-4 + 1e-9 : undamped_stop) << contact_model_name(cm);
-    EXPECT_NEAR(q[1], cm == ContactModel::Pgs ? 0.0 : -static_violation, cm == ContactModel::Pgs ? 1e-4 + 1e-9 : 1e-5)
+    EXPECT_LE(worst, velocity_level(cm) ? 1e-4 + 1e-9 : undamped_stop) << contact_model_name(cm);
+    EXPECT_NEAR(q[1], velocity_level(cm) ? 0.0 : -static_violation, velocity_level(cm) ? 1e-4 + 1e-9 : 1e-5)
         << contact_model_name(cm);
   }
 }
@@ -272,7 +293,7 @@ TEST(JointLimits, PenaltyLimitForcesVjpMatchesForwardMode) {
 // it and holds it there, at its torque limit; a velocity servo spins a wheel up to the clipped
 // target speed without exceeding its torque.
 TEST(JointLimits, PositionServoPushesIntoTheLimitWithinItsEffort) {
-  for (ContactModel cm : {ContactModel::Pgs, ContactModel::Penalty}) {
+  for (ContactModel cm : {ContactModel::Pgs, ContactModel::Ipm, ContactModel::Penalty}) {
     Model m = limited_pendulum(-kInf, 0.3, cm);
     m.gravity.setZero();
     const double effort = 2.0, speed = 1.5, dt = 1e-3;
@@ -288,11 +309,11 @@ TEST(JointLimits, PositionServoPushesIntoTheLimitWithinItsEffort) {
       max_speed = std::max(max_speed, std::abs(v[0]));
       worst = std::max(worst, q[0] - 0.3);
     }
-    EXPECT_EQ(d.status, kStatusOk);
+    EXPECT_EQ(d.status, kStatusOk) << contact_model_name(cm);
     EXPECT_LE(max_torque, effort);
     EXPECT_DOUBLE_EQ(tau[0], effort) << "held against the limit at full effort";
     EXPECT_LE(max_speed, speed * 1.05);
-    if (cm == ContactModel::Pgs) {
+    if (velocity_level(cm)) {
       EXPECT_LE(worst, m.contact.slop + 1e-9);
       EXPECT_NEAR(q[0], 0.3, m.contact.slop + 1e-9);
     } else {

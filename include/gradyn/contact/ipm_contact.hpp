@@ -1,5 +1,6 @@
-// Interior-point contact (ContactModel::Ipm): the contacts collide() finds become the mixed LCP of
-// Belbute-Peres et al. 2018 (paper 000, Eq. 1-2) in generalised coordinates, solved by the
+// Interior-point contact (ContactModel::Ipm): the contacts collide() finds and the active joint limits
+// become the mixed LCP of Belbute-Peres et al. 2018 (paper 000, Eq. 1-2) in generalised coordinates,
+// solved by the
 // primal-dual interior-point method of contact/lcp_ipm.hpp, inside the semi-implicit Euler step
 //   a_free = forward_dynamics(q, v, tau),  v_free = v + dt a_free,  v+ = the LCP's solution,
 //   q+ = q (+) dt v+.
@@ -16,10 +17,19 @@
 // geoms. The N-gon cone is inscribed in Coulomb's circular one: along a d_j it is exact, half-way
 // between two it holds cos(pi / N) of mu (N = 4: 71%, N = 8: 92%).
 //
+// Joint limits (contact/joint_limits.hpp; the rows PGS builds, chosen by the same rule): per active
+// limit l (gap below limit_margin, or closed by the free motion within the step) one more row
+//   s_l = J_l v+ - target_l + cfm lambda_l >= 0  _|_ lambda_l >= 0
+// with J_l = side r_k on the joint's columns and target_l Baumgarte on the violation beyond the slop
+// (erp / dt max(-g - slop, 0)) or, not yet violated, -g / dt (close the gap, do not cross it).
+// The limit rows come after the contact rows (data.ipm_limit_coord / ipm_limit_side); with no
+// contact they alone make the LCP.
+//
 // In lcp_ipm's notation (M x + G^T z = -q, G x + F z + s = m, s, z >= 0, s.z = kappa), unknown
-// x = v+ directly, z = [lambda_n (nc); beta (N nc, contact-major); gamma (nc)],
-//   q = -M v_free,   G = -[J_n; J_f; 0],   m = [-target; 0; 0],
-//   F = [-cfm I 0 0; 0 -cfm I -E; -mu E^T 0]   (E = blockdiag of N x 1 columns of ones, mu = diag(mu_k)).
+// x = v+ directly, z = [lambda_n (nc); beta (N nc, contact-major); gamma (nc); lambda_l (nl)],
+//   q = -M v_free,   G = -[J_n; J_f; 0; J_l],   m = [-target; 0; 0; -target_l],
+//   F = [-cfm I 0 0 0; 0 -cfm I -E 0; -mu E^T 0 0; 0 0 0 -cfm I]   (E = blockdiag of N x 1 columns of
+//   ones, mu = diag(mu_k)).
 // Signs: the paper prints x = -v+, G = [J_c; J_f; 0] with q = -M v - dt f, which do not go
 // together (that q needs x = +v+); its code (lcp-physics) passes q = +M v_free and a solver with the
 // opposite sign of F. The system here is the same LCP written with x = v+ and the physical signs.
@@ -50,8 +60,9 @@
 // solution are those of the implicit function R(w, data) = 0 at the returned point, one solve with
 // that LU per derivative direction: K [dx; dz] = -[dM x + dG^T z + dq; dG x + dF z - dm].
 //
-// Allocation: J^T lives in Data sized from the contact capacity; the LCP (dense, nv + (N + 2) nc
-// unknowns) and the solver workspace are re-sized (allocated) only when the contact count changes.
+// Allocation: J^T and the limit-row bookkeeping live in Data sized from the contact capacity and the
+// joints; the LCP (dense, nv + (N + 2) nc + nl unknowns) and the solver workspace are re-sized
+// (allocated) only when the contact or limit-row count changes.
 #pragma once
 
 #include <cstdint>
@@ -71,8 +82,8 @@ enum IpmTargetBranch : std::uint8_t {
   kIpmTargetInert,        // J_n = 0: the row is inert (m = 1)
 };
 
-/// Velocity after the contact impulses: v_next = the mixed LCP's v+ (see the file comment); z (impulses
-/// and gamma) in data.ipm_z, the solver's report in data.ipm_result. Needs forward_dynamics(q, v, tau)
+/// Velocity after the contact and joint-limit impulses: v_next = the mixed LCP's v+ (see the file
+/// comment); z (impulses and gamma) in data.ipm_z, the solver's report in data.ipm_result. Needs forward_dynamics(q, v, tau)
 /// to be the last dynamics call on data with a_free its result (kinematics at q are used); runs
 /// collide() and crba() at q itself. v_next may alias v.
 template <class S>

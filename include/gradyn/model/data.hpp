@@ -150,17 +150,21 @@ struct DataTpl {
   // ---- end of velocity-level contact ----
 
   // ---- interior-point contact (ContactModel::Ipm; src/contact/ipm_contact.cpp) ----
-  // The mixed LCP of paper 000 per step; z = [lambda_n (nc); beta (N nc); gamma (nc)], N =
-  // contact.ipm_friction_directions. The problem and workspace must have the exact LCP shape: they
-  // are re-sized (allocated) only when the contact count changes. The solve runs in double; with
-  // S = ADScalar the solution's derivatives come from the implicit function theorem (ipm_contact.hpp).
+  // The mixed LCP of paper 000 per step; z = [lambda_n (nc); beta (N nc); gamma (nc); joint-limit
+  // impulses (ipm_nlimits)], N = contact.ipm_friction_directions. The problem and workspace must have
+  // the exact LCP shape: they are re-sized (allocated) only when the contact or limit-row count
+  // changes. The solve runs in double; with S = ADScalar the solution's derivatives come from the
+  // implicit function theorem (ipm_contact.hpp).
   MatrixX<S> ipm_JT;             // nv x (3 * contacts.size()): per contact the normal, tangent1, tangent2 columns
   MixedLcpTpl<S> ipm_problem;    // the assembled LCP (x = v+, nv unknowns; no equality rows)
   MixedLcp ipm_problem_value;    // its values (used only when S is not double)
   IpmWorkspace ipm_workspace{0, 0, 0};  // solution x, z, s and the LU of K at it (for the backward pass)
   LcpIpmResult ipm_result;       // the last solve
-  VectorX<S> ipm_z;              // z of the last step (impulses [N s] and gamma [m/s]), n_ineq
+  VectorX<S> ipm_z;              // z of the last step (impulses [N s or N m s] and gamma [m/s]), n_ineq
   int ipm_ncontacts = -1;        // contact count the problem is shaped for (-1: none yet)
+  int ipm_nlimits = 0;           // limit rows of the last step (after the contact rows)
+  std::vector<int> ipm_limit_coord;  // per limit row: its coordinate in q (as pgs_limit_coord)
+  std::vector<int> ipm_limit_side;   // per limit row: +1 lower limit, -1 upper limit
   VectorX<S> ipm_v_free;         // v + dt a_free (nv)
   // per contact: which term set its normal row's target (IpmTargetBranch, contact/ipm_contact.hpp)
   std::vector<std::uint8_t> ipm_target_branch;
@@ -305,6 +309,8 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   ipm_adj_row = Eigen::VectorXd::Zero(3 * static_cast<Eigen::Index>(contacts.size()));
   ipm_adj_v_free_bar = ipm_adj_lambda_x = ipm_adj_column = ipm_adj_scratch = Eigen::VectorXd::Zero(model.nv);
   ipm_target_branch.assign(contacts.size(), 0);
+  ipm_limit_coord.assign(limit_rows, -1);
+  ipm_limit_side.assign(limit_rows, 0);
   // contact adjoint workspace
   adj_pose_bar.assign(nb, Vector6<S>::Zero());
   adj_ow.assign(nb, Vector6<S>::Zero());

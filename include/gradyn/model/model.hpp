@@ -75,7 +75,7 @@ struct ContactSettings {
   // --- joint limits (contact/joint_limits.hpp); units per coordinate: rad or m ---
   double limit_stiffness = 1e4;  // Penalty: k_l in f = max(0, k_l d + c_l d_dot), d the violation [N m/rad | N/m]
   double limit_damping = 20.0;   // Penalty: c_l [N m s/rad | N s/m]
-  double limit_margin = 1e-3;    // Pgs: a limit gets a row once its gap is below this [rad | m] (or would close this step)
+  double limit_margin = 1e-3;    // Pgs, Ipm: a limit gets a row once its gap is below this [rad | m] (or would close this step)
   // --- Ipm (interior point, paper 000; contact/ipm_contact.hpp); erp, slop and restitution_threshold
   //     above act on its normal rows as on PGS's ---
   int ipm_iterations = 50;       // Newton (predictor-corrector) iterations per step at most, >= 1
