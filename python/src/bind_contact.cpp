@@ -65,6 +65,9 @@ void bind_contact(nb::module_& m) {
             d["ipm_tolerance"] = c.ipm_tolerance;
             d["ipm_kappa"] = c.ipm_kappa;
             d["ipm_friction_directions"] = c.ipm_friction_directions;
+            d["limit_stiffness"] = c.limit_stiffness;
+            d["limit_damping"] = c.limit_damping;
+            d["limit_margin"] = c.limit_margin;
             return d;
           },
           "The contact settings as a dict (see Model.with_contact).")
@@ -77,7 +80,9 @@ void bind_contact(nb::module_& m) {
              std::optional<double> pgs_tolerance, std::optional<double> erp, std::optional<double> slop,
              std::optional<double> cfm, std::optional<double> restitution_threshold,
              std::optional<int> ipm_iterations, std::optional<double> ipm_tolerance, std::optional<double> ipm_kappa,
-             std::optional<int> ipm_friction_directions, std::optional<std::string> pgs_gradient) {
+             std::optional<int> ipm_friction_directions, std::optional<std::string> pgs_gradient,
+             std::optional<double> limit_stiffness, std::optional<double> limit_damping,
+             std::optional<double> limit_margin) {
             Model copy = s.model;
             ContactSettings& c = copy.contact;
             c.model = model ? parse_contact_model(*model) : ContactModel::Penalty;
@@ -100,7 +105,10 @@ void bind_contact(nb::module_& m) {
             if (ipm_kappa) c.ipm_kappa = *ipm_kappa;
             if (ipm_friction_directions) c.ipm_friction_directions = *ipm_friction_directions;
             if (pgs_gradient) c.pgs_gradient = parse_pgs_gradient(*pgs_gradient);
-            check_contact_settings(c);
+            if (limit_stiffness) c.limit_stiffness = *limit_stiffness;
+            if (limit_damping) c.limit_damping = *limit_damping;
+            if (limit_margin) c.limit_margin = *limit_margin;
+            check_contact_settings(c);  // every field finite and in range (limit_*: >= 0), else ModelError
             return std::make_unique<PyModel>(std::move(copy));
           },
           nb::arg("model") = "penalty", nb::arg("stiffness") = nb::none(), nb::arg("exponent") = nb::none(),
@@ -111,7 +119,8 @@ void bind_contact(nb::module_& m) {
           nb::arg("cfm") = nb::none(), nb::arg("restitution_threshold") = nb::none(),
           nb::arg("ipm_iterations") = nb::none(), nb::arg("ipm_tolerance") = nb::none(),
           nb::arg("ipm_kappa") = nb::none(), nb::arg("ipm_friction_directions") = nb::none(),
-          nb::arg("pgs_gradient") = nb::none(),
+          nb::arg("pgs_gradient") = nb::none(), nb::arg("limit_stiffness") = nb::none(),
+          nb::arg("limit_damping") = nb::none(), nb::arg("limit_margin") = nb::none(),
           R"doc(
 A copy of this model with contact enabled ('penalty') or disabled ('none'); settings not given are
 kept (defaults: stiffness 1e5 N/m^p, exponent 1.5, damping 1 s/m, friction 'smooth_coulomb',
@@ -121,8 +130,8 @@ Per contact (depth d > 0, penetration rate d_dot): normal force k d^p (1 + c d_d
 negative (Hunt-Crossley); friction 'smooth_coulomb' -mu f_n v_t / sqrt(|v_t|^2 + velocity_scale^2)
 or 'brown' (Brown & McPhee: static peak static_friction_ratio * mu at velocity_scale, plus
 viscous_friction * |v_t|); mu is the larger friction of the two geoms. step/rollout then apply the
-contact forces (recomputed at every RK4 stage). step_vjp/rollout_vjp raise ValueError for such a
-model: gradients through contact are not implemented yet. Bad numbers raise gradyn.ModelError.
+contact forces (recomputed at every RK4 stage); step_vjp/rollout_vjp differentiate through them.
+Bad numbers raise gradyn.ModelError.
 
 'pgs': velocity-level contact impulses (a boxed LCP per step: one normal and two two-sided
 friction rows per contact, solved by projected Gauss-Seidel) in the semi-implicit Euler step only
@@ -142,6 +151,15 @@ slightly soft contact with smooth gradients), ipm_friction_directions 4 (>= 3; t
 cos(pi / N) of mu half-way between two directions: 71% for 4, 92% for 8). erp, slop,
 restitution_threshold and cfm act as for 'pgs' (cfm > 0 keeps contacts that ask for conflicting
 separations solvable).
+
+Joint limits (the model's lower/upper position limits of revolute, continuous, prismatic and planar
+joints) are enforced by every contact model and ignored with 'none'. 'penalty': a one-sided spring-
+damper on the violation d, torque max(0, limit_stiffness d + limit_damping d_dot) (defaults 1e4 N m/rad
+or N/m, 20 N m s/rad or N s/m; a load torque T rests T / limit_stiffness past the limit). 'pgs' and
+'ipm': one unilateral row per limit whose gap is below limit_margin (default 1e-3 rad or m) or that
+the step would cross; a limit not yet reached may be closed but not crossed, a violated one is pushed
+back by Baumgarte (erp, slop) like a contact. limit_stiffness, limit_damping and limit_margin must be
+finite and >= 0 (else gradyn.ModelError).
 )doc");
 }
 
