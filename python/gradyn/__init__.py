@@ -31,6 +31,8 @@ Conventions (the same as Pinocchio's):
   a quaternion normalised, so their part of its adjoint has no component along it. Parameter
   adjoints follow ``model.param_names``; joint axes are normalised by ``model.with_params``.
   ``gradcheck`` compares them with forward-mode AD and finite differences of single raw entries.
+* ``step_jacobian`` returns the whole step Jacobian analytically, in tangent coordinates (no rows or
+  columns for quaternion components; ``integrate``/``difference`` map tangents to q and back).
 
 Errors: a bad model file or builder input raises :class:`ModelError` (a ValueError) naming the
 file, line and element; bad arguments raise ValueError.
@@ -64,6 +66,7 @@ from ._core import (
     rollout,
     rollout_vjp,
     step,
+    step_jacobian,
     step_vjp,
     total_mass,
 )
@@ -98,6 +101,7 @@ __all__ = [
     "rollout",
     "rollout_vjp",
     "step",
+    "step_jacobian",
     "step_vjp",
     "total_mass",
 ]

@@ -13,6 +13,7 @@
 #include "common.hpp"
 #include "gradyn/grad/gradcheck.hpp"
 #include "gradyn/model/params.hpp"
+#include "gradyn/sim/step_jacobian.hpp"
 
 namespace gradyn::python {
 
@@ -95,6 +96,34 @@ The dynamics and integrate read a quaternion normalised (q and s q, s > 0, are t
 rotation), so a quaternion's adjoint has no component along itself. params_bar is in
 the flat layout of model.param_names / model.params; joint axes are normalised by with_params, so
 an axis adjoint has no component along the axis. The forward step is recomputed from (q, v, tau).
+)doc");
+
+  m.def(
+      "step_jacobian",
+      [](PyModel& s, nb::handle q, nb::handle v, nb::handle tau, double dt, const std::string& integrator) {
+        const Integrator scheme = parse_integrator(integrator);
+        checked_dt(dt);
+        const Model& model = s.model;
+        VectorArg q_(q, "q", model.nq), v_(v, "v", model.nv), tau_(tau, "tau", model.nv);
+        Eigen::MatrixXd A(2 * model.nv, 2 * model.nv), B(2 * model.nv, model.nv);
+        {
+          DataLease data(s);
+          gradyn::step_jacobian(model, *data, q_.x, v_.x, tau_.x, dt, scheme, A, B);
+        }
+        return nb::make_tuple(matrix_to_numpy(A), matrix_to_numpy(B));
+      },
+      model_, nb::arg("q"), nb::arg("v"), nb::arg("tau"), nb::arg("dt"), nb::arg("integrator") = "euler", R"doc(
+The analytical Jacobian of one step: returns (A, B), shapes (2 nv, 2 nv) and (2 nv, nv), with
+
+    [dq_next; dv_next] = A [dq; dv] + B dtau
+
+in tangent coordinates: dq is a tangent vector at q (gradyn.integrate(model, q, dq) moves along it;
+gradyn.difference gives it back), so A has no rows or columns for quaternion components. Computed
+in a few passes over the tree (analytical derivatives of inverse dynamics), not one step per
+direction. Semi-implicit Euler ('euler') only; without contact or with contact='penalty' (contacts
+and joint-limit springs). Other contact models and 'rk4' raise ValueError: use step_vjp for them.
+At a contact appearing or a force clamped at zero the step is not differentiable; this is the
+derivative of the branch the step took.
 )doc");
 
   m.def(

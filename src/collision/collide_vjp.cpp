@@ -116,26 +116,30 @@ void add_geom_wrench(const Model& model, const Data& data, int g, const double* 
   model_bar.geom_placement_R[g] += 0.5 * skew<double>(Eigen::Vector3d(tau_b - M.p.cross(f_b))) * M.R;
 }
 
-// Contacts [c0, c1) of data, all of the pair (a, b); `cut` when collide() may have dropped the
-// pair's later contacts (the buffer filled up at c1).
-void pair_vjp(const Model& model, const Data& data, int c0, int c1, bool cut,
-              const std::vector<ContactBar>& contact_bar, std::vector<Vector6<double>>& pose_bar,
-              ModelTangent& model_bar) {
+// Re-runs the narrowphase of the pair of contacts [c0, c1) of data (all of the pair (a, b); `cut`
+// when collide() may have dropped the pair's later contacts: the buffer filled up at c1) in
+// forward mode, kADChunk directions at a time, and hands each run to visit(first, out, match):
+// out[match[k]] is data's contact c0 + k with the derivatives of directions [first, first +
+// kADChunk). Directions: geom a's twist at twist_a (-1: not seeded), geom b's at twist_b, then
+// (seed_sizes) the size entries of a at size0 and of b after them; ndir in all.
+template <class Visit>
+void run_pair_forward_mode(const Model& model, const Data& data, int c0, int c1, bool cut, int twist_a, int twist_b,
+                           bool seed_sizes, int size0, int ndir, Visit&& visit) {
   const int a = data.contacts[c0].geom_a, b = data.contacts[c0].geom_b;
   const Geom& ga = model.geoms[a];
   const Geom& gb = model.geoms[b];
-  const int na = geom_size_count(ga.type), nb = geom_size_count(gb.type);
-  const int ndir = kTwistDirections + na + nb;
+  const int na = geom_size_count(ga.type);
   const int run = c1 - c0;
-
-  double grad[kMaxDirections] = {};
+  const int unseeded = std::numeric_limits<int>::min() / 2;  // slot() never matches it
+  const int size_a = seed_sizes ? size0 : unseeded, size_b = seed_sizes ? size0 + na : unseeded;
+  const int pose_a = twist_a >= 0 ? twist_a : unseeded, pose_b = twist_b >= 0 ? twist_b : unseeded;
   int match[kMaxPairContacts];
   ContactTpl<AD> out[kMaxPairContacts];
   double margin = model.contact.margin;
   int count = 0;
   for (int first = 0; first < ndir; first += kADChunk) {
-    const GeomTpl<AD> A = seeded_geom(ga, kTwistDirections, first), B = seeded_geom(gb, kTwistDirections + na, first);
-    const Pose<AD> PA = seeded_pose(data.oMg[a], 0, first), PB = seeded_pose(data.oMg[b], 6, first);
+    const GeomTpl<AD> A = seeded_geom(ga, size_a, first), B = seeded_geom(gb, size_b, first);
+    const Pose<AD> PA = seeded_pose(data.oMg[a], pose_a, first), PB = seeded_pose(data.oMg[b], pose_b, first);
     const int n = collide_geoms<AD>(A, PA, B, PB, margin, out, a, b);
     if (first == 0) {
       // By index, as collide() wrote them?
@@ -166,21 +170,64 @@ void pair_vjp(const Model& model, const Data& data, int c0, int c1, bool cut,
       throw std::logic_error("collide_vjp: the narrowphase of " + pair_name(model, a, b) +
                              " changed its contact count between derivative passes");
     }
-    for (int k = 0; k < run; ++k) {
-      const ContactBar& bar = contact_bar[c0 + k];
-      const ContactTpl<AD>& c = out[match[k]];
-      ADDerivatives d = bar.depth * c.depth.derivatives();
-      for (int i = 0; i < 3; ++i) {
-        d += bar.point[i] * c.point[i].derivatives();
-        for (int j = 0; j < 3; ++j) d += bar.frame(i, j) * c.frame(i, j).derivatives();
-      }
-      for (int s = 0; s < kADChunk && first + s < ndir; ++s) grad[first + s] += d[s];
-    }
+    visit(first, static_cast<const ContactTpl<AD>*>(out), static_cast<const int*>(match));
   }
+}
+
+// Contacts [c0, c1) of data, all of the pair (a, b): their adjoints into the geoms' wrenches and sizes.
+void pair_vjp(const Model& model, const Data& data, int c0, int c1, bool cut,
+              const std::vector<ContactBar>& contact_bar, std::vector<Vector6<double>>& pose_bar,
+              ModelTangent& model_bar) {
+  const int a = data.contacts[c0].geom_a, b = data.contacts[c0].geom_b;
+  const int na = geom_size_count(model.geoms[a].type), nb = geom_size_count(model.geoms[b].type);
+  const int ndir = kTwistDirections + na + nb;
+  double grad[kMaxDirections] = {};
+  run_pair_forward_mode(model, data, c0, c1, cut, 0, 6, true, kTwistDirections, ndir,
+                        [&](int first, const ContactTpl<AD>* out, const int* match) {
+                          for (int k = 0; k < c1 - c0; ++k) {
+                            const ContactBar& bar = contact_bar[c0 + k];
+                            const ContactTpl<AD>& c = out[match[k]];
+                            ADDerivatives d = bar.depth * c.depth.derivatives();
+                            for (int i = 0; i < 3; ++i) {
+                              d += bar.point[i] * c.point[i].derivatives();
+                              for (int j = 0; j < 3; ++j) d += bar.frame(i, j) * c.frame(i, j).derivatives();
+                            }
+                            for (int s = 0; s < kADChunk && first + s < ndir; ++s) grad[first + s] += d[s];
+                          }
+                        });
   add_geom_wrench(model, data, a, grad, pose_bar, model_bar);
   add_geom_wrench(model, data, b, grad + 6, pose_bar, model_bar);
   for (int k = 0; k < na; ++k) model_bar.geom_size[a][k] += grad[kTwistDirections + k];
   for (int k = 0; k < nb; ++k) model_bar.geom_size[b][k] += grad[kTwistDirections + na + k];
+}
+
+// Contacts [c0, c1) of data: d(point, frame, depth) / d(xi_a, xi_b) into jac[c0, c1). Only the
+// twists of geoms on a body are seeded (a world geom does not move), packed from direction 0.
+void pair_jacobian(const Model& model, const Data& data, int c0, int c1, bool cut,
+                   std::vector<ContactJacobian>& jac) {
+  const int a = data.contacts[c0].geom_a, b = data.contacts[c0].geom_b;
+  const bool a_moves = model.geoms[a].body >= 0, b_moves = model.geoms[b].body >= 0;
+  const int twist_a = a_moves ? 0 : -1, twist_b = b_moves ? (a_moves ? 6 : 0) : -1;
+  const int ndir = 6 * (int(a_moves) + int(b_moves));
+  for (int k = c0; k < c1; ++k) jac[k].setZero();
+  if (ndir == 0) return;
+  run_pair_forward_mode(model, data, c0, c1, cut, twist_a, twist_b, false, 0, ndir,
+                        [&](int first, const ContactTpl<AD>* out, const int* match) {
+                          for (int k = 0; k < c1 - c0; ++k) {
+                            const ContactTpl<AD>& c = out[match[k]];
+                            for (int s = 0; s < kADChunk && first + s < ndir; ++s) {
+                              const int dir = first + s;
+                              const int col = a_moves ? dir : dir + 6;  // a's twist: 0-5, b's: 6-11
+                              auto d = [&](const AD& x) { return x.derivatives()[s]; };
+                              ContactJacobian& J = jac[c0 + k];
+                              for (int i = 0; i < 3; ++i) {
+                                J(i, col) = d(c.point[i]);
+                                for (int j = 0; j < 3; ++j) J(3 + 3 * j + i, col) = d(c.frame(i, j));
+                              }
+                              J(12, col) = d(c.depth);
+                            }
+                          }
+                        });
 }
 
 bool is_zero(const ContactBar& bar) { return bar.depth == 0 && bar.point.isZero(0.0) && bar.frame.isZero(0.0); }
@@ -216,6 +263,26 @@ void collide_vjp(const ModelTpl<S>& model, const DataTpl<S>& data, const std::ve
       if (any) pair_vjp(model, data, c0, c1, c1 == n && n == capacity, contact_bar, pose_bar, model_bar);
       c0 = c1;
     }
+  }
+}
+
+void collide_jacobian(const Model& model, const Data& data, std::vector<ContactJacobian>& jac) {
+  const int n = data.ncontacts;
+  if (static_cast<int>(jac.size()) < n) {
+    std::ostringstream s;
+    s << "collide_jacobian: jac has " << jac.size() << " entries, expected at least data.ncontacts = " << n;
+    throw ArgumentError(s.str());
+  }
+  const int capacity = static_cast<int>(data.contacts.size());
+  for (int c0 = 0; c0 < n;) {
+    const int a = data.contacts[c0].geom_a, b = data.contacts[c0].geom_b;
+    int c1 = c0 + 1;
+    while (c1 < n && data.contacts[c1].geom_a == a && data.contacts[c1].geom_b == b) ++c1;
+    if (c1 - c0 > kMaxPairContacts)
+      throw ArgumentError("collide_jacobian: more than kMaxPairContacts consecutive contacts of " +
+                          pair_name(model, a, b) + ": data.contacts is not what collide() wrote");
+    pair_jacobian(model, data, c0, c1, c1 == n && n == capacity, jac);
+    c0 = c1;
   }
 }
 

@@ -20,4 +20,13 @@ template <class S>
 void collide_vjp(const ModelTpl<S>& model, const DataTpl<S>& data, const std::vector<ContactBarTpl<S>>& contact_bar,
                  std::vector<Vector6<S>>& pose_bar, ModelTangentTpl<S>& model_bar);
 
+/// Forward mode of collide() for contact c of data: rows point (0-2), frame column-major (3-11;
+/// the normal is 3-5), depth (12); columns the left world twist xi = [dtheta; dp0] of geom a's pose
+/// (0-5) and of geom b's (6-11), zero for a world geom. Same contact set and branches as collide_vjp.
+using ContactJacobian = Eigen::Matrix<double, 13, 12>;
+
+/// jac[c] for c in [0, data.ncontacts) (jac needs that many entries; data.oMg and data.contacts
+/// from the same collide()). Never allocates.
+void collide_jacobian(const Model& model, const Data& data, std::vector<ContactJacobian>& jac);
+
 }  // namespace gradyn

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
 #include <vector>
 
@@ -193,6 +194,19 @@ struct DataTpl {
   PgsWorkspaceTpl<S> pgs_record_workspace;   // the sweeps replayed with their iterates recorded
   // ---- end of contact adjoint workspace ----
 
+  // ---- analytical derivatives (rnea_derivatives, step_jacobian; world frame, about the origin) ----
+  std::vector<Matrix6<S>> deriv_Bc;   // subtree sum of B = v x* I - I v x + (I v)-bar (the velocity variation)
+  std::vector<Vector6<S>> deriv_Fc;   // subtree sum of the body forces I a + v x* I v
+  std::vector<Matrix6XS> deriv_P;     // oIc oS (6 x nv_i)
+  std::vector<Matrix6XS> deriv_Q;     // deriv_Bc^T oS
+  std::vector<char> deriv_in_subtree; // scratch: body b is in the subtree of the joint being differentiated
+  MatrixX<S> deriv_dtau_dq, deriv_dtau_dv;  // nv x nv: tangent derivatives of the forces the step sees
+  MatrixX<S> deriv_rhs;               // nv x 2nv: M^-1 [d/dq, d/dv] of the forces: the accelerations'
+  MatrixX<S> deriv_minv;              // M^-1
+  Eigen::LLT<MatrixX<S>> deriv_llt;   // Cholesky factor of M
+  std::vector<Eigen::Matrix<double, 13, 12>> deriv_contact_jac;  // collide_jacobian's, per contact
+  // ---- end of analytical derivatives ----
+
   std::uint32_t status = kStatusOk;
 };
 
@@ -320,6 +334,18 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   adj_stage_tau_bar = VectorX<S>::Zero(model.nv);
   for (VectorX<S>* x : {&pgs_adj_v_free_bar, &pgs_adj_y_bar, &pgs_adj_x, &pgs_adj_column, &pgs_adj_scratch})
     *x = VectorX<S>::Zero(model.nv);
+  // analytical derivatives
+  deriv_Bc.assign(nb, Matrix6<S>::Zero());
+  deriv_Fc.assign(nb, Vector6<S>::Zero());
+  deriv_P.resize(nb);
+  deriv_Q.resize(nb);
+  for (int i = 0; i < nb; ++i) deriv_P[i] = deriv_Q[i] = Matrix6XS::Zero(6, model.joint_nv(i));
+  deriv_in_subtree.assign(nb, 0);
+  deriv_dtau_dq = deriv_dtau_dv = MatrixX<S>::Zero(model.nv, model.nv);
+  deriv_rhs = MatrixX<S>::Zero(model.nv, 2 * model.nv);
+  deriv_minv = MatrixX<S>::Zero(model.nv, model.nv);
+  deriv_llt = Eigen::LLT<MatrixX<S>>(model.nv);
+  deriv_contact_jac.assign(contacts.size(), Eigen::Matrix<double, 13, 12>::Zero());
 }
 
 }  // namespace gradyn

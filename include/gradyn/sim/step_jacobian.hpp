@@ -1,0 +1,25 @@
+// The analytical Jacobian of one step, for planners (iLQR), linearisation and sensitivity
+// analysis: the derivatives of the next state with respect to the state and the joint torques,
+// all in one call, at the cost of a few dynamics passes (rnea_derivatives.hpp) instead of one
+// pass per direction (finite differences, or one step_vjp per output).
+//
+// Coordinates: the state is (dq, v) with dq a tangent vector at q (q (+) dq, integrate.hpp),
+// the same at the next state, so A is 2nv x 2nv whatever quaternions q holds:
+//   [dq+; dv+] = A [dq; dv] + B dtau,   B: 2nv x nv.
+// Scope: semi-implicit Euler, without contact or with penalty contact (contacts and joint-limit
+// springs). PGS and interior-point contact, and RK4, are refused with ArgumentError (their
+// gradients are in step_vjp). Where a contact appears or a force is clamped the step is not
+// differentiable; this is the derivative of the branch the forward step took.
+#pragma once
+
+#include "gradyn/sim/step.hpp"
+
+namespace gradyn {
+
+/// A (2nv x 2nv) and B (2nv x nv), overwritten. Also leaves the step's results in data as step()
+/// would (poses, contacts, accelerations). Never allocates once data has run a step.
+void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
+                   const VecRef<double>& tau, double dt, Integrator integrator, Eigen::Ref<Eigen::MatrixXd> A,
+                   Eigen::Ref<Eigen::MatrixXd> B);
+
+}  // namespace gradyn

@@ -1,0 +1,112 @@
+// step_jacobian against forward-mode AD through the whole step, in the same tangent coordinates:
+// x = (dq, v, tau) -> (difference(q+_0, q+), v+) at dq = 0.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "gradyn/sim/integrate.hpp"
+#include "gradyn/sim/step_jacobian.hpp"
+#include "../support/ad_jacobian.hpp"
+#include "../support/contact_scenes.hpp"
+#include "../support/random_model.hpp"
+
+namespace gradyn {
+namespace {
+
+// [A B] by AD: columns dq (nv), v (nv), tau (nv); rows dq+ (nv), v+ (nv).
+Eigen::MatrixXd tangent_step_jacobian_ad(const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                                         const Eigen::VectorXd& tau, double dt) {
+  const int nv = model.nv, nq = model.nq;
+  Data d0(model);
+  Eigen::VectorXd q1(nq), v1(nv);
+  step<double>(model, d0, q, v, tau, dt, Integrator::SemiImplicitEuler, q1, v1);
+  const ModelTpl<ADScalar> m = model.cast<ADScalar>();
+  const VectorX<ADScalar> qa = q.cast<ADScalar>(), q1a = q1.cast<ADScalar>();
+  Eigen::VectorXd x0(3 * nv);
+  x0 << Eigen::VectorXd::Zero(nv), v, tau;
+  auto f = [&](const VectorX<ADScalar>& x) {
+    DataTpl<ADScalar> d(m);
+    VectorX<ADScalar> qp(nq), qn(nq), vn(nv), dqn(nv), out(2 * nv);
+    integrate<ADScalar>(m, qa, x.head(nv), qp);
+    step<ADScalar>(m, d, qp, x.segment(nv, nv), x.tail(nv), ADScalar(dt), Integrator::SemiImplicitEuler, qn, vn);
+    difference<ADScalar>(m, q1a, qn, dqn);
+    out << dqn, vn;
+    return out;
+  };
+  return test::ad_jacobian(f, x0);
+}
+
+void expect_matches_ad(const Model& model, const Eigen::VectorXd& q, const Eigen::VectorXd& v,
+                       const Eigen::VectorXd& tau, double dt, double tol = 1e-9) {
+  const int nv = model.nv;
+  Data data(model);
+  Eigen::MatrixXd A(2 * nv, 2 * nv), B(2 * nv, nv);
+  step_jacobian(model, data, q, v, tau, dt, Integrator::SemiImplicitEuler, A, B);
+  const Eigen::MatrixXd ref = tangent_step_jacobian_ad(model, q, v, tau, dt);
+  Eigen::MatrixXd got(2 * nv, 3 * nv);
+  got << A, B;
+  EXPECT_LT(test::relative_error(got, ref), tol) << "analytical\n" << got << "\nAD\n" << ref;
+}
+
+TEST(StepJacobian, MatchesForwardModeADWithoutContact) {
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    for (bool floating : {false, true}) {
+      const Model model = test::random_model(8, seed, floating, true);
+      std::mt19937 rng(seed);
+      const Eigen::VectorXd q = test::random_configuration(model, rng);
+      const Eigen::VectorXd v = test::random_vector(model.nv, rng, 2.0), tau = test::random_vector(model.nv, rng);
+      expect_matches_ad(model, q, v, tau, 0.01);
+    }
+  }
+}
+
+TEST(StepJacobian, MatchesForwardModeADThroughPenaltyContact) {
+  ContactSettings contact;
+  contact.model = ContactModel::Penalty;
+  for (FrictionModel friction : {FrictionModel::SmoothCoulomb, FrictionModel::Brown}) {
+    contact.friction = friction;
+    // a sphere rolling and sliding, a box on an edge, a box on its face
+    const Model sphere = test::free_body_on_plane(test::geom(GeomType::Sphere, {0.1, 0, 0}), contact);
+    expect_matches_ad(sphere, test::touching(sphere, 0.2, -0.1, test::V3(0.3, 0.2, 0.1), 0.004),
+                      test::vec6(0.3, -0.2, -0.1, 1.0, 2.0, -0.5), test::vec6(0.1, 0.2, 0.3, 0.01, 0.02, 0.03), 1e-3);
+    const Model box = test::free_body_on_plane(test::geom(GeomType::Box, {0.2, 0.1, 0.05}), contact);
+    expect_matches_ad(box, test::touching(box, 0.1, 0.0, test::V3(0.4, 0.0, 0.2), 0.003),
+                      test::vec6(0.2, 0.1, -0.2, 0.5, -0.4, 0.3), Eigen::VectorXd::Zero(6), 1e-3);
+    expect_matches_ad(box, test::touching(box, 0.0, 0.0, test::face_down(box), 0.002),
+                      test::vec6(0.4, -0.1, -0.05, 0.0, 0.0, 0.8), Eigen::VectorXd::Zero(6), 1e-3);
+  }
+}
+
+TEST(StepJacobian, MatchesForwardModeADForAnArmPressingOnABox) {
+  ContactSettings contact;
+  contact.model = ContactModel::Penalty;
+  const Model model = test::arm_on_box(contact);
+  Eigen::VectorXd q(2), v(2), tau(2);  // the capsule presses on the box (tests/contact/test_penalty_vjp.cpp)
+  q << 0.68, 0.05;
+  v << 0.4, -0.7;
+  tau << 3.0, -1.0;
+  Data data(model);
+  forward_kinematics<double>(model, data, q);
+  collide<double>(model, data, 0.0);
+  ASSERT_GT(data.ncontacts, 0);
+  expect_matches_ad(model, q, v, tau, 1e-3);
+}
+
+TEST(StepJacobian, RefusesWhatItDoesNotCover) {
+  const Model model = test::random_model(3, 1);
+  Data data(model);
+  const Eigen::VectorXd q = neutral_configuration<double>(model), z = Eigen::VectorXd::Zero(model.nv);
+  Eigen::MatrixXd A(2 * model.nv, 2 * model.nv), B(2 * model.nv, model.nv), Bbad(2 * model.nv, model.nv + 1);
+  EXPECT_THROW(step_jacobian(model, data, q, z, z, 0.01, Integrator::RK4, A, B), ArgumentError);
+  EXPECT_THROW(step_jacobian(model, data, q, z, z, 0.01, Integrator::SemiImplicitEuler, A, Bbad), ArgumentError);
+  ContactSettings pgs;
+  pgs.model = ContactModel::Pgs;
+  const Model boxes = test::free_body_on_plane(test::geom(GeomType::Box, {0.1, 0.1, 0.1}), pgs);
+  Data d2(boxes);
+  const Eigen::VectorXd q2 = test::touching(boxes, 0.0, 0.0, test::V3(0.0, 0.0, 0.0), 0.001), z2 = Eigen::VectorXd::Zero(6);
+  Eigen::MatrixXd A2(12, 12), B2(12, 6);
+  EXPECT_THROW(step_jacobian(boxes, d2, q2, z2, z2, 0.01, Integrator::SemiImplicitEuler, A2, B2), ArgumentError);
+}
+
+}  // namespace
+}  // namespace gradyn
