@@ -13,7 +13,8 @@ For each gradyn contact model (none, 'penalty', 'pgs', and 'ipm' when this grady
  (c) the memory of the backward pass per step (goal <= 0.5 KB): the checkpoints it reads (q, v
      and the controls u of each step: (nq + 2 nv) x 8 bytes) plus the growth of the peak RSS of a
      fresh process across the rollout_vjp call, per step, from a long and a short horizon;
- (d) the full step Jacobian d(q_next, v_next)/d(q, v, tau): nq + nv step_vjp calls against
+ (d) the full step Jacobian d(q_next, v_next)/d(q, v, tau): gradyn.step_jacobian (analytical,
+     tangent coordinates; for contact models it does not cover, nq + nv step_vjp calls) against
      mujoco.mjd_transitionFD (forward and centred differences) at the standing state (goal:
      gradyn >= 10x faster).
 
@@ -105,9 +106,9 @@ def gradyn_contacts(gradyn, model, q):
 # --- the step Jacobian ----------------------------------------------------------------------------
 
 
-def step_jacobian(gradyn, model, q, v, tau):
+def step_jacobian_rows(gradyn, model, q, v, tau):
     """d(q_next, v_next)/d(q, v, tau), shape (nq + nv, nq + 2 nv), one step_vjp per output row
-    (q adjoints ambient: one column per number in q)."""
+    (q adjoints ambient: one column per number in q). For contact models step_jacobian refuses."""
     nq, nv = model.nq, model.nv
     J = np.empty((nq + nv, nq + 2 * nv))
     zq, zv = np.zeros(nq), np.zeros(nv)
@@ -122,18 +123,44 @@ def step_jacobian(gradyn, model, q, v, tau):
     return J
 
 
-def check_jacobian_against_fd(gradyn, model, q, v, tau, J):
+def step_jacobian_analytic(gradyn, model, q, v, tau):
+    """gradyn.step_jacobian: [A B], shape (2 nv, 3 nv), tangent coordinates (like MuJoCo's)."""
+    A, B = gradyn.step_jacobian(model, q, v, tau, DT)
+    return np.hstack([A, B])
+
+
+def has_analytic_jacobian(gradyn, model, q, v, tau):
+    try:
+        gradyn.step_jacobian(model, q, v, tau, DT)
+    except ValueError:
+        return False
+    return True
+
+
+def check_jacobian_against_fd(gradyn, model, q, v, tau, J, tangent):
     """Largest error of J times random directions against central differences of gradyn.step,
-    relative to the largest entry of J times the direction."""
+    relative to the largest entry of J times the direction. tangent: J is step_jacobian's (q moves
+    by gradyn.integrate, q_next is compared by gradyn.difference); else ambient rows and columns."""
     rng = np.random.default_rng(11)
     worst = 0.0
+    h = 1e-6
+    q_ref, _ = gradyn.step(model, q, v, tau, DT)
     for _ in range(3):
-        dq, dv, dt_ = rng.normal(size=model.nq), rng.normal(size=model.nv), rng.normal(size=model.nv)
-        dq[3:7] = 0.0  # keep the quaternion unit: the ambient columns along it are exact anyway
-        h = 1e-6
-        plus = np.concatenate(gradyn.step(model, q + h * dq, v + h * dv, tau + h * dt_, DT))
-        minus = np.concatenate(gradyn.step(model, q - h * dq, v - h * dv, tau - h * dt_, DT))
-        fd = (plus - minus) / (2 * h)
+        dv, dt_ = rng.normal(size=model.nv), rng.normal(size=model.nv)
+        if tangent:
+            dq = rng.normal(size=model.nv)
+
+            def state(sign):
+                qn, vn = gradyn.step(model, gradyn.integrate(model, q, sign * h * dq), v + sign * h * dv,
+                                     tau + sign * h * dt_, DT)
+                return np.concatenate([gradyn.difference(model, q_ref, qn), vn])
+        else:
+            dq = rng.normal(size=model.nq)
+            dq[3:7] = 0.0  # keep the quaternion unit: the ambient columns along it are exact anyway
+
+            def state(sign):
+                return np.concatenate(gradyn.step(model, q + sign * h * dq, v + sign * h * dv, tau + sign * h * dt_, DT))
+        fd = (state(1.0) - state(-1.0)) / (2 * h)
         jv = J @ np.concatenate([dq, dv, dt_])
         worst = max(worst, np.max(np.abs(jv - fd)) / max(1.0, np.max(np.abs(jv))))
     return worst
@@ -146,14 +173,15 @@ def mujoco_transition(mujoco, m, d, centered):
     return A, B
 
 
-def check_jacobian_against_mujoco(model, maps, J, B):
+def check_jacobian_against_mujoco(model, maps, J, B, tangent):
     """Without contact, d v_next / d tau on the leg joints is dt M^-1 restricted to the legs in both
     simulators (leg velocities and torques are the same coordinates in both; MuJoCo's B has one
     column per motor and its velocity rows after the nv position rows). Returns the largest
     difference relative to the largest entry."""
     m = maps.m
     dofs = maps.actuator_dofs  # gradyn's v index of each motor's joint, in motor order
-    gradyn_block = J[np.ix_(model.nq + dofs, model.nq + model.nv + dofs)]
+    rows0 = model.nv if tangent else model.nq
+    gradyn_block = J[np.ix_(rows0 + dofs, rows0 + model.nv + dofs)]
     mujoco_dofs = np.array([m.jnt_dofadr[m.actuator_trnid[a, 0]] for a in range(m.nu)])
     mujoco_block = B[m.nv + mujoco_dofs, :]
     return np.max(np.abs(gradyn_block - mujoco_block)) / np.max(np.abs(mujoco_block))
@@ -315,24 +343,27 @@ def bench_case(gradyn, mujoco, contact, args, mj, log):
         x["total_bytes_per_step"] = read + x["extra_bytes_per_step"]
     row["memory"] = mem
 
-    J = step_jacobian(gradyn, model, q, v, tau)
-    fd_error = check_jacobian_against_fd(gradyn, model, q, v, tau, J)
+    tangent = has_analytic_jacobian(gradyn, model, q, v, tau)
+    jacobian = step_jacobian_analytic if tangent else step_jacobian_rows
+    row["jacobian_method"] = ("gradyn.step_jacobian (analytical, tangent coordinates, 36 x 54)" if tangent else
+                              f"{model.nq + model.nv} step_vjp calls from Python (ambient q, 37 x 55)")
+    J = jacobian(gradyn, model, q, v, tau)
+    fd_error = check_jacobian_against_fd(gradyn, model, q, v, tau, J, tangent)
     row["jacobian_fd_check"] = fd_error
     if contact is None:
         require(fd_error < 1e-6, f"gradyn's step Jacobian (no contact) differs from central differences of "
                                  f"gradyn.step by {fd_error:.2e}")
         _, B = mujoco_transition(mujoco, m, d_fd, True)
-        err = check_jacobian_against_mujoco(model, mj["maps"], J, B)
+        err = check_jacobian_against_mujoco(model, mj["maps"], J, B, tangent)
         require(err < 1e-5, f"d v_next / d tau differs between gradyn and MuJoCo (no contact) by {err:.2e}")
         row["jacobian_mujoco_check"] = err
-    one = (np.ones(model.nq), np.ones(model.nv))
-    cpu, _ = median_times([lambda: step_jacobian(gradyn, model, q, v, tau)] + jac_fns
-                          + [lambda: gradyn.step_vjp(model, q, v, tau, DT, *one)], args.repeats * 5)
+    cpu, _ = median_times([lambda: jacobian(gradyn, model, q, v, tau)] + jac_fns
+                          + [lambda: gradyn.step(model, q, v, tau, DT)], args.repeats * 5)
     row["jacobian_us"] = {"gradyn": cpu[0] * 1e6, "mujoco_fd_forward": cpu[1] * 1e6, "mujoco_fd_centered": cpu[2] * 1e6,
-                          "gradyn_one_step_vjp_call": cpu[3] * 1e6}
+                          "gradyn_one_step_call": cpu[3] * 1e6}
     row["jacobian_speedup"] = {"forward": cpu[1] / cpu[0], "centered": cpu[2] / cpu[0]}
-    log(f"  step Jacobian ({label}): gradyn {cpu[0] * 1e6:.0f} us ({model.nq + model.nv} step_vjp calls of "
-        f"{cpu[3] * 1e6:.1f} us each from Python; FD check {fd_error:.1e}), MuJoCo mjd_transitionFD "
+    log(f"  step Jacobian ({label}): gradyn {cpu[0] * 1e6:.0f} us by {row['jacobian_method']} (one gradyn.step "
+        f"call from Python: {cpu[3] * 1e6:.1f} us; FD check {fd_error:.1e}), MuJoCo mjd_transitionFD "
         f"{cpu[1] * 1e6:.0f} us forward / {cpu[2] * 1e6:.0f} us centred: gradyn is {cpu[1] / cpu[0]:.2f}x / "
         f"{cpu[2] / cpu[0]:.2f}x faster")
     return row
@@ -436,10 +467,12 @@ def write_markdown(path, info, rows, free_error, args, available, missing, mujoc
           "returns (taus_bar, nv x 8 bytes per step), is the 'measured' part. Page-granular: a few bytes per "
           "step either way are noise. The .json also has the default mode (no qs, vs: rollout_vjp re-runs the "
           "forward pass and keeps every state itself; its total is the controls plus the measured growth).", "",
-          "Step Jacobian: gradyn makes nq + nv = 37 `step_vjp` calls from Python (each re-runs the forward step) "
-          "for d(q_next, v_next)/d(q, v, tau) with ambient q columns (37 x 55); MuJoCo's `mjd_transitionFD` "
-          "(eps 1e-6) gives A (36 x 36) and B (36 x 12) in its tangent coordinates from 2 nv + nu = 48 perturbed "
-          "steps (96 centred), at MuJoCo's own standing state. Without contact, gradyn's d v_next / d tau on the "
+          "Step Jacobian: one Python call each. gradyn: "
+          + "; ".join(f"{r['contact']}: {r['jacobian_method']}" for r in rows if "jacobian_method" in r)
+          + " (step_jacobian: d(dq_next, v_next)/d(dq, v, tau) in the tangent space, one pass of analytical "
+          "derivatives; for contact models it does not cover yet, one step_vjp per output). MuJoCo's "
+          "`mjd_transitionFD` (eps 1e-6) gives A (36 x 36) and B (36 x 12) in its tangent coordinates from "
+          "2 nv + nu = 48 perturbed steps (96 centred), at MuJoCo's own standing state. Without contact, gradyn's d v_next / d tau on the "
           "legs matched MuJoCo's B to "
           + ", ".join(f"{r['jacobian_mujoco_check']:.1e}" for r in rows if "jacobian_mujoco_check" in r)
           + " (relative). gradyn's Jacobian times 3 random directions against central differences of "

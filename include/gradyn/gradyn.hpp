@@ -9,6 +9,7 @@
 #include "gradyn/dynamics/kinematics.hpp"
 #include "gradyn/dynamics/passive.hpp"
 #include "gradyn/dynamics/rnea.hpp"
+#include "gradyn/dynamics/rnea_derivatives.hpp"
 #include "gradyn/grad/gradcheck.hpp"
 #include "gradyn/io/load.hpp"
 #include "gradyn/model/builder.hpp"
@@ -17,4 +18,5 @@
 #include "gradyn/model/params.hpp"
 #include "gradyn/sim/integrate.hpp"
 #include "gradyn/sim/step.hpp"
+#include "gradyn/sim/step_jacobian.hpp"
 #include "gradyn/spatial/spatial.hpp"
