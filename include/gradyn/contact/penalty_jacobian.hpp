@@ -12,7 +12,7 @@ namespace gradyn {
 /// into dtau_dv (nv x nv each), tau_c being the penalty contact and joint-limit forces. Needs
 /// contact_generalized_forces(q, v) to have run on data (contacts, geom poses, contact forces)
 /// and data.oMi, oS, ov to be current at (q, v) (after aba, rnea or rnea_derivatives).
-/// Never allocates.
+/// Its workspace is in data (preallocated).
 void penalty_forces_jacobian(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
                              Eigen::Ref<Eigen::MatrixXd> dtau_dq, Eigen::Ref<Eigen::MatrixXd> dtau_dv);
 

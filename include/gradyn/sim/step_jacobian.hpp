@@ -17,7 +17,7 @@
 namespace gradyn {
 
 /// A (2nv x 2nv) and B (2nv x nv), overwritten. Also leaves the step's results in data as step()
-/// would (poses, contacts, accelerations). Never allocates once data has run a step.
+/// would (poses, contacts, accelerations). Its workspace is in data (preallocated).
 void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
                    const VecRef<double>& tau, double dt, Integrator integrator, Eigen::Ref<Eigen::MatrixXd> A,
                    Eigen::Ref<Eigen::MatrixXd> B);
