@@ -37,8 +37,8 @@ void copy_values(const Src& src, Dst& dst) {
 }
 
 // Forward-mode derivatives of the solution (x, z) in data.ipm_workspace: the implicit function theorem
-// at the returned point, K [dx; dz] = -[dM x + dG^T z + dq; dG x + dF z - dm] per direction, with K
-// factored there by the solver. Writes value and derivatives into x_out and data.ipm_z.
+// at the returned point, K [dx; dz] = -[dM x + dG^T z + dq; dG x + dF z - dm] per direction
+// (mixed_lcp_kkt_solve: K factored there once, on the first direction). Writes value and derivatives into x_out and data.ipm_z.
 void propagate_derivatives(const MixedLcpTpl<ADScalar>& p, DataTpl<ADScalar>& data, VecOut<ADScalar> x_out) {
   IpmWorkspace& ws = data.ipm_workspace;
   const Eigen::Index nx = ws.n_x, ni = ws.n_ineq;
@@ -63,7 +63,7 @@ void propagate_derivatives(const MixedLcpTpl<ADScalar>& p, DataTpl<ADScalar>& da
       any = any || e != 0.0;
     }
     if (!any) continue;
-    ws.sol = ws.lu.solve(ws.rhs);
+    mixed_lcp_kkt_solve<double>(data.ipm_problem_value, ws, ws.rhs, ws.sol, false);
     for (Eigen::Index i = 0; i < nx; ++i) x_out[i].derivatives()[k] = ws.sol[i];
     for (Eigen::Index r = 0; r < ni; ++r) data.ipm_z[r].derivatives()[k] = ws.sol[nx + r];
   }

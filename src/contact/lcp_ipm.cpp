@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "gradyn/model/errors.hpp"
 
@@ -28,7 +29,14 @@ IpmWorkspaceTpl<S>::IpmWorkspaceTpl(Eigen::Index nx, Eigen::Index ne, Eigen::Ind
       r_comp(VectorX<S>::Zero(ni)),
       rhs(VectorX<S>::Zero(nx + ni + ne)), sol(VectorX<S>::Zero(nx + ni + ne)),
       K(MatrixX<S>::Zero(nx + ni + ne, nx + ni + ne)),
-      lu(nx + ni + ne) {}
+      lu(nx + ni + ne),
+      mass_llt(nx),
+      minv_BT(MatrixX<S>::Zero(nx, ni + ne)),
+      schur_static(MatrixX<S>::Zero(ni + ne, ni + ne)),
+      schur(MatrixX<S>::Zero(ni + ne, ni + ne)),
+      schur_pivots(Eigen::VectorXi::Zero(ni + ne)),
+      rhs_x(VectorX<S>::Zero(nx)),
+      rhs_w(VectorX<S>::Zero(ni + ne)) {}
 
 namespace {
 
@@ -80,10 +88,105 @@ S inf_norm(const VectorX<S>& v) {
   return v.size() == 0 ? S(0) : v.template lpNorm<Eigen::Infinity>();
 }
 
-// K's constant blocks; the (ineq, ineq) block is set per iteration by factor_at.
+// Dense LU with partial pivoting, in place, for the small Schur complements of the iterations
+// (a few dozen rows): plain column-oriented loops, which beat Eigen's blocked PartialPivLU at these
+// sizes. A = P^T L U with L unit lower and U upper stored in A; pivots[k] is the row swapped with k
+// at step k. A zero pivot is left as is (the solves then give inf / NaN, like PartialPivLU).
 template <class S>
-void assemble_static(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
+void lu_in_place(MatrixX<S>& A, Eigen::VectorXi& pivots) {
+  using std::abs;
+  const Eigen::Index n = A.rows();
+  S* a = A.data();
+  for (Eigen::Index k = 0; k < n; ++k) {
+    S* col_k = a + k * n;
+    Eigen::Index p = k;
+    S largest = abs(col_k[k]);
+    for (Eigen::Index i = k + 1; i < n; ++i)
+      if (abs(col_k[i]) > largest) largest = abs(col_k[i]), p = i;
+    pivots[k] = static_cast<int>(p);
+    if (p != k)
+      for (Eigen::Index j = 0; j < n; ++j) std::swap(a[j * n + k], a[j * n + p]);
+    if (col_k[k] != S(0)) {
+      const S inv = S(1) / col_k[k];
+      for (Eigen::Index i = k + 1; i < n; ++i) col_k[i] *= inv;
+    }
+    for (Eigen::Index j = k + 1; j < n; ++j) {
+      S* col_j = a + j * n;
+      const S f = col_j[k];
+      if (f == S(0)) continue;
+      for (Eigen::Index i = k + 1; i < n; ++i) col_j[i] -= f * col_k[i];
+    }
+  }
+}
+
+// x = A^-1 x with lu_in_place's factors.
+template <class S>
+void lu_solve_in_place(const MatrixX<S>& LU, const Eigen::VectorXi& pivots, VectorX<S>& x) {
+  const Eigen::Index n = LU.rows();
+  const S* a = LU.data();
+  for (Eigen::Index k = 0; k < n; ++k) std::swap(x[k], x[pivots[k]]);
+  for (Eigen::Index k = 0; k < n; ++k) {  // L y = P x
+    const S xk = x[k];
+    if (xk == S(0)) continue;
+    const S* col = a + k * n;
+    for (Eigen::Index i = k + 1; i < n; ++i) x[i] -= xk * col[i];
+  }
+  for (Eigen::Index k = n - 1; k >= 0; --k) {  // U x = y
+    const S* col = a + k * n;
+    x[k] /= col[k];
+    const S xk = x[k];
+    for (Eigen::Index i = 0; i < k; ++i) x[i] -= xk * col[i];
+  }
+}
+
+// x = A^-T x with lu_in_place's factors (A^T = U^T L^T P).
+template <class S>
+void lu_solve_transposed_in_place(const MatrixX<S>& LU, const Eigen::VectorXi& pivots, VectorX<S>& x) {
+  const Eigen::Index n = LU.rows();
+  const S* a = LU.data();
+  for (Eigen::Index k = 0; k < n; ++k) {  // U^T y = x
+    const S* col = a + k * n;
+    S sum = x[k];
+    for (Eigen::Index i = 0; i < k; ++i) sum -= col[i] * x[i];
+    x[k] = sum / col[k];
+  }
+  for (Eigen::Index k = n - 1; k >= 0; --k) {  // L^T z = y
+    const S* col = a + k * n;
+    S sum = x[k];
+    for (Eigen::Index i = k + 1; i < n; ++i) sum -= col[i] * x[i];
+    x[k] = sum;
+  }
+  for (Eigen::Index k = n - 1; k >= 0; --k) std::swap(x[k], x[pivots[k]]);  // x = P^T z
+}
+
+// M exactly symmetric (crba's is bit for bit) and positive definite: then the Schur path applies.
+template <class S>
+bool exactly_symmetric(const MatrixX<S>& M) {
+  for (Eigen::Index c = 0; c < M.cols(); ++c)
+    for (Eigen::Index r = c + 1; r < M.rows(); ++r)
+      if (M(r, c) != M(c, r)) return false;
+  return true;
+}
+
+// The parts of K that stay fixed over the iterations: the Schur path's LLT of M, M^-1 B^T and
+// B M^-1 B^T - [F 0; 0 0], or the full path's constant blocks of K. Picks the path.
+template <class S>
+void prepare_kkt(const MixedLcpTpl<S>& p, bool allow_schur, IpmWorkspaceTpl<S>& ws) {
   const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
+  ws.use_schur = false;
+  if (allow_schur && exactly_symmetric(p.M)) {
+    ws.mass_llt.compute(p.M);
+    ws.use_schur = ws.mass_llt.info() == Eigen::Success;
+  }
+  if (ws.use_schur) {
+    ws.minv_BT.leftCols(ni) = p.G.transpose();
+    ws.minv_BT.rightCols(ne) = p.A.transpose();
+    ws.mass_llt.solveInPlace(ws.minv_BT);
+    ws.schur_static.topRows(ni).noalias() = p.G * ws.minv_BT;
+    ws.schur_static.bottomRows(ne).noalias() = p.A * ws.minv_BT;
+    ws.schur_static.topLeftCorner(ni, ni) -= p.F;
+    return;
+  }
   ws.K.setZero();
   ws.K.topLeftCorner(nx, nx) = p.M;
   ws.K.block(0, nx, nx, ni) = p.G.transpose();
@@ -96,9 +199,41 @@ void assemble_static(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
 template <class S>
 void factor_with(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const VectorX<S>& d_scale) {
   const Eigen::Index nx = ws.n_x, ni = ws.n_ineq;
+  if (ws.use_schur) {
+    ws.schur = ws.schur_static;
+    ws.schur.topLeftCorner(ni, ni).diagonal() += d_scale;
+    lu_in_place(ws.schur, ws.schur_pivots);
+    return;
+  }
   ws.K.block(nx, nx, ni, ni) = p.F;
   ws.K.block(nx, nx, ni, ni).diagonal() -= d_scale;
   ws.lu.compute(ws.K);
+}
+
+// sol = K^-1 rhs (transposed: K^-T rhs) with the current factorisation; sol may be rhs.
+template <class S>
+void solve_factored(IpmWorkspaceTpl<S>& ws, const VectorX<S>& rhs, VectorX<S>& sol, bool transposed) {
+  if (!ws.use_schur) {
+    if (transposed)
+      sol = ws.lu.transpose().solve(rhs);
+    else
+      sol = ws.lu.solve(rhs);
+    return;
+  }
+  // K = [M B^T; B C] (M symmetric): with t = M^-1 r_x, (B M^-1 B^T - C) w = B t - r_w, x = t - M^-1 B^T w;
+  // K^T = [M B^T; B C^T] the same with the Schur complement transposed.
+  const Eigen::Index nx = ws.n_x, nw = ws.n_ineq + ws.n_eq;
+  ws.rhs_w.noalias() = ws.minv_BT.transpose() * rhs.head(nx);  // B M^-1 r_x
+  ws.rhs_w -= rhs.tail(nw);
+  ws.rhs_x = rhs.head(nx);
+  ws.mass_llt.solveInPlace(ws.rhs_x);
+  if (transposed)
+    lu_solve_transposed_in_place(ws.schur, ws.schur_pivots, ws.rhs_w);
+  else
+    lu_solve_in_place(ws.schur, ws.schur_pivots, ws.rhs_w);
+  sol.tail(nw) = ws.rhs_w;
+  sol.head(nx) = ws.rhs_x;
+  sol.head(nx).noalias() -= ws.minv_BT * sol.tail(nw);
 }
 
 // Newton direction (dx, dz, dy, ds) for the current residuals with the complementarity residual
@@ -109,12 +244,21 @@ void newton_direction(IpmWorkspaceTpl<S>& ws, const VectorX<S>& comp) {
   ws.rhs.head(nx) = -ws.r_dual;
   ws.rhs.segment(nx, ni) = comp.cwiseQuotient(ws.z) - ws.r_ineq;
   ws.rhs.tail(ne) = -ws.r_eq;
-  ws.sol = ws.lu.solve(ws.rhs);
+  solve_factored(ws, ws.rhs, ws.sol, false);
   ws.dx = ws.sol.head(nx);
   ws.dz = ws.sol.segment(nx, ni);
   ws.dy = ws.sol.tail(ne);
   // ds = -(comp + S dz) / z
   ws.ds = -(comp + ws.s.cwiseProduct(ws.dz)).cwiseQuotient(ws.z);
+}
+
+// Factors K at the point the last solve returned (once; later calls reuse it).
+template <class S>
+void factor_at_solution(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
+  if (ws.factored_at_solution) return;
+  ws.ds_aff = ws.s.cwiseQuotient(ws.z);
+  factor_with(p, ws, ws.ds_aff);
+  ws.factored_at_solution = true;
 }
 
 }  // namespace
@@ -127,7 +271,8 @@ LcpIpmResult solve_mixed_lcp(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& s
   const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
   const S kappa = settings.kappa;
   ws.factored_at_solution = false;
-  assemble_static(p, ws);
+  ws.has_solution = false;
+  prepare_kkt(p, settings.schur, ws);
 
   // Initial point (Mattingley & Boyd): solve the KKT system with D = I, i.e. s = -z, then shift s and z
   // into the positive orthant.
@@ -136,7 +281,7 @@ LcpIpmResult solve_mixed_lcp(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& s
   ws.rhs.head(nx) = -p.q;
   ws.rhs.segment(nx, ni) = p.m;
   ws.rhs.tail(ne) = p.b;
-  ws.sol = ws.lu.solve(ws.rhs);
+  solve_factored(ws, ws.rhs, ws.sol, false);
   ws.x = ws.sol.head(nx);
   ws.z = ws.sol.segment(nx, ni);
   ws.y = ws.sol.tail(ne);
@@ -190,11 +335,24 @@ LcpIpmResult solve_mixed_lcp(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& s
     ws.s += alpha * ws.ds;
   }
 
-  // Factor K at the returned point: J^T reduces to K^T there, so the backward pass reuses this LU.
-  ws.ds_aff = ws.s.cwiseQuotient(ws.z);
-  factor_with(p, ws, ws.ds_aff);
-  ws.factored_at_solution = true;
+  // K at the returned point (J^T reduces to K^T there) is factored by the first backward call.
+  ws.has_solution = true;
   return result;
+}
+
+template <class S>
+void mixed_lcp_kkt_solve(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const VectorX<S>& rhs, VectorX<S>& sol,
+                         bool transposed) {
+  check_problem(p, ws);
+  if (!ws.has_solution)
+    throw ArgumentError("mixed_lcp_kkt_solve: the workspace holds no solution (call solve_mixed_lcp first)");
+  const Eigen::Index n = ws.n_x + ws.n_ineq + ws.n_eq;
+  if (rhs.size() != n || sol.size() != n)
+    throw ArgumentError("mixed_lcp_kkt_solve: rhs has " + std::to_string(rhs.size()) + " and sol " +
+                        std::to_string(sol.size()) + " entries, expected " + std::to_string(n) +
+                        " (n_x + n_ineq + n_eq)");
+  factor_at_solution(p, ws);
+  solve_factored(ws, rhs, sol, transposed);
 }
 
 template <class S>
@@ -203,7 +361,7 @@ void mixed_lcp_vjp(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const Vector
                    MixedLcpTpl<S>& grad) {
   check_problem(p, ws);
   check_problem(grad, ws);
-  if (!ws.factored_at_solution)
+  if (!ws.has_solution)
     throw ArgumentError("mixed_lcp_vjp: the workspace holds no solution (call solve_mixed_lcp first)");
   const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
   auto check_cotangent = [](const char* what, const VectorX<S>& g, Eigen::Index n) {
@@ -223,7 +381,8 @@ void mixed_lcp_vjp(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const Vector
   if (grad_z.size()) ws.rhs.segment(nx, ni) = grad_z;
   if (grad_s.size()) ws.rhs.segment(nx, ni) -= ws.s.cwiseQuotient(ws.z).cwiseProduct(grad_s);
   if (grad_y.size()) ws.rhs.tail(ne) = grad_y;
-  ws.sol = ws.lu.transpose().solve(ws.rhs);
+  factor_at_solution(p, ws);
+  solve_factored(ws, ws.rhs, ws.sol, true);
   const auto lambda_x = ws.sol.head(nx);
   const auto lambda_s = ws.sol.segment(nx, ni);
   const auto lambda_y = ws.sol.tail(ne);
@@ -243,6 +402,8 @@ template struct MixedLcpTpl<double>;
 template struct IpmWorkspaceTpl<double>;
 template LcpIpmResult solve_mixed_lcp(const MixedLcpTpl<double>&, const LcpIpmSettings<double>&,
                                       IpmWorkspaceTpl<double>&);
+template void mixed_lcp_kkt_solve(const MixedLcpTpl<double>&, IpmWorkspaceTpl<double>&, const VectorX<double>&,
+                                  VectorX<double>&, bool);
 template void mixed_lcp_vjp(const MixedLcpTpl<double>&, IpmWorkspaceTpl<double>&, const VectorX<double>&,
                             const VectorX<double>&, const VectorX<double>&, const VectorX<double>&,
                             MixedLcpTpl<double>&);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -298,6 +299,110 @@ TEST(LcpIpm, IterationCapSetsFlagWithoutThrowing) {
   EXPECT_TRUE(result.converged);
 }
 
+// The reduced KKT matrix K = [M G^T A^T; G F - D 0; A 0 0] at the workspace's point, D = diag(s / z).
+MatrixXd kkt_matrix(const MixedLcp& p, const IpmWorkspace& ws) {
+  const Index nx = p.n_x(), ni = p.n_ineq(), ne = p.n_eq();
+  MatrixXd K = MatrixXd::Zero(nx + ni + ne, nx + ni + ne);
+  K.topLeftCorner(nx, nx) = p.M;
+  K.block(0, nx, nx, ni) = p.G.transpose();
+  K.block(0, nx + ni, nx, ne) = p.A.transpose();
+  K.block(nx, 0, ni, nx) = p.G;
+  K.block(nx, nx, ni, ni) = p.F;
+  K.block(nx, nx, ni, ni).diagonal() -= ws.s.cwiseQuotient(ws.z);
+  K.block(nx + ni, 0, ne, nx) = p.A;
+  return K;
+}
+
+// The Schur path (M factored once, x eliminated) and the full LU of K take the same iterates: same
+// solution to 1e-10, same iteration count, same backward pass; kkt solves invert K and K^T.
+TEST(LcpIpm, SchurPathEqualsFullKkt) {
+  std::mt19937 rng(31);
+  int schur_solves = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    // At most nx - ne active rows: the active constraints stay independent, so z and y are unique
+    // (with more, the multipliers are not, and the two paths' roundings may pick different ones).
+    const Index nx = 3 + trial % 5, ne = trial % 3, ni = 2 + trial % 6;
+    const Planted planted = planted_problem(rng, nx, ne, ni, trial % std::min(ni, nx - ne + 1), trial % 2 == 1);
+    SCOPED_TRACE(::testing::Message() << "trial " << trial << " nx " << nx << " ne " << ne << " ni " << ni);
+    MixedLcp p = planted.problem;
+    if (trial % 4 == 3) {  // a non-symmetric F with the friction cone's skew coupling
+      const MatrixXd C = random_matrix(rng, ni, ni);
+      p.F += 0.5 * (C - C.transpose());
+      p.m = p.G * planted.x + p.F * planted.z + planted.s;
+    }
+    LcpIpmSettings<double> schur_settings, full_settings;
+    schur_settings.tolerance = full_settings.tolerance = 1e-12;
+    full_settings.schur = false;
+    IpmWorkspace schur(nx, ne, ni), full(nx, ne, ni);
+    const LcpIpmResult rs = solve_mixed_lcp(p, schur_settings, schur);
+    const LcpIpmResult rf = solve_mixed_lcp(p, full_settings, full);
+    ASSERT_TRUE(rs.converged);
+    ASSERT_TRUE(rf.converged);
+    EXPECT_TRUE(schur.use_schur);
+    EXPECT_FALSE(full.use_schur);
+    schur_solves += schur.use_schur;
+    EXPECT_EQ(rs.iterations, rf.iterations);
+    EXPECT_LT((schur.x - full.x).lpNorm<Eigen::Infinity>(), 1e-10);
+    EXPECT_LT((schur.z - full.z).lpNorm<Eigen::Infinity>(), 1e-10);
+    EXPECT_LT((schur.s - full.s).lpNorm<Eigen::Infinity>(), 1e-10);
+    if (ne) EXPECT_LT((schur.y - full.y).lpNorm<Eigen::Infinity>(), 1e-10);
+
+    // K sol = rhs and K^T sol = rhs, against K assembled here (backward stable: the residual is
+    // rounding relative to |K| |sol|; at a converged point D = s / z spans ~1e-12 .. 1e12, so K is
+    // too ill-conditioned to compare the two solutions entry by entry).
+    const MatrixXd K = kkt_matrix(p, schur);
+    const double K_norm = K.lpNorm<Eigen::Infinity>();
+    const VectorXd rhs = random_matrix(rng, nx + ni + ne, 1);
+    for (bool transposed : {false, true}) {
+      for (IpmWorkspace* ws : {&schur, &full}) {
+        VectorXd sol = VectorXd::Zero(rhs.size());
+        mixed_lcp_kkt_solve(p, *ws, rhs, sol, transposed);
+        const VectorXd residual = transposed ? VectorXd(K.transpose() * sol - rhs) : VectorXd(K * sol - rhs);
+        EXPECT_LT(residual.lpNorm<Eigen::Infinity>(), 1e-13 * K_norm * (1 + sol.lpNorm<Eigen::Infinity>()))
+            << (ws == &schur ? "schur" : "full") << " transposed " << transposed;
+        VectorXd in_place = rhs;  // sol may be rhs
+        mixed_lcp_kkt_solve(p, *ws, in_place, in_place, transposed);
+        EXPECT_EQ(in_place, sol);
+      }
+    }
+
+    // The backward pass through either path.
+    const VectorXd gx = random_matrix(rng, nx, 1), gz = random_matrix(rng, ni, 1), gy = random_matrix(rng, ne, 1),
+                   gs = random_matrix(rng, ni, 1);
+    MixedLcp grad_schur(nx, ne, ni), grad_full(nx, ne, ni);
+    mixed_lcp_vjp(p, schur, gx, gz, gy, gs, grad_schur);
+    mixed_lcp_vjp(p, full, gx, gz, gy, gs, grad_full);
+    const double scale = 1 + grad_full.q.lpNorm<Eigen::Infinity>() + grad_full.m.lpNorm<Eigen::Infinity>();
+    EXPECT_LT((grad_schur.q - grad_full.q).lpNorm<Eigen::Infinity>(), 1e-8 * scale);
+    EXPECT_LT((grad_schur.m - grad_full.m).lpNorm<Eigen::Infinity>(), 1e-8 * scale);
+    EXPECT_LT((grad_schur.M - grad_full.M).lpNorm<Eigen::Infinity>(), 1e-8 * scale);
+    EXPECT_LT((grad_schur.G - grad_full.G).lpNorm<Eigen::Infinity>(), 1e-8 * scale);
+    EXPECT_LT((grad_schur.F - grad_full.F).lpNorm<Eigen::Infinity>(), 1e-8 * scale);
+    if (ne) EXPECT_LT((grad_schur.b - grad_full.b).lpNorm<Eigen::Infinity>(), 1e-8 * scale);
+  }
+  EXPECT_EQ(schur_solves, 24);
+}
+
+// A mass matrix that is not exactly symmetric (or not positive definite) takes the full path.
+TEST(LcpIpm, NonSymmetricMTakesTheFullPath) {
+  std::mt19937 rng(37);
+  Planted planted = planted_problem(rng, 5, 1, 4, 2, true);
+  MixedLcp& p = planted.problem;
+  p.M(0, 1) += 1e-3;  // still monotone; replant q for the changed M
+  p.q = -(p.M * planted.x + p.G.transpose() * planted.z + p.A.transpose() * planted.y);
+  LcpIpmSettings<double> settings;
+  settings.tolerance = 1e-12;
+  IpmWorkspace ws(5, 1, 4);
+  ASSERT_TRUE(solve_mixed_lcp(p, settings, ws).converged);
+  EXPECT_FALSE(ws.use_schur);
+  EXPECT_LT((ws.x - planted.x).lpNorm<Eigen::Infinity>(), 1e-8);
+  EXPECT_LT((ws.z - planted.z).lpNorm<Eigen::Infinity>(), 1e-8);
+  p.M = -p.M.transpose() * p.M;  // symmetric, negative definite: the LLT fails
+  IpmWorkspace indefinite(5, 1, 4);
+  solve_mixed_lcp(p, settings, indefinite);
+  EXPECT_FALSE(indefinite.use_schur);
+}
+
 TEST(LcpIpm, ShapeMismatchThrows) {
   MixedLcp p(3, 1, 2);
   p.M.setIdentity();
@@ -307,6 +412,11 @@ TEST(LcpIpm, ShapeMismatchThrows) {
   MixedLcp grad(3, 1, 2);
   const VectorXd none;
   EXPECT_THROW(mixed_lcp_vjp(p, fresh, none, none, none, none, grad), ArgumentError);  // no solve yet
+  VectorXd rhs = VectorXd::Zero(6);
+  EXPECT_THROW(mixed_lcp_kkt_solve(p, fresh, rhs, rhs, false), ArgumentError);  // no solve yet
+  solve_mixed_lcp(p, LcpIpmSettings<double>{}, fresh);
+  VectorXd short_rhs = VectorXd::Zero(5);
+  EXPECT_THROW(mixed_lcp_kkt_solve(p, fresh, short_rhs, short_rhs, false), ArgumentError);
 }
 
 }  // namespace

@@ -55,10 +55,11 @@
 // (m/s)(N s).
 //
 // Not converged (ipm_iterations reached before ipm_tolerance): data.status |= kStatusSolverNotConverged,
-// never an exception; v+ is the last iterate. The solve (and the LU of K at its solution, kept in
-// data.ipm_workspace for the backward pass) runs in double. For S = ADScalar the derivatives of the
-// solution are those of the implicit function R(w, data) = 0 at the returned point, one solve with
-// that LU per derivative direction: K [dx; dz] = -[dM x + dG^T z + dq; dG x + dF z - dm].
+// never an exception; v+ is the last iterate. The solve runs in double; data.ipm_workspace keeps its
+// solution, and the factorisation of K at it once a backward pass (or forward-mode AD) asked for one
+// (mixed_lcp_kkt_solve). For S = ADScalar the derivatives of the solution are those of the implicit
+// function R(w, data) = 0 at the returned point, one solve with that factorisation per derivative
+// direction: K [dx; dz] = -[dM x + dG^T z + dq; dG x + dF z - dm].
 //
 // Allocation: J^T and the limit-row bookkeeping live in Data sized from the contact capacity and the
 // joints; the LCP (dense, nv + (N + 2) nc + nl unknowns) and the solver workspace are re-sized

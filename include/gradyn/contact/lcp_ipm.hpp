@@ -16,10 +16,18 @@
 // system of  min 1/2 x^T M x + q^T x  s.t.  A x = b, G x <= m.
 //
 // Forward (Mattingley & Boyd 2012, CVXGEN; Mehrotra predictor-corrector): every iteration eliminates
-// ds from the linearised KKT system and factors the reduced matrix
+// ds from the linearised KKT system, which leaves the reduced matrix
 //     K = [M  G^T  A^T; G  F - D  0; A  0  0],  D = diag(s / z),
-// by partial-pivot LU (K is not symmetric when F is not), solves once for the affine direction and
-// once for the centred-corrected one. Converged when all residuals and |s.z - kappa| are <= tolerance.
+// solves once for the affine direction and once for the centred-corrected one. Converged when all
+// residuals and |s.z - kappa| are <= tolerance.
+// K is solved by one of two paths, chosen per solve:
+//  * Schur (M exactly symmetric and positive definite, as every mass matrix): M is constant over the
+//    iterations, so it is factored once (LLT) and x eliminated: with B = [G; A] and C = [F - D, 0; 0, 0]
+//    the multipliers w = [z; y] solve  (B M^-1 B^T - C) dw = B M^-1 r_x - r_w,  dx = M^-1 (r_x - B^T dw).
+//    Per iteration only this (n_ineq + n_eq)-square Schur complement is LU-factored (partial pivoting:
+//    it is not symmetric when F is not); B M^-1 B^T is formed once per solve.
+//  * full: otherwise, K itself by partial-pivot LU.
+// Both solve the same linear systems (to rounding), so the iterates and the solution agree.
 //
 // Relaxation kappa (Dojo-style smoothing, Howell et al. 2022): with kappa > 0 the solver stops on the
 // central path point s_i z_i = kappa instead of the complementary point. The solution is then a
@@ -31,8 +39,9 @@
 //     dl/dq = -lambda_x          dl/dM = -lambda_x x^T         dl/dm = lambda_s   dl/db = lambda_y
 //     dl/dG = -(lambda_s x^T + z lambda_x^T)   dl/dF = -lambda_s z^T   dl/dA = -(lambda_y x^T + y lambda_x^T)
 // (the paper writes the symmetrised dl/dM for a symmetric M; symmetrise if M is parameterised so).
-// J^T reduces, by eliminating lambda for the complementarity rows, to exactly K^T at the solution,
-// so the solve ends by factoring K at the returned point and every backward call reuses that LU.
+// J^T reduces, by eliminating lambda for the complementarity rows, to exactly K^T at the solution.
+// K is factored at the returned point on the first backward call (mixed_lcp_kkt_solve or
+// mixed_lcp_vjp) and every later one reuses that factorisation; a forward-only solve skips it.
 // Accurate when the solution is strictly complementary (kappa = 0) or kappa > 0.
 #pragma once
 
@@ -64,6 +73,7 @@ struct LcpIpmSettings {
   S tolerance = S(1e-10);  ///< on the infinity norms of all residuals and of s.z - kappa
   S kappa = S(0);          ///< complementarity target s_i z_i = kappa (0: exact LCP)
   S step_fraction = S(0.99);  ///< fraction of the step to the boundary s, z > 0
+  bool schur = true;          ///< take the Schur path when M allows it (false: always the full K)
 };
 
 struct LcpIpmResult {
@@ -86,9 +96,19 @@ struct IpmWorkspaceTpl {
   VectorX<S> dz_aff, ds_aff;                 // the affine (predictor) direction
   VectorX<S> r_dual, r_ineq, r_eq, r_comp;   // residuals
   VectorX<S> rhs, sol;                       // reduced system right-hand side and solution
+  // full path
   MatrixX<S> K;                              // reduced KKT matrix
-  Eigen::PartialPivLU<MatrixX<S>> lu;        // its factorisation (at the solution after a solve)
-  bool factored_at_solution = false;
+  Eigen::PartialPivLU<MatrixX<S>> lu;        // its factorisation
+  // Schur path (see the file comment); w = [z; y], n_w = n_ineq + n_eq
+  Eigen::LLT<MatrixX<S>> mass_llt;           // M = L L^T
+  MatrixX<S> minv_BT;                        // M^-1 B^T (n_x x n_w)
+  MatrixX<S> schur_static;                   // B M^-1 B^T - [F 0; 0 0] (n_w x n_w)
+  MatrixX<S> schur;                          // schur_static + diag(D, 0), then its LU in place (unit L below U)
+  Eigen::VectorXi schur_pivots;              // row k of that LU was row schur_pivots[k] when step k began
+  VectorX<S> rhs_x, rhs_w;                   // scratch of the elimination
+  bool use_schur = false;                    // the path of the last solve
+  bool has_solution = false;                 // a solve_mixed_lcp left its point here
+  bool factored_at_solution = false;         // the factorisation is the one at that point
 };
 using IpmWorkspace = IpmWorkspaceTpl<double>;
 
@@ -98,6 +118,16 @@ using IpmWorkspace = IpmWorkspaceTpl<double>;
 template <class S>
 LcpIpmResult solve_mixed_lcp(const MixedLcpTpl<S>& problem, const LcpIpmSettings<S>& settings,
                              IpmWorkspaceTpl<S>& ws);
+
+/// Solves K sol = rhs (transposed: K^T sol = rhs) with K, the reduced KKT matrix of the file comment,
+/// at the point the last solve_mixed_lcp left in ws (same problem): the implicit-function systems of
+/// the solution's derivatives (forward: K dw = -dR/dp dp; reverse: K^T lambda = g). Factors K there on
+/// the first call after the solve. rhs and sol have n_x + n_ineq + n_eq entries ([x; z; y] order);
+/// sol may be rhs (ws.rhs and ws.sol are fine too). Throws ArgumentError when ws holds no solution or
+/// a shape does not match. No allocation.
+template <class S>
+void mixed_lcp_kkt_solve(const MixedLcpTpl<S>& problem, IpmWorkspaceTpl<S>& ws, const VectorX<S>& rhs,
+                         VectorX<S>& sol, bool transposed);
 
 /// Vector-Jacobian product of the solution (x, z, y, s) w.r.t. all problem data, at the point the
 /// last solve_mixed_lcp left in ws (same problem). Cotangents of unused outputs may be empty vectors.

@@ -159,7 +159,7 @@ struct DataTpl {
   MatrixX<S> ipm_JT;             // nv x (3 * contacts.size()): per contact the normal, tangent1, tangent2 columns
   MixedLcpTpl<S> ipm_problem;    // the assembled LCP (x = v+, nv unknowns; no equality rows)
   MixedLcp ipm_problem_value;    // its values (used only when S is not double)
-  IpmWorkspace ipm_workspace{0, 0, 0};  // solution x, z, s and the LU of K at it (for the backward pass)
+  IpmWorkspace ipm_workspace{0, 0, 0};  // solution x, z, s; K factored at it on demand (mixed_lcp_kkt_solve)
   LcpIpmResult ipm_result;       // the last solve
   VectorX<S> ipm_z;              // z of the last step (impulses [N s or N m s] and gamma [m/s]), n_ineq
   int ipm_ncontacts = -1;        // contact count the problem is shaped for (-1: none yet)
