@@ -150,18 +150,21 @@ S joint_limit_target(const ModelTpl<S>& model, const VecRef<S>& q, int coord, in
   return value_of(excess) > 0.0 ? S(settings.erp) / dt * excess : S(0);
 }
 
+double joint_limit_target_slope(const Model& model, const VecRef<double>& q, int coord, int side, double dt) {
+  const ContactSettings& settings = model.contact;
+  const double gap = side * (q[coord] - (side > 0 ? model.lower_limit[coord] : model.upper_limit[coord]));
+  if (gap >= 0.0) return -side / dt;  // -gap / dt
+  const double excess = -gap - settings.slop;
+  return excess > 0.0 ? -settings.erp / dt * side : 0.0;  // erp / dt (-side (q_k - bound) - slop)
+}
+
 void joint_limit_target_vjp(const Model& model, const VecRef<double>& q, int coord, int side, double dt,
                             double target_bar, VecOut<double> q_bar, ModelTangent& model_bar) {
   const ContactSettings& settings = model.contact;
+  q_bar[coord] += target_bar * joint_limit_target_slope(model, q, coord, side, dt);
   const double gap = side * (q[coord] - (side > 0 ? model.lower_limit[coord] : model.upper_limit[coord]));
-  if (gap >= 0.0) {  // -gap / dt
-    q_bar[coord] -= target_bar * side / dt;
-    return;
-  }
   const double excess = -gap - settings.slop;
-  if (!(excess > 0.0)) return;
-  // erp / dt (-side (q_k - bound) - slop)
-  q_bar[coord] -= target_bar * settings.erp / dt * side;
+  if (gap >= 0.0 || !(excess > 0.0)) return;
   model_bar.contact.erp += target_bar * excess / dt;
   model_bar.contact.slop -= target_bar * settings.erp / dt;
 }

@@ -11,6 +11,7 @@
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide_vjp.hpp"
+#include "gradyn/contact/detail/contact_force_derivatives.hpp"
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/contact/penalty.hpp"
 #include "gradyn/sim/integrate.hpp"
@@ -19,11 +20,9 @@ namespace gradyn {
 
 namespace {
 
-bool is_ancestor_or_self(const Model& model, int j, int x) {
-  for (; x >= 0; x = model.parent[x])
-    if (x == j) return true;
-  return false;
-}
+using detail::add_path_column;
+using detail::is_ancestor_or_self;
+using detail::point_velocity;
 
 // d f / d(depth, normal, u) (3 x 7) of one contact's force law, by forward-mode AD.
 Eigen::Matrix<double, 3, 7> force_law_jacobian(const ContactSettings& settings, double mu, double depth,
@@ -43,10 +42,6 @@ Eigen::Matrix<double, 3, 7> force_law_jacobian(const ContactSettings& settings, 
   for (int i = 0; i < 3; ++i)
     if (f[i].derivatives().size() > 0) G.row(i) = f[i].derivatives().head<7>().transpose();
   return G;
-}
-
-Eigen::Vector3d point_velocity(const Vector6<double>& V, const Eigen::Vector3d& p) {
-  return V.tail<3>() + V.head<3>().cross(p);
 }
 
 // The wrench change dW of one contact for given motions of its two bodies' poses (xi_A, xi_B) and
@@ -71,20 +66,6 @@ struct ContactTerms {
     return dW;
   }
 };
-
-// dtau(rows of body x's path, col) += sign (S_l^T dW - [l below or at j] S_l^T (xi x* W)).
-void add_path_column(const Model& model, const Data& data, int x, int j, const Vector6<double>* xi,
-                     const Vector6<double>& dW, const Vector6<double>& W, double sign, Eigen::Ref<Eigen::MatrixXd> dtau,
-                     int col) {
-  bool carried = xi != nullptr && is_ancestor_or_self(model, j, x);
-  for (int l = x; l >= 0; l = model.parent[l]) {
-    Vector6<double> g = dW;
-    if (carried) g -= cross_force<double>(*xi, W);
-    if (l == j) carried = false;
-    const int lv = model.idx_v[l];
-    for (int m = 0; m < model.joint_nv(l); ++m) dtau(lv + m, col) += sign * data.oS[l].col(m).dot(g);
-  }
-}
 
 void add_contact_terms(const Model& model, Data& data, int k, Eigen::Ref<Eigen::MatrixXd> dtau_dq,
                        Eigen::Ref<Eigen::MatrixXd> dtau_dv) {

@@ -251,22 +251,17 @@ void pgs_sweeps_vjp(const BoxedLcp& problem, const PgsWorkspace& ws, const Eigen
   adjoint.lambda0 += aws.lambda_bar;
 }
 
-bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::VectorXd>& lambda,
-                      const Eigen::Ref<const Eigen::VectorXd>& lambda_bar,
-                      PgsAdjointWorkspace& aws, BoxedLcpAdjoint& adjoint, double active_tolerance) {
-  problem.check();
-  const int n = problem.size();
-  require_adjoint_shapes("pgs_implicit_vjp", n, lambda_bar, aws, adjoint);
-  if (lambda.size() != n)
-    throw ArgumentError("pgs_implicit_vjp: lambda has " + std::to_string(lambda.size()) + " entries, expected " +
-                        std::to_string(n));
+namespace {
 
-  // Residual F(lambda, theta) = 0 of the active set, row by row:
-  //   free row:            ((A + cfm I) lambda + b)_i
-  //   clamped box row:     lambda_i - bound_i
-  //   clamped friction:    lambda_i - s_i mu_i lambda_n   (s_i = -1 or +1)
-  // dF/dlambda = system; theta_bar = -(dF/dtheta)^T system^-T lambda_bar.
-  //   inert row (pgs_solve's u_i = 0, see kInertDiagonal) inside its bounds: lambda_i - 0
+// The active set of the solution lambda and the Jacobian of its residual F(lambda, theta) = 0, row by row:
+//   free row:            ((A + cfm I) lambda + b)_i
+//   clamped box row:     lambda_i - bound_i
+//   clamped friction:    lambda_i - s_i mu_i lambda_n   (s_i = -1 or +1)
+//   inert row (pgs_solve's u_i = 0, see kInertDiagonal) inside its bounds: lambda_i - 0
+// into aws.active and aws.system = dF/dlambda, factored into aws.lu. False when it is singular.
+bool factor_active_set_system(const BoxedLcp& problem, const Eigen::Ref<const Eigen::VectorXd>& lambda,
+                              PgsAdjointWorkspace& aws, double active_tolerance) {
+  const int n = problem.size();
   aws.system.setZero();
   const double largest = largest_diagonal(problem);
   for (int i = 0; i < n; ++i) {
@@ -294,7 +289,22 @@ bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::Vec
   }
   aws.lu.compute(aws.system);
   const double pivot_floor = 1e-13 * std::max(1.0, aws.system.cwiseAbs().maxCoeff());
-  if ((aws.lu.matrixLU().diagonal().cwiseAbs().array() <= pivot_floor).any()) return false;
+  return !(aws.lu.matrixLU().diagonal().cwiseAbs().array() <= pivot_floor).any();
+}
+
+}  // namespace
+
+bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::VectorXd>& lambda,
+                      const Eigen::Ref<const Eigen::VectorXd>& lambda_bar,
+                      PgsAdjointWorkspace& aws, BoxedLcpAdjoint& adjoint, double active_tolerance) {
+  problem.check();
+  const int n = problem.size();
+  require_adjoint_shapes("pgs_implicit_vjp", n, lambda_bar, aws, adjoint);
+  if (lambda.size() != n)
+    throw ArgumentError("pgs_implicit_vjp: lambda has " + std::to_string(lambda.size()) + " entries, expected " +
+                        std::to_string(n));
+  // dF/dlambda = system; theta_bar = -(dF/dtheta)^T system^-T lambda_bar.
+  if (!factor_active_set_system(problem, lambda, aws, active_tolerance)) return false;
   aws.y = aws.lu.transpose().solve(lambda_bar);
 
   for (int i = 0; i < n; ++i) {
@@ -313,6 +323,30 @@ bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::Vec
     }
   }
   return true;
+}
+
+bool pgs_implicit_jvp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::VectorXd>& lambda,
+                      PgsAdjointWorkspace& aws, Eigen::Ref<Eigen::MatrixXd> directions, double active_tolerance) {
+  problem.check();
+  const int n = problem.size();
+  if (lambda.size() != n || directions.rows() != n || aws.system.rows() != n)
+    throw ArgumentError("pgs_implicit_jvp: lambda (" + std::to_string(lambda.size()) + "), the rows of directions (" +
+                        std::to_string(directions.rows()) + ") and the workspace must all be sized for " +
+                        std::to_string(n) + " rows");
+  const bool regular = factor_active_set_system(problem, lambda, aws, active_tolerance);
+  // d lambda = -system^-1 dF, dF = the free rows of directions (bounds and mu held).
+  for (int i = 0; i < n; ++i)
+    if (aws.active[static_cast<size_t>(i)] != 0) directions.row(i).setZero();
+  if (regular) {
+    directions = aws.lu.permutationP() * directions;  // in place (Eigen permutes by cycles)
+    aws.lu.matrixLU().triangularView<Eigen::UnitLower>().solveInPlace(directions);
+    aws.lu.matrixLU().triangularView<Eigen::Upper>().solveInPlace(directions);
+  } else {  // redundant rows: the least-norm change of lambda (v+ is unique even where lambda is not)
+    const Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(aws.system);
+    directions = cod.solve(Eigen::MatrixXd(directions));
+  }
+  directions = -directions;
+  return regular;
 }
 
 #define GRADYN_INSTANTIATE(S)                                                                                   \

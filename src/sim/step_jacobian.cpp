@@ -10,8 +10,11 @@
 #include <unsupported/Eigen/AutoDiff>
 
 #include "gradyn/autodiff.hpp"
+#include "gradyn/contact/impulse_jacobian.hpp"
+#include "gradyn/contact/ipm_contact.hpp"
 #include "gradyn/contact/penalty.hpp"
 #include "gradyn/contact/penalty_jacobian.hpp"
+#include "gradyn/contact/pgs_contact.hpp"
 #include "gradyn/dynamics/detail/spring.hpp"
 #include "gradyn/dynamics/passive.hpp"
 #include "gradyn/dynamics/rnea_derivatives.hpp"
@@ -153,19 +156,29 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   if (integrator != Integrator::SemiImplicitEuler)
     throw ArgumentError("step_jacobian: only Integrator::SemiImplicitEuler is supported (for RK4 use step_vjp)");
   const ContactModel contact = model.contact.model;
-  if (contact != ContactModel::None && contact != ContactModel::Penalty)
-    throw ArgumentError(std::string("step_jacobian: contact model '") + contact_model_name(contact) +
-                        "' is not supported yet (penalty and none are); step_vjp differentiates it");
   if (contact != ContactModel::None) check_contact_settings(model.contact);
 
-  // Forward: the step's accelerations, as step() computes them.
+  // Forward: the step's accelerations, as step() computes them. With velocity-level contact the
+  // velocity rows are those of the step at the total acceleration (v+ - v) / dt with the impulses
+  // held, then corrected by the impulses' response (contact/impulse_jacobian.hpp).
   const bool penalty = contact == ContactModel::Penalty;
+  const bool impulses = contact == ContactModel::Pgs || contact == ContactModel::Ipm;
   if (penalty) data.contact_tau_total = tau + contact_generalized_forces<double>(model, data, q, v);
-  const Eigen::VectorXd& a =
+  const Eigen::VectorXd& a_free =
       forward_dynamics<double>(model, data, q, v, penalty ? VecRef<double>(data.contact_tau_total) : tau);
   Eigen::VectorXd& v_next = data.k_v[0];
   Eigen::VectorXd& h = data.k_q[0];
-  v_next = v + dt * a;
+  Eigen::VectorXd& a = data.k_v[1];
+  if (contact == ContactModel::Pgs)
+    pgs_contact_velocity<double>(model, data, q, v, a_free, dt, v_next);
+  else if (contact == ContactModel::Ipm)
+    ipm_contact_velocity<double>(model, data, q, v, a_free, dt, v_next);
+  else
+    v_next = v + dt * a_free;
+  if (impulses)
+    a = (v_next - v) / dt;
+  else
+    a = a_free;
   h = dt * v_next;
 
   // Right-hand sides: d(tau_passive + tau_c - rnea)/d(dq, v), then M^-1 [., ., I].
@@ -177,6 +190,7 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   dv.diagonal() -= model.damping;
   add_spring_terms(model, q, dq);
   if (penalty) penalty_forces_jacobian(model, data, q, v, dq, dv);
+  if (impulses) add_impulse_forces_jacobian(model, data, q, v_next, dt, dq);
   // M^-1 explicitly (its rows are B's), then one product for the state columns.
   data.deriv_llt.compute(data.M);
   if (data.deriv_llt.info() != Eigen::Success) data.status |= kStatusSingularInertia;
@@ -192,6 +206,7 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   A.bottomRightCorner(nv, nv) = dt * X.rightCols(nv);
   A.bottomRightCorner(nv, nv).diagonal().array() += 1.0;
   B.bottomRows(nv) = dt * Minv;
+  if (impulses) add_impulse_response(model, data, q, v, v_next, dt, Minv, A.bottomRows(nv), B.bottomRows(nv));
 
   // Configuration rows: dq+ = Ad dq + Jexp dt dv+, joint by joint.
   Mat Ad, Jexp;

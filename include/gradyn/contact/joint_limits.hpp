@@ -87,6 +87,9 @@ Vector3<S> joint_limit_jacobian(const ModelTpl<S>& model, const VecRef<S>& q, in
 template <class S>
 S joint_limit_target(const ModelTpl<S>& model, const VecRef<S>& q, int coord, int side, const NoDeduce<S>& dt);
 
+/// d joint_limit_target / d q[coord] (the target reads no other coordinate), on the forward's branch.
+double joint_limit_target_slope(const Model& model, const VecRef<double>& q, int coord, int side, double dt);
+
 /// Adjoint of joint_limit_target given target_bar: accumulates q_bar[coord] and model_bar.contact.erp
 /// and slop (the branch is the forward's, taken again on the same values).
 void joint_limit_target_vjp(const Model& model, const VecRef<double>& q, int coord, int side, double dt,

@@ -141,4 +141,12 @@ bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::Vec
                       const Eigen::Ref<const Eigen::VectorXd>& lambda_bar,
                       PgsAdjointWorkspace& aws, BoxedLcpAdjoint& adjoint, double active_tolerance = 1e-9);
 
+/// Forward mode of the implicit differentiation, for many directions at once (the step's analytical
+/// Jacobian, sim/step_jacobian.hpp): on entry each column of `directions` (n x k) is a change of
+/// A lambda + b with lambda held (dA lambda + db); on return it is the change of lambda. Bounds, mu
+/// and cfm are held. Where the active-set system is singular (redundant rows: more free rows than
+/// the mechanism can move) it returns the least-norm change and false.
+bool pgs_implicit_jvp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::VectorXd>& lambda,
+                      PgsAdjointWorkspace& aws, Eigen::Ref<Eigen::MatrixXd> directions, double active_tolerance = 1e-9);
+
 }  // namespace gradyn

@@ -205,6 +205,15 @@ struct DataTpl {
   MatrixX<S> deriv_minv;              // M^-1
   Eigen::LLT<MatrixX<S>> deriv_llt;   // Cholesky factor of M
   std::vector<Eigen::Matrix<double, 13, 12>> deriv_contact_jac;  // collide_jacobian's, per contact
+  // velocity-level contact (contact/impulse_jacobian.cpp); "rows" are the solver's LCP rows
+  std::vector<Vector6<S>> deriv_ov_next;  // per body: world twist at v+
+  MatrixX<S> deriv_contact_rate;      // 3 contacts x nv: d(frame_r . u(q, v+))/dq with v+ held (row 3 k + r)
+  MatrixX<S> deriv_contact_depth;     // contacts x nv: d depth / dq
+  MatrixX<S> deriv_contact_approach;  // contacts x nv: d(normal . u(q, v))/dq with v held (restitution targets)
+  MatrixX<S> deriv_impulse_w;         // rows x 3nv: d(J v+ - target) with the impulses held, then d impulses
+  MatrixX<S> deriv_impulse_Y;         // nv x rows: M^-1 J^T (ipm)
+  MatrixX<S> deriv_impulse_S;         // rows x rows: the ipm's Schur complement J M^-1 J^T - F + D
+  Eigen::PartialPivLU<MatrixX<S>> deriv_impulse_lu;
   // ---- end of analytical derivatives ----
 
   std::uint32_t status = kStatusOk;
@@ -346,6 +355,10 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   deriv_minv = MatrixX<S>::Zero(model.nv, model.nv);
   deriv_llt = Eigen::LLT<MatrixX<S>>(model.nv);
   deriv_contact_jac.assign(contacts.size(), Eigen::Matrix<double, 13, 12>::Zero());
+  deriv_ov_next.assign(nb, Vector6<S>::Zero());
+  deriv_contact_rate = MatrixX<S>::Zero(3 * static_cast<Eigen::Index>(contacts.size()), model.nv);
+  deriv_contact_depth = deriv_contact_approach = MatrixX<S>::Zero(static_cast<Eigen::Index>(contacts.size()), model.nv);
+  // deriv_impulse_*: sized by their first use (the row count depends on the solver)
 }
 
 }  // namespace gradyn

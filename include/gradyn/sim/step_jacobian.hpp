@@ -6,10 +6,11 @@
 // Coordinates: the state is (dq, v) with dq a tangent vector at q (q (+) dq, integrate.hpp),
 // the same at the next state, so A is 2nv x 2nv whatever quaternions q holds:
 //   [dq+; dv+] = A [dq; dv] + B dtau,   B: 2nv x nv.
-// Scope: semi-implicit Euler, without contact or with penalty contact (contacts and joint-limit
-// springs). PGS and interior-point contact, and RK4, are refused with ArgumentError (their
-// gradients are in step_vjp). Where a contact appears or a force is clamped the step is not
-// differentiable; this is the derivative of the branch the forward step took.
+// Scope: semi-implicit Euler (RK4 is refused with ArgumentError; step_vjp differentiates it), with
+// every contact model: penalty forces through their force law (contact/penalty_jacobian.hpp), PGS
+// and interior-point impulses through the solver's conditions at its solution
+// (contact/impulse_jacobian.hpp). Where a contact appears, an active set changes or a force is
+// clamped the step is not differentiable; this is the derivative of the branch the forward step took.
 #pragma once
 
 #include "gradyn/sim/step.hpp"

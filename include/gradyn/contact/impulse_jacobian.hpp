@@ -1,0 +1,43 @@
+// Forward-mode derivatives of the velocity-level contact stage (ContactModel::Pgs and Ipm) for the
+// step's analytical Jacobian (sim/step_jacobian.hpp).
+//
+// Both solvers return impulses z on rows with Jacobian J (contact normal and friction directions,
+// joint limits; the ipm's gamma rows have none) such that
+//     M(q) (v+ - v) = dt (tau - c(q, v)) + J(q)^T z,
+// with conditions on the rows' rates J v+ - target that pick z. Two pieces:
+//  1. With z held, the equation is the step without contact at the total acceleration a = (v+ - v) / dt
+//     under the extra generalised forces J^T z / dt: rnea_derivatives at that a, and the impulse
+//     forces' change with q (contact points and frames move, every joint axis is carried), which
+//     add_impulse_forces_jacobian adds. That gives dv+|z.
+//  2. The impulses respond to the change w = d(J v+)|z - d target of the rows' rates:
+//       Pgs: the converged active set (as pgs_implicit_vjp; Nimble): free rows keep (A z + b)_i = 0,
+//            clamped rows stay on their bound, dz = -system^-1 P_free w (pgs_implicit_jvp);
+//       Ipm: the linearised KKT conditions at the returned point (paper 000, Eq. 3) by the Schur
+//            complement of M: dz = -(J M^-1 J^T - F + D)^-1 w, D = diag(s / z);
+//     and dv+ = dv+|z + M^-1 J^T dz (add_impulse_response).
+// The targets (Baumgarte, restitution, gap, joint-limit) are differentiated on the branch the step
+// took; a contact set, active set or target branch that changes is not differentiable (the one-sided
+// derivative of the step's branch). PGS is solved to a tolerance: its Jacobian is that of the exact
+// solution on the active set, within the solver's tolerance of finite differences.
+#pragma once
+
+#include "gradyn/dynamics/kinematics.hpp"
+
+namespace gradyn {
+
+/// Adds d(J^T z / dt)/dq (z held; tangent directions) into dtau_dq (nv x nv), and records in data the
+/// contacts' rate, depth and approach derivatives that add_impulse_response reads. Needs the step's
+/// contact stage (pgs_contact_velocity or ipm_contact_velocity) to have run at (q, v) with result
+/// v_next, and data.oMi, oS, ov current at (q, v). Workspace in data.
+void add_impulse_forces_jacobian(const Model& model, Data& data, const VecRef<double>& q,
+                                 const VecRef<double>& v_next, double dt, Eigen::Ref<Eigen::MatrixXd> dtau_dq);
+
+/// Given the velocity rows with the impulses held, dv_dstate = dv+|z / d(dq, v) (nv x 2nv) and
+/// dv_dtau = dv+|z / dtau (nv x nv), at the state (q, v) whose step gave v_next, adds the impulses' response M^-1 J^T dz to both. Minv: M^-1 at q.
+/// Call after add_impulse_forces_jacobian on the same data. Workspace in data (sized by the first call
+/// with a given row count).
+void add_impulse_response(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
+                          const VecRef<double>& v_next, double dt, const Eigen::MatrixXd& Minv, Eigen::Ref<Eigen::MatrixXd> dv_dstate,
+                          Eigen::Ref<Eigen::MatrixXd> dv_dtau);
+
+}  // namespace gradyn

@@ -1,0 +1,304 @@
+// Forward-mode derivatives of the velocity-level contact stage; the method is in the header.
+//
+// Per contact (geom a on body A, geom b on body B), with z held:
+//   impulse forces  f = frame zeta / dt on B at p (zeta: the contact's impulse in its frame, summed
+//                   over its rows), -f on A: W = [p x f; f], dW = [dp x f + p x df; df], df = dframe zeta / dt;
+//   row rates       (J v+)_r = frame_r . u,  u = V_B(p) - V_A(p) at v+;  with v+ held a configuration
+//                   column moves p and the frame (collide_jacobian) and the twists of moved bodies by
+//                   xi x (V - V_parent(j)), so  d(frame_r . u) = dframe_r . u + frame_r . du,
+//                   du = dV_B(p) - dV_A(p) + (w_B - w_A) x dp  (as penalty_jacobian.cpp).
+#include "gradyn/contact/impulse_jacobian.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "gradyn/collision/collide_vjp.hpp"
+#include "gradyn/contact/detail/contact_force_derivatives.hpp"
+#include "gradyn/contact/ipm_contact.hpp"
+#include "gradyn/contact/joint_limits.hpp"
+#include "gradyn/contact/pgs.hpp"
+#include "gradyn/dynamics/kinematics_vjp.hpp"
+#include "gradyn/model/errors.hpp"
+#include "gradyn/sim/integrate.hpp"
+
+namespace gradyn {
+
+namespace {
+
+using detail::add_path_column;
+using detail::is_ancestor_or_self;
+using detail::point_velocity;
+
+bool is_pgs(const Model& model) { return model.contact.model == ContactModel::Pgs; }
+
+// The ipm's friction direction j of N: cos(theta_j) tangent1 + sin(theta_j) tangent2.
+Eigen::Vector2d ipm_direction(int j, int N) {
+  const double angle = 2.0 * std::numbers::pi * j / N;
+  return {std::cos(angle), std::sin(angle)};
+}
+
+// Contact k's impulse in its frame (normal, tangent1, tangent2) [N s].
+Eigen::Vector3d contact_impulse(const Model& model, const Data& data, int k) {
+  if (is_pgs(model)) return data.pgs_lambda.segment<3>(3 * k);
+  const int nc = data.ncontacts, N = model.contact.ipm_friction_directions;
+  const Eigen::VectorXd& z = data.ipm_workspace.z;
+  Eigen::Vector3d zeta(z[k], 0.0, 0.0);
+  for (int j = 0; j < N; ++j) zeta.tail<2>() += z[nc + N * k + j] * ipm_direction(j, N);
+  return zeta;
+}
+
+int limit_rows(const Model& model, const Data& data) { return is_pgs(model) ? data.pgs_nlimits : data.ipm_nlimits; }
+
+int first_limit_row(const Model& model, const Data& data) {
+  return is_pgs(model) ? 3 * data.ncontacts : (model.contact.ipm_friction_directions + 2) * data.ncontacts;
+}
+
+void limit_row(const Model& model, const Data& data, int l, int& coord, int& side) {
+  const auto u = static_cast<size_t>(l);
+  coord = is_pgs(model) ? data.pgs_limit_coord[u] : data.ipm_limit_coord[u];
+  side = is_pgs(model) ? data.pgs_limit_side[u] : data.ipm_limit_side[u];
+}
+
+double limit_impulse(const Model& model, const Data& data, int l) {
+  const int row = first_limit_row(model, data) + l;
+  return is_pgs(model) ? data.pgs_lambda[row] : data.ipm_workspace.z[row];
+}
+
+// Contact k: the impulse forces' derivative into dtau_dq and the rows' rate, depth and approach
+// derivatives into data.deriv_contact_*.
+void add_contact_terms(const Model& model, Data& data, int k, const Eigen::Vector3d& zeta, double dt,
+                       Eigen::Ref<Eigen::MatrixXd> dtau_dq) {
+  const Contact& c = data.contacts[k];
+  const int A = model.geoms[c.geom_a].body, B = model.geoms[c.geom_b].body;
+  const ContactJacobian& J = data.deriv_contact_jac[k];
+  const Vector6<double> zero = Vector6<double>::Zero();
+  const Eigen::Vector3d& p = c.point;
+  const Eigen::Matrix3d& frame = c.frame;
+  const Eigen::Vector3d f = frame * zeta / dt;
+  Vector6<double> W;
+  W << p.cross(f), f;
+  const bool pushes = !zeta.isZero(0.0);
+  // twists at v+ (rates) and at v (approach)
+  const Vector6<double>& VA1 = A >= 0 ? data.deriv_ov_next[A] : zero;
+  const Vector6<double>& VB1 = B >= 0 ? data.deriv_ov_next[B] : zero;
+  const Vector6<double>& VA0 = A >= 0 ? data.ov[A] : zero;
+  const Vector6<double>& VB0 = B >= 0 ? data.ov[B] : zero;
+  const Eigen::Vector3d u1 = point_velocity(VB1, p) - point_velocity(VA1, p);
+  const Eigen::Vector3d u0 = point_velocity(VB0, p) - point_velocity(VA0, p);
+  const Eigen::Vector3d w1 = VB1.head<3>() - VA1.head<3>(), w0 = VB0.head<3>() - VA0.head<3>();
+  auto rate = data.deriv_contact_rate.middleRows<3>(3 * k);
+  rate.setZero();
+  data.deriv_contact_depth.row(k).setZero();
+  data.deriv_contact_approach.row(k).setZero();
+  for (int j = 0; j < model.nbodies(); ++j) {
+    const bool moves_A = A >= 0 && is_ancestor_or_self(model, j, A);
+    const bool moves_B = B >= 0 && is_ancestor_or_self(model, j, B);
+    if (!moves_A && !moves_B) continue;
+    const int parent = model.parent[j];
+    const Vector6<double>& Vp1 = parent >= 0 ? data.deriv_ov_next[parent] : zero;
+    const Vector6<double>& Vp0 = parent >= 0 ? data.ov[parent] : zero;
+    for (int m = 0; m < model.joint_nv(j); ++m) {
+      const int col = model.idx_v[j] + m;
+      const Vector6<double> xi = data.oS[j].col(m);
+      Eigen::Matrix<double, 13, 1> dc = Eigen::Matrix<double, 13, 1>::Zero();
+      if (moves_A) dc.noalias() += J.leftCols<6>() * xi;
+      if (moves_B) dc.noalias() += J.rightCols<6>() * xi;
+      const Eigen::Vector3d dp = dc.head<3>();
+      Eigen::Matrix3d dframe;
+      for (int r = 0; r < 3; ++r) dframe.col(r) = dc.segment<3>(3 + 3 * r);
+      data.deriv_contact_depth(k, col) = dc[12];
+      // rates at v+ and the normal's at v
+      const Vector6<double> dVA1 = moves_A ? cross_motion<double>(xi, Vector6<double>(VA1 - Vp1)) : zero;
+      const Vector6<double> dVB1 = moves_B ? cross_motion<double>(xi, Vector6<double>(VB1 - Vp1)) : zero;
+      const Eigen::Vector3d du1 = point_velocity(dVB1, p) - point_velocity(dVA1, p) + w1.cross(dp);
+      rate.col(col) = dframe.transpose() * u1 + frame.transpose() * du1;
+      const Vector6<double> dVA0 = moves_A ? cross_motion<double>(xi, Vector6<double>(VA0 - Vp0)) : zero;
+      const Vector6<double> dVB0 = moves_B ? cross_motion<double>(xi, Vector6<double>(VB0 - Vp0)) : zero;
+      const Eigen::Vector3d du0 = point_velocity(dVB0, p) - point_velocity(dVA0, p) + w0.cross(dp);
+      data.deriv_contact_approach(k, col) = dframe.col(0).dot(u0) + frame.col(0).dot(du0);
+      // the impulse forces
+      if (!pushes) continue;
+      const Eigen::Vector3d df = dframe * zeta / dt;
+      Vector6<double> dW;
+      dW << dp.cross(f) + p.cross(df), df;
+      if (B >= 0) add_path_column(model, data, B, j, &xi, dW, W, 1.0, dtau_dq, col);
+      if (A >= 0) add_path_column(model, data, A, j, &xi, dW, W, -1.0, dtau_dq, col);
+    }
+  }
+}
+
+// Ambient q gradient -> tangent one (integrate_vjp at a zero step), into `tangent` (overwritten).
+void to_tangent(const Model& model, Data& data, const VecRef<double>& q, const Eigen::VectorXd& ambient,
+                Eigen::VectorXd& tangent) {
+  Eigen::VectorXd& zero_step = data.v_tmp;
+  zero_step.setZero();
+  tangent.setZero();
+  integrate_vjp<double>(model, q, zero_step, ambient, data.step_adj_q_bar, tangent);
+}
+
+// The limit rows' impulse forces J_l(q)^T z_l / dt: only a planar joint's x and y rows depend on q.
+void add_limit_force_terms(const Model& model, Data& data, const VecRef<double>& q, double dt,
+                           Eigen::Ref<Eigen::MatrixXd> dtau_dq) {
+  Eigen::VectorXd& unit = data.dv_tmp;
+  Eigen::VectorXd& ambient = data.q_tmp;
+  Eigen::VectorXd& tangent = data.pgs_column;
+  for (int l = 0; l < limit_rows(model, data); ++l) {
+    int coord, side, iv, nvj;
+    limit_row(model, data, l, coord, side);
+    const double weight = limit_impulse(model, data, l) / dt;
+    joint_limit_jacobian<double>(model, q, coord, side, iv, nvj);
+    for (int r = iv; r < iv + nvj; ++r) {
+      unit.setZero();
+      unit[r] = 1.0;
+      ambient.setZero();
+      joint_limit_jacobian_vjp(model, q, coord, side, weight, unit, ambient);
+      if (ambient.isZero(0.0)) continue;
+      to_tangent(model, data, q, ambient, tangent);
+      dtau_dq.row(r) += tangent.transpose();
+    }
+  }
+}
+
+// Contact k's normal-row target on the step's branch as a linear function of its depth and its
+// approach J_n v (plus a constant): target = depth_weight depth + approach_weight J_n v + const.
+Eigen::Vector2d contact_target_weights(const Model& model, const Data& data, int k, double dt, double approach) {
+  const ContactSettings& settings = model.contact;
+  const Contact& c = data.contacts[k];
+  const Geom& ga = model.geoms[c.geom_a];
+  const Geom& gb = model.geoms[c.geom_b];
+  const double e = ga.restitution >= gb.restitution ? ga.restitution : gb.restitution;
+  if (is_pgs(model)) {  // pgs_contact.cpp: the larger of Baumgarte and restitution
+    double target = 0.0;
+    const double excess = c.depth - settings.slop;
+    if (excess > 0.0) target = settings.erp / dt * excess;
+    if (approach < -settings.restitution_threshold && -e * approach > target) return {0.0, -e};
+    return {excess > 0.0 ? settings.erp / dt : 0.0, 0.0};
+  }
+  switch (data.ipm_target_branch[static_cast<size_t>(k)]) {  // ipm_contact.cpp
+    case kIpmTargetBaumgarte: return {settings.erp / dt, 0.0};
+    case kIpmTargetRestitution: return {0.0, -e};
+    case kIpmTargetGap: return {1.0 / dt, 0.0};
+    case kIpmTargetGapBounce: return {1.0 / dt, -e};
+    default: return {0.0, 0.0};  // zero or inert: a constant
+  }
+}
+
+// w_row (1 x 3nv) -= d target / d(dq, v, tau) of contact k's normal row; Jn its Jacobian row.
+template <class Row, class JRow>
+void subtract_contact_target(const Model& model, const Data& data, int k, double dt, const VecRef<double>& v,
+                             const JRow& Jn, Row&& w_row) {
+  const int nv = model.nv;
+  const Eigen::Vector2d weight = contact_target_weights(model, data, k, dt, Jn.dot(v));
+  if (weight[0] != 0.0) w_row.head(nv) -= weight[0] * data.deriv_contact_depth.row(k);
+  if (weight[1] != 0.0) {
+    w_row.head(nv) -= weight[1] * data.deriv_contact_approach.row(k);
+    w_row.segment(nv, nv) -= weight[1] * Jn;
+  }
+}
+
+template <class Matrix>
+void ensure_shape(Matrix& X, Eigen::Index rows, Eigen::Index cols) {
+  if (X.rows() < rows || X.cols() != cols) X.resize(std::max(rows, X.rows()), cols);  // allocates: a new size
+}
+
+}  // namespace
+
+void add_impulse_forces_jacobian(const Model& model, Data& data, const VecRef<double>& q,
+                                 const VecRef<double>& v_next, double dt, Eigen::Ref<Eigen::MatrixXd> dtau_dq) {
+  if (model.contact.model != ContactModel::Pgs && model.contact.model != ContactModel::Ipm)
+    throw ArgumentError(std::string("add_impulse_forces_jacobian: the model's contact model is '") +
+                        contact_model_name(model.contact.model) + "', not 'pgs' or 'ipm'");
+  check_size("v_next", v_next.size(), model.nv);
+  const int nc = data.ncontacts;
+  if (nc > 0) {
+    collide_jacobian(model, data, data.deriv_contact_jac);
+    world_velocities<double>(model, data, v_next, data.deriv_ov_next);
+  }
+  for (int k = 0; k < nc; ++k) add_contact_terms(model, data, k, contact_impulse(model, data, k), dt, dtau_dq);
+  add_limit_force_terms(model, data, q, dt, dtau_dq);
+}
+
+void add_impulse_response(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
+                          const VecRef<double>& v_next, double dt, const Eigen::MatrixXd& Minv,
+                          Eigen::Ref<Eigen::MatrixXd> dv_dstate, Eigen::Ref<Eigen::MatrixXd> dv_dtau) {
+  const int nv = model.nv, nc = data.ncontacts;
+  const bool pgs = is_pgs(model);
+  const int rows = pgs ? (nc + data.pgs_nlimits == 0 ? 0 : data.pgs_problem.rows)
+                       : (nc + data.ipm_nlimits == 0 ? 0 : static_cast<int>(data.ipm_problem.G.rows()));
+  if (rows == 0) return;
+  // J (rows x nv) as the solver holds it: PGS J^T, the ipm G = -J.
+  ensure_shape(data.deriv_impulse_w, rows, 3 * nv);
+  auto w = data.deriv_impulse_w.topRows(rows);
+  if (pgs) {
+    const auto JT = data.pgs_JT.leftCols(rows);
+    w.leftCols(2 * nv).noalias() = JT.transpose() * dv_dstate;
+    w.rightCols(nv).noalias() = JT.transpose() * dv_dtau;
+  } else {
+    const Eigen::MatrixXd& G = data.ipm_problem.G;
+    w.leftCols(2 * nv).noalias() = -G * dv_dstate;
+    w.rightCols(nv).noalias() = -G * dv_dtau;
+  }
+  // The rows' own motion (v+ held) and their targets.
+  const int N = model.contact.ipm_friction_directions;
+  for (int k = 0; k < nc; ++k) {
+    const auto rate = data.deriv_contact_rate.middleRows<3>(3 * k);
+    if (pgs) {
+      w.middleRows<3>(3 * k).leftCols(nv) += rate;
+      subtract_contact_target(model, data, k, dt, v, data.pgs_JT.col(3 * k).transpose(), w.row(3 * k));
+    } else {
+      w.row(k).head(nv) += rate.row(0);
+      for (int j = 0; j < N; ++j) {
+        const Eigen::Vector2d d = ipm_direction(j, N);
+        w.row(nc + N * k + j).head(nv) += d[0] * rate.row(1) + d[1] * rate.row(2);
+      }
+      subtract_contact_target(model, data, k, dt, v, -data.ipm_problem.G.row(k), w.row(k));
+    }
+  }
+  Eigen::VectorXd& ambient = data.q_tmp;
+  Eigen::VectorXd& tangent = data.pgs_column;
+  for (int l = 0; l < limit_rows(model, data); ++l) {
+    int coord, side;
+    limit_row(model, data, l, coord, side);
+    ambient.setZero();
+    joint_limit_jacobian_vjp(model, q, coord, side, 1.0, v_next, ambient);  // d(J_l v+)/dq, v+ held
+    ambient[coord] -= joint_limit_target_slope(model, q, coord, side, dt);
+    to_tangent(model, data, q, ambient, tangent);
+    w.row(first_limit_row(model, data) + l).head(nv) += tangent.transpose();
+  }
+
+  // The impulses' response dz (overwrites w), then dv+ += M^-1 J^T dz.
+  if (pgs) {
+    PgsAdjointWorkspace& aws = data.pgs_adj_workspace;
+    if (aws.lambda_bar.size() != rows) aws.resize(rows);  // allocates: a new row count
+    pgs_implicit_jvp(data.pgs_problem, data.pgs_lambda.head(rows), aws, w);
+    const auto Y = data.pgs_MinvJT.leftCols(rows);
+    dv_dstate.noalias() += Y * w.leftCols(2 * nv);
+    dv_dtau.noalias() += Y * w.rightCols(nv);
+    return;
+  }
+  const MixedLcp& lcp = data.ipm_problem;
+  const IpmWorkspace& ws = data.ipm_workspace;
+  if (data.deriv_impulse_Y.cols() != rows) {  // allocates: a new row count
+    data.deriv_impulse_Y.resize(nv, rows);
+    data.deriv_impulse_S.resize(rows, rows);
+  }
+  Eigen::MatrixXd& Y = data.deriv_impulse_Y;
+  Y.noalias() = -Minv * lcp.G.transpose();  // M^-1 J^T
+  Eigen::MatrixXd& S = data.deriv_impulse_S;
+  S.noalias() = -lcp.G * Y;  // J M^-1 J^T
+  S -= lcp.F;
+  for (int r = 0; r < rows; ++r) S(r, r) += ws.s[r] / std::max(ws.z[r], std::numeric_limits<double>::min());
+  Eigen::PartialPivLU<Eigen::MatrixXd>& lu = data.deriv_impulse_lu;
+  lu.compute(S);
+  // w <- -S^-1 w, in place
+  w = lu.permutationP() * w;
+  lu.matrixLU().triangularView<Eigen::UnitLower>().solveInPlace(w);
+  lu.matrixLU().triangularView<Eigen::Upper>().solveInPlace(w);
+  w = -w;
+  dv_dstate.noalias() += Y * w.leftCols(2 * nv);
+  dv_dtau.noalias() += Y * w.rightCols(nv);
+}
+
+}  // namespace gradyn
