@@ -21,78 +21,71 @@
 // The joint-space inertia comes with it: M_bj = S_b^T P_j for b = j or an ancestor of j.
 #include "gradyn/dynamics/rnea_derivatives.hpp"
 
-#include "gradyn/autodiff.hpp"
+#include <type_traits>
+
+#include "gradyn/dynamics/detail/rnea_derivatives_passes.hpp"
 #include "gradyn/dynamics/detail/world_terms.hpp"
 
 namespace gradyn {
 
-namespace {
-// The matrix of x -> x x* f (for the force f = [n; f]): [[-[n], -[f]], [-[f], 0]].
-template <class S>
-Matrix6<S> force_cross_matrix_of(const Vector6<S>& f) {
-  Matrix6<S> m;
-  const Matrix3<S> n = skew<S>(Vector3<S>(f.template head<3>())), l = skew<S>(Vector3<S>(f.template tail<3>()));
-  m << -n, -l, -l, Matrix3<S>::Zero();
-  return m;
-}
+namespace detail {
 
-// B = V x* I - I V x + (I V)-bar: d/d nu of I (nu x V) + nu x* (I V) + V x* (I nu) is B - hence
-// the sign of the first term, I (nu x V) = -I (V x nu). As V x = -(V x*)^T and I is symmetric,
-// V x* I - I V x = C + C^T with C = (V x*) I: one product.
-template <class S>
-Matrix6<S> velocity_variation(const Matrix6<S>& I, const Vector6<S>& V) {
-  const Matrix3<S> w = skew<S>(Vector3<S>(V.template head<3>())), u = skew<S>(Vector3<S>(V.template tail<3>()));
-  Matrix6<S> C;
-  C.template topRows<3>().noalias() = w * I.template topRows<3>() + u * I.template bottomRows<3>();
-  C.template bottomRows<3>().noalias() = w * I.template bottomRows<3>();
-  Matrix6<S> B = force_cross_matrix_of<S>(Vector6<S>(I * V));
-  B += C;
-  B += C.transpose();
-  return B;
+namespace {
+using Vec6 = Vector6<double>;
+using Mat6 = Matrix6<double>;
+using Mat3 = Matrix3<double>;
+
+// The matrix of x -> x x* f (for the force f = [n; f]): [[-[n], -[f]], [-[f], 0]].
+void add_force_cross_matrix_of(const Vec6& f, Mat6& m) {
+  const Mat3 n = skew<double>(Vector3<double>(f.head<3>())), l = skew<double>(Vector3<double>(f.tail<3>()));
+  m.topLeftCorner<3, 3>() -= n;
+  m.topRightCorner<3, 3>() -= l;
+  m.bottomLeftCorner<3, 3>() -= l;
 }
 }  // namespace
 
-template <class S>
-void rnea_derivatives(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
-                      const VecRef<S>& a, Eigen::Ref<MatrixX<S>> dtau_dq, Eigen::Ref<MatrixX<S>> dtau_dv) {
-  check_size("q", q.size(), model.nq);
-  check_size("v", v.size(), model.nv);
-  check_size("a", a.size(), model.nv);
-  if (dtau_dq.rows() != model.nv || dtau_dq.cols() != model.nv || dtau_dv.rows() != model.nv ||
-      dtau_dv.cols() != model.nv)
-    throw ArgumentError("rnea_derivatives: dtau_dq and dtau_dv must be " + std::to_string(model.nv) + " x " +
-                        std::to_string(model.nv));
+// B = V x* I - I V x + (I V)-bar: d/d nu of I (nu x V) + nu x* (I V) + V x* (I nu) is B - hence
+// the sign of the first term, I (nu x V) = -I (V x nu). As V x = -(V x*)^T and I is symmetric,
+// V x* I - I V x = C + C^T with C = (V x*) I, and (I V)-bar is linear in I V: the subtree sum of B
+// is Cc + Cc^T + (hc)-bar with Cc and hc the subtree sums of C and of the momenta I V.
+void rnea_derivatives_kinematics(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v) {
   const int nb = model.nbodies();
-  const Vector6<S> a_world = detail::world_acceleration(model);
-
-  // Forward: world poses, velocities, accelerations, inertias and body forces.
   for (int i = 0; i < nb; ++i) {
-    detail::world_body_pose(model, data, q, i);
+    world_body_pose(model, data, q, i);
     const int p = model.parent[i], iv = model.idx_v[i], nvi = model.joint_nv(i);
-    const Vector6<S> vj = data.oS[i] * v.segment(iv, nvi);
-    data.ov[i] = p >= 0 ? Vector6<S>(data.ov[p] + vj) : vj;
-    data.oa[i] = (p >= 0 ? data.oa[p] : a_world) + cross_motion<S>(data.ov[i], vj) + data.oS[i] * a.segment(iv, nvi);
-    data.oI[i] = detail::world_inertia(model.body_inertia[i], data.oMi[i]);
-    data.oIc[i] = data.oI[i];
-    data.deriv_Bc[i] = velocity_variation<S>(data.oI[i], data.ov[i]);
-    data.deriv_Fc[i] = data.oI[i] * data.oa[i] + cross_force<S>(data.ov[i], Vector6<S>(data.oI[i] * data.ov[i]));
+    const Vec6 vj = nvi == 1 ? Vec6(data.oS[i].col(0) * v[iv]) : Vec6(data.oS[i] * v.segment(iv, nvi));
+    Vec6& V = data.ov[i];
+    V = p >= 0 ? Vec6(data.ov[p] + vj) : vj;
+    data.oc[i] = cross_motion<double>(V, vj);
+    Mat6& I = data.oI[i];
+    I = world_inertia(model.body_inertia[i], data.oMi[i]);
+    const Vec6 h = I * V;
+    data.deriv_hc[i] = h;
+    data.deriv_fv[i] = cross_force<double>(V, h);
+    data.oIc[i] = I;
+    const Mat3 w = skew<double>(Vector3<double>(V.head<3>())), u = skew<double>(Vector3<double>(V.tail<3>()));
+    Mat6& C = data.deriv_Bc[i];
+    C.topRows<3>().noalias() = w * I.topRows<3>();
+    C.topRows<3>().noalias() += u * I.bottomRows<3>();
+    C.bottomRows<3>().noalias() = w * I.bottomRows<3>();
   }
-  // Backward: subtree sums, then P, Q and M.
-  for (int i = nb - 1; i >= 0; --i) {
+  for (int i = nb - 1; i > 0; --i) {
     const int p = model.parent[i];
-    if (p >= 0) {
-      data.oIc[p] += data.oIc[i];
-      data.deriv_Bc[p] += data.deriv_Bc[i];
-      data.deriv_Fc[p] += data.deriv_Fc[i];
-    }
+    if (p < 0) continue;
+    data.oIc[p] += data.oIc[i];
+    data.deriv_Bc[p] += data.deriv_Bc[i];
+    data.deriv_hc[p] += data.deriv_hc[i];
   }
   for (int j = 0; j < nb; ++j) {
+    Mat6& B = data.deriv_Bc[j];
+    B += B.transpose().eval();
+    add_force_cross_matrix_of(data.deriv_hc[j], B);
     const int jv = model.idx_v[j], nvj = model.joint_nv(j);
     if (nvj == 1) {  // fast path: fixed-size products for the 1-DoF joints
-      const Vector6<S> s_j = data.oS[j].col(0);
-      const Vector6<S> P = data.oIc[j] * s_j;
+      const Vec6 s_j = data.oS[j].col(0);
+      const Vec6 P = data.oIc[j] * s_j;
       data.deriv_P[j].col(0) = P;
-      data.deriv_Q[j].col(0).noalias() = data.deriv_Bc[j].transpose() * s_j;
+      data.deriv_Q[j].col(0).noalias() = B.transpose() * s_j;
       data.M(jv, jv) = s_j.dot(P) + model.armature[jv];
       for (int b = model.parent[j]; b >= 0; b = model.parent[b]) {
         const int bv = model.idx_v[b];
@@ -101,7 +94,7 @@ void rnea_derivatives(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
       continue;
     }
     data.deriv_P[j].noalias() = data.oIc[j] * data.oS[j];
-    data.deriv_Q[j].noalias() = data.deriv_Bc[j].transpose() * data.oS[j];
+    data.deriv_Q[j].noalias() = B.transpose() * data.oS[j];
     data.M.block(jv, jv, nvj, nvj).noalias() = data.oS[j].transpose() * data.deriv_P[j];
     for (int k = 0; k < nvj; ++k) data.M(jv + k, jv + k) += model.armature[jv + k];
     for (int b = model.parent[j]; b >= 0; b = model.parent[b]) {
@@ -110,34 +103,67 @@ void rnea_derivatives(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
       data.M.block(jv, bv, nvj, nvb) = data.M.block(bv, jv, nvb, nvj).transpose();
     }
   }
+}
 
+void rnea_derivatives_forces(const Model& model, Data& data, const VecRef<double>& a) {
+  const int nb = model.nbodies();
+  const Vec6 a_world = world_acceleration(model);
+  for (int i = 0; i < nb; ++i) {
+    const int p = model.parent[i], iv = model.idx_v[i], nvi = model.joint_nv(i);
+    Vec6& A = data.oa[i];
+    A = (p >= 0 ? data.oa[p] : a_world) + data.oc[i];
+    if (nvi == 1)
+      A += data.oS[i].col(0) * a[iv];
+    else
+      A.noalias() += data.oS[i] * a.segment(iv, nvi);
+    data.deriv_Fc[i].noalias() = data.oI[i] * A;
+    data.deriv_Fc[i] += data.deriv_fv[i];
+  }
+  for (int i = nb - 1; i > 0; --i)
+    if (model.parent[i] >= 0) data.deriv_Fc[model.parent[i]] += data.deriv_Fc[i];
+}
+
+void rnea_derivatives_partials(const Model& model, Data& data, double sign, Eigen::Ref<Eigen::MatrixXd> dtau_dq,
+                               Eigen::Ref<Eigen::MatrixXd> dtau_dv) {
+  const int nb = model.nbodies();
+  const Vec6 a_world = world_acceleration(model);
   dtau_dq.setZero();
   dtau_dv.setZero();
   for (int j = 0; j < nb; ++j) {
     const int p = model.parent[j], jv = model.idx_v[j], nvj = model.joint_nv(j);
+    if (nvj == 0) continue;
     for (int b = 0; b < nb; ++b)
       data.deriv_in_subtree[b] = b == j || (b > j && model.parent[b] >= 0 && data.deriv_in_subtree[model.parent[b]]);
-    const Vector6<S> Vp = p >= 0 ? data.ov[p] : Vector6<S>::Zero();
-    const Vector6<S>& Ap = p >= 0 ? data.oa[p] : a_world;
-    const Vector6<S> Vpj = Vp + data.ov[j];
+    const Vec6 Vp = p >= 0 ? data.ov[p] : Vec6::Zero();
+    const Vec6& Ap = p >= 0 ? data.oa[p] : a_world;
+    const Vec6 Vpj = Vp + data.ov[j];
     for (int k = 0; k < nvj; ++k) {
       const int c = jv + k;
-      const Vector6<S> xi = data.oS[j].col(k);
-      const Vector6<S> nu = cross_motion<S>(xi, Vp);
-      const Vector6<S> w = cross_motion<S>(xi, Ap) + cross_motion<S>(Vp, nu);
-      const Vector6<S> u = cross_motion<S>(xi, Vpj);
+      const Vec6 xi = data.oS[j].col(k);
+      const Vec6 nu = cross_motion<double>(xi, Vp);
+      const Vec6 w = cross_motion<double>(xi, Ap) + cross_motion<double>(Vp, nu);
+      const Vec6 u = cross_motion<double>(xi, Vpj);
+      // b in the subtree: d tau_b/dq = -(P_b^T w + Q_b^T nu), d tau_b/dv = Q_b^T xi - P_b^T u
+      const Vec6 wq = -sign * w, nuq = -sign * nu, xiv = sign * xi, uv = -sign * u;
       for (int b = j; b < nb; ++b) {
         if (!data.deriv_in_subtree[b]) continue;
-        const int bv = model.idx_v[b];
-        for (int m = 0; m < model.joint_nv(b); ++m) {
-          dtau_dq(bv + m, c) = -(data.deriv_P[b].col(m).dot(w) + data.deriv_Q[b].col(m).dot(nu));
-          dtau_dv(bv + m, c) = data.deriv_Q[b].col(m).dot(xi) - data.deriv_P[b].col(m).dot(u);
+        const int bv = model.idx_v[b], nvb = model.joint_nv(b);
+        const Matrix6X<double>& P = data.deriv_P[b];
+        const Matrix6X<double>& Q = data.deriv_Q[b];
+        for (int m = 0; m < nvb; ++m) {
+          dtau_dq(bv + m, c) = P.col(m).dot(wq) + Q.col(m).dot(nuq);
+          dtau_dv(bv + m, c) = Q.col(m).dot(xiv) + P.col(m).dot(uv);
         }
       }
       if (p < 0) continue;
-      const Vector6<S> fq =
-          cross_force<S>(xi, data.deriv_Fc[j]) - data.oIc[j] * w - data.deriv_Bc[j] * nu;
-      const Vector6<S> fv = data.deriv_Bc[j] * xi - data.oIc[j] * u;
+      // b an ancestor: S_b^T (xi x* Fc_j - Ic_j (alpha + V_p x nu) - Bc_j nu), S_b^T (Bc_j xi - Ic_j u)
+      Vec6 fq = cross_force<double>(xi, data.deriv_Fc[j]);
+      fq.noalias() -= data.oIc[j] * w;
+      fq.noalias() -= data.deriv_Bc[j] * nu;
+      Vec6 fv = data.deriv_Bc[j] * xi;
+      fv.noalias() -= data.oIc[j] * u;
+      fq *= sign;
+      fv *= sign;
       for (int b = p; b >= 0; b = model.parent[b]) {
         const int bv = model.idx_v[b];
         for (int m = 0; m < model.joint_nv(b); ++m) {
@@ -147,6 +173,24 @@ void rnea_derivatives(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
       }
     }
   }
+}
+
+}  // namespace detail
+
+template <class S>
+void rnea_derivatives(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                      const VecRef<S>& a, Eigen::Ref<MatrixX<S>> dtau_dq, Eigen::Ref<MatrixX<S>> dtau_dv) {
+  static_assert(std::is_same_v<S, double>, "rnea_derivatives is implemented for double");
+  check_size("q", q.size(), model.nq);
+  check_size("v", v.size(), model.nv);
+  check_size("a", a.size(), model.nv);
+  if (dtau_dq.rows() != model.nv || dtau_dq.cols() != model.nv || dtau_dv.rows() != model.nv ||
+      dtau_dv.cols() != model.nv)
+    throw ArgumentError("rnea_derivatives: dtau_dq and dtau_dv must be " + std::to_string(model.nv) + " x " +
+                        std::to_string(model.nv));
+  detail::rnea_derivatives_kinematics(model, data, q, v);
+  detail::rnea_derivatives_forces(model, data, a);
+  detail::rnea_derivatives_partials(model, data, 1.0, dtau_dq, dtau_dv);
 }
 
 template void rnea_derivatives<double>(const Model&, Data&, const VecRef<double>&, const VecRef<double>&,

@@ -1,12 +1,14 @@
 // The step's Jacobian, stage by stage (semi-implicit Euler: v+ = v + dt a, q+ = q (+) dt v+):
 //   a solves rnea(q, v, a) = tau + tau_passive(q, v) + tau_c(q, v), so
 //   da/dx = M^-1 (d(tau_passive + tau_c)/dx - d rnea/dx)  (x = dq, v),   da/dtau = M^-1,
-// M^-1 from one Cholesky factorisation (cheaper than solving for 3 nv right-hand sides). Then per joint, with
+// M^-1 explicitly from M's sparse LTL factorisation (which without impulses also gives a, so no ABA
+// pass), then one product for the 2 nv state columns. Then per joint, with
 // the joint's step h = dt v+ and its group exponential exp (joint_integrate),
 //   dq+ = Ad(exp(-h)) dq + Jexp(h) dt dv+,
 // Ad the group's adjoint and Jexp the right Jacobian of exp (1 for 1-DoF joints).
 #include "gradyn/sim/step_jacobian.hpp"
 
+#include <cmath>
 #include <unsupported/Eigen/AutoDiff>
 
 #include "gradyn/autodiff.hpp"
@@ -15,6 +17,7 @@
 #include "gradyn/contact/penalty.hpp"
 #include "gradyn/contact/penalty_jacobian.hpp"
 #include "gradyn/contact/pgs_contact.hpp"
+#include "gradyn/dynamics/detail/rnea_derivatives_passes.hpp"
 #include "gradyn/dynamics/detail/spring.hpp"
 #include "gradyn/dynamics/passive.hpp"
 #include "gradyn/dynamics/rnea_derivatives.hpp"
@@ -106,6 +109,64 @@ void group_jacobians(JointType type, const VecIn& q_joint, const VecIn& h, Mat& 
   }
 }
 
+// M = L^T L with L lower triangular (Featherstone's LTL factorisation, RBDA 6.5): from the last
+// dof up, a dof's row of L updates only entries between its ancestors, so L keeps the tree's
+// sparsity. Stored as LT = L^T, column k (row k of L) on k's path to the root: contiguous reads.
+// False if M is not positive definite.
+bool ltl_factor(const Eigen::MatrixXd& M, const std::vector<int>& parent, Eigen::MatrixXd& LT) {
+  const int n = static_cast<int>(M.rows());
+  for (int k = 0; k < n; ++k)
+    for (int i = k; i != -1; i = parent[i]) LT(i, k) = M(i, k);
+  bool ok = true;
+  for (int k = n - 1; k >= 0; --k) {
+    if (!(LT(k, k) > 0)) ok = false;
+    const double d = std::sqrt(LT(k, k));
+    LT(k, k) = d;
+    const double inv = 1.0 / d;
+    for (int i = parent[k]; i != -1; i = parent[i]) LT(i, k) *= inv;
+    for (int i = parent[k]; i != -1; i = parent[i]) {
+      const double lki = LT(i, k);
+      for (int j = i; j != -1; j = parent[j]) LT(j, i) -= lki * LT(j, k);
+    }
+  }
+  return ok;
+}
+
+// x <- M^-1 x: L^T y = x (leaves to root), then L x = y (root to leaves).
+void ltl_solve_in_place(const Eigen::MatrixXd& LT, const std::vector<int>& parent, Eigen::VectorXd& x) {
+  const int n = static_cast<int>(x.size());
+  for (int k = n - 1; k >= 0; --k) {
+    x[k] /= LT(k, k);
+    for (int i = parent[k]; i != -1; i = parent[i]) x[i] -= LT(i, k) * x[k];
+  }
+  for (int k = 0; k < n; ++k) {
+    double s = x[k];
+    for (int i = parent[k]; i != -1; i = parent[i]) s -= LT(i, k) * x[i];
+    x[k] = s / LT(k, k);
+  }
+}
+
+// M^-1 = L^-1 L^-T. L^-1 has L's sparsity (row k: k's path to the root), so column j of M^-1 is
+// the sum over j's path of L^-1(j, k) times column k of L^-1.
+void ltl_inverse(const Eigen::MatrixXd& LT, const std::vector<int>& parent, Eigen::MatrixXd& Linv,
+                 Eigen::MatrixXd& Minv) {
+  const int n = static_cast<int>(LT.rows());
+  for (int k = 0; k < n; ++k) {  // row k of L L^-1 = I: L(k, k) X(k, j) = delta_kj - sum_i L(k, i) X(i, j)
+    for (int j = parent[k]; j != -1; j = parent[j]) Linv(k, j) = 0.0;
+    for (int i = parent[k]; i != -1; i = parent[i]) {
+      const double lki = LT(i, k);
+      for (int j = i; j != -1; j = parent[j]) Linv(k, j) -= lki * Linv(i, j);
+    }
+    const double inv = 1.0 / LT(k, k);
+    for (int j = parent[k]; j != -1; j = parent[j]) Linv(k, j) *= inv;
+    Linv(k, k) = inv;
+  }
+  for (int j = 0; j < n; ++j) {
+    Minv.col(j).setZero();
+    for (int k = j; k != -1; k = parent[k]) Minv.col(j).tail(n - k) += Linv(j, k) * Linv.col(k).tail(n - k);
+  }
+}
+
 // d tau_passive / d dq of joint i's spring: -stiffness (element-wise, by rows) times
 // d (q_rest (-) q (+) dq) / d dq, the latter by AD for multi-DoF joints.
 void add_spring_terms(const Model& model, const VecRef<double>& q, Eigen::Ref<Eigen::MatrixXd> rhs_q) {
@@ -163,47 +224,56 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   // held, then corrected by the impulses' response (contact/impulse_jacobian.hpp).
   const bool penalty = contact == ContactModel::Penalty;
   const bool impulses = contact == ContactModel::Pgs || contact == ContactModel::Ipm;
-  if (penalty) data.contact_tau_total = tau + contact_generalized_forces<double>(model, data, q, v);
-  const Eigen::VectorXd& a_free =
-      forward_dynamics<double>(model, data, q, v, penalty ? VecRef<double>(data.contact_tau_total) : tau);
   Eigen::VectorXd& v_next = data.k_v[0];
   Eigen::VectorXd& h = data.k_q[0];
   Eigen::VectorXd& a = data.k_v[1];
-  if (contact == ContactModel::Pgs)
-    pgs_contact_velocity<double>(model, data, q, v, a_free, dt, v_next);
-  else if (contact == ContactModel::Ipm)
-    ipm_contact_velocity<double>(model, data, q, v, a_free, dt, v_next);
-  else
-    v_next = v + dt * a_free;
-  if (impulses)
+  Eigen::MatrixXd& LT = data.deriv_LT;
+  const std::vector<int>& dof_parent = data.deriv_dof_parent;
+  if (impulses) {
+    const Eigen::VectorXd& a_free = forward_dynamics<double>(model, data, q, v, tau);
+    if (contact == ContactModel::Pgs)
+      pgs_contact_velocity<double>(model, data, q, v, a_free, dt, v_next);
+    else
+      ipm_contact_velocity<double>(model, data, q, v, a_free, dt, v_next);
     a = (v_next - v) / dt;
-  else
-    a = a_free;
+    detail::rnea_derivatives_kinematics(model, data, q, v);
+    detail::rnea_derivatives_forces(model, data, a);
+    if (!ltl_factor(data.M, dof_parent, LT)) data.status |= kStatusSingularInertia;
+  } else {
+    // Without impulses no ABA pass: the derivative pass builds M anyway, so a solves
+    // M a = tau_total - rnea(q, v, 0) with the factorisation that also gives M^-1.
+    if (penalty) data.contact_tau_total = tau + contact_generalized_forces<double>(model, data, q, v);
+    data.tau_total = (penalty ? VecRef<double>(data.contact_tau_total) : tau) + passive_forces<double>(model, data, q, v);
+    detail::rnea_derivatives_kinematics(model, data, q, v);
+    data.ddq.setZero();
+    detail::rnea_derivatives_forces(model, data, data.ddq);  // the bias forces rnea(q, v, 0)
+    for (int i = 0; i < model.nbodies(); ++i) {
+      const int iv = model.idx_v[i], nvi = model.joint_nv(i);
+      data.ddq.segment(iv, nvi) = data.tau_total.segment(iv, nvi) - data.oS[i].transpose() * data.deriv_Fc[i];
+    }
+    if (!ltl_factor(data.M, dof_parent, LT)) data.status |= kStatusSingularInertia;
+    ltl_solve_in_place(LT, dof_parent, data.ddq);
+    detail::rnea_derivatives_forces(model, data, data.ddq);
+    a = data.ddq;
+    v_next = v + dt * a;
+  }
   h = dt * v_next;
 
   // Right-hand sides: d(tau_passive + tau_c - rnea)/d(dq, v), then M^-1 [., ., I].
   Eigen::MatrixXd& dq = data.deriv_dtau_dq;
   Eigen::MatrixXd& dv = data.deriv_dtau_dv;
-  rnea_derivatives<double>(model, data, q, v, a, dq, dv);
-  dq = -dq;
-  dv = -dv;
+  detail::rnea_derivatives_partials(model, data, -1.0, dq, dv);
   dv.diagonal() -= model.damping;
   add_spring_terms(model, q, dq);
   if (penalty) penalty_forces_jacobian(model, data, q, v, dq, dv);
   if (impulses) add_impulse_forces_jacobian(model, data, q, v_next, dt, dq);
-  // M^-1 explicitly (its rows are B's), then one product for the state columns.
-  data.deriv_llt.compute(data.M);
-  if (data.deriv_llt.info() != Eigen::Success) data.status |= kStatusSingularInertia;
+  // M^-1 explicitly (its rows are B's), then the state columns.
   Eigen::MatrixXd& Minv = data.deriv_minv;
-  Minv.setIdentity();
-  data.deriv_llt.solveInPlace(Minv);
-  Eigen::MatrixXd& X = data.deriv_rhs;
-  X.leftCols(nv).noalias() = Minv * dq;
-  X.rightCols(nv).noalias() = Minv * dv;
+  ltl_inverse(LT, dof_parent, data.deriv_Linv, Minv);
 
   // Velocity rows: v+ = v + dt a.
-  A.bottomLeftCorner(nv, nv) = dt * X.leftCols(nv);
-  A.bottomRightCorner(nv, nv) = dt * X.rightCols(nv);
+  A.bottomLeftCorner(nv, nv).noalias() = (dt * Minv) * dq;
+  A.bottomRightCorner(nv, nv).noalias() = (dt * Minv) * dv;
   A.bottomRightCorner(nv, nv).diagonal().array() += 1.0;
   B.bottomRows(nv) = dt * Minv;
   if (impulses) add_impulse_response(model, data, q, v, v_next, dt, Minv, A.bottomRows(nv), B.bottomRows(nv));

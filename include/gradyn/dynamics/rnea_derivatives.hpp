@@ -15,7 +15,7 @@ namespace gradyn {
 
 /// dtau_dq, dtau_dv (nv x nv, overwritten): the derivatives of rnea(q, v, a) (rigid-body terms;
 /// the armature term has none). Also fills the joint-space inertia matrix data.M (armature
-/// included) from the same composite inertias, and data.oMi, oS, ov, oa, oI, oIc. Its workspace is in data (preallocated).
+/// included) from the same composite inertias, and data.oMi, oS, ov, oc, oa, oI, oIc. Its workspace is in data (preallocated).
 template <class S>
 void rnea_derivatives(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                       const VecRef<S>& a, Eigen::Ref<MatrixX<S>> dtau_dq, Eigen::Ref<MatrixX<S>> dtau_dv);

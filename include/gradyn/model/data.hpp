@@ -197,13 +197,18 @@ struct DataTpl {
   // ---- analytical derivatives (rnea_derivatives, step_jacobian; world frame, about the origin) ----
   std::vector<Matrix6<S>> deriv_Bc;   // subtree sum of B = v x* I - I v x + (I v)-bar (the velocity variation)
   std::vector<Vector6<S>> deriv_Fc;   // subtree sum of the body forces I a + v x* I v
+  std::vector<Vector6<S>> deriv_hc;   // subtree sum of the momenta I v
+  std::vector<Vector6<S>> deriv_fv;   // per body: the velocity-product force v x* I v
   std::vector<Matrix6XS> deriv_P;     // oIc oS (6 x nv_i)
   std::vector<Matrix6XS> deriv_Q;     // deriv_Bc^T oS
   std::vector<char> deriv_in_subtree; // scratch: body b is in the subtree of the joint being differentiated
   MatrixX<S> deriv_dtau_dq, deriv_dtau_dv;  // nv x nv: tangent derivatives of the forces the step sees
-  MatrixX<S> deriv_rhs;               // nv x 2nv: M^-1 [d/dq, d/dv] of the forces: the accelerations'
   MatrixX<S> deriv_minv;              // M^-1
-  Eigen::LLT<MatrixX<S>> deriv_llt;   // Cholesky factor of M
+  // M = L^T L with L lower triangular and the tree's sparsity (Featherstone's LTL: no fill-in, so
+  // L and L^-1 are nonzero only at (dof, ancestor dof) and M^-1 = L^-1 L^-T costs O(nv d^2))
+  MatrixX<S> deriv_LT;                // L^T (column k: row k of L, at the dofs on k's path to the root)
+  MatrixX<S> deriv_Linv;              // L^-1
+  std::vector<int> deriv_dof_parent;  // per dof: the previous dof on its path to the root (-1: none)
   std::vector<Eigen::Matrix<double, 13, 12>> deriv_contact_jac;  // collide_jacobian's, per contact
   // velocity-level contact (contact/impulse_jacobian.cpp); "rows" are the solver's LCP rows
   std::vector<Vector6<S>> deriv_ov_next;  // per body: world twist at v+
@@ -346,14 +351,23 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   // analytical derivatives
   deriv_Bc.assign(nb, Matrix6<S>::Zero());
   deriv_Fc.assign(nb, Vector6<S>::Zero());
+  deriv_hc.assign(nb, Vector6<S>::Zero());
+  deriv_fv.assign(nb, Vector6<S>::Zero());
   deriv_P.resize(nb);
   deriv_Q.resize(nb);
   for (int i = 0; i < nb; ++i) deriv_P[i] = deriv_Q[i] = Matrix6XS::Zero(6, model.joint_nv(i));
   deriv_in_subtree.assign(nb, 0);
   deriv_dtau_dq = deriv_dtau_dv = MatrixX<S>::Zero(model.nv, model.nv);
-  deriv_rhs = MatrixX<S>::Zero(model.nv, 2 * model.nv);
   deriv_minv = MatrixX<S>::Zero(model.nv, model.nv);
-  deriv_llt = Eigen::LLT<MatrixX<S>>(model.nv);
+  deriv_LT = deriv_Linv = MatrixX<S>::Zero(model.nv, model.nv);  // entries off the tree's pattern stay zero
+  deriv_dof_parent.assign(model.nv, -1);
+  for (int i = 0; i < nb; ++i) {
+    int p = model.parent[i];
+    while (p >= 0 && model.joint_nv(p) == 0) p = model.parent[p];
+    for (int k = 0; k < model.joint_nv(i); ++k)
+      deriv_dof_parent[model.idx_v[i] + k] =
+          k > 0 ? model.idx_v[i] + k - 1 : (p >= 0 ? model.idx_v[p] + model.joint_nv(p) - 1 : -1);
+  }
   deriv_contact_jac.assign(contacts.size(), Eigen::Matrix<double, 13, 12>::Zero());
   deriv_ov_next.assign(nb, Vector6<S>::Zero());
   deriv_contact_rate = MatrixX<S>::Zero(3 * static_cast<Eigen::Index>(contacts.size()), model.nv);
