@@ -14,7 +14,7 @@ For each gradyn contact model (none, 'penalty', 'pgs', and 'ipm' when this grady
      and the controls u of each step: (nq + 2 nv) x 8 bytes) plus the growth of the peak RSS of a
      fresh process across the rollout_vjp call, per step, from a long and a short horizon;
  (d) the full step Jacobian d(q_next, v_next)/d(q, v, tau): gradyn.step_jacobian (analytical,
-     tangent coordinates; for contact models it does not cover, nq + nv step_vjp calls) against
+     tangent coordinates, every contact model) against
      mujoco.mjd_transitionFD (forward and centred differences) at the standing state (goal:
      gradyn >= 10x faster).
 
@@ -106,60 +106,27 @@ def gradyn_contacts(gradyn, model, q):
 # --- the step Jacobian ----------------------------------------------------------------------------
 
 
-def step_jacobian_rows(gradyn, model, q, v, tau):
-    """d(q_next, v_next)/d(q, v, tau), shape (nq + nv, nq + 2 nv), one step_vjp per output row
-    (q adjoints ambient: one column per number in q). For contact models step_jacobian refuses."""
-    nq, nv = model.nq, model.nv
-    J = np.empty((nq + nv, nq + 2 * nv))
-    zq, zv = np.zeros(nq), np.zeros(nv)
-    for i in range(nq + nv):
-        q_bar_next, v_bar_next = zq.copy(), zv.copy()
-        if i < nq:
-            q_bar_next[i] = 1.0
-        else:
-            v_bar_next[i - nq] = 1.0
-        q_bar, v_bar, tau_bar, _ = gradyn.step_vjp(model, q, v, tau, DT, q_bar_next, v_bar_next)
-        J[i, :nq], J[i, nq:nq + nv], J[i, nq + nv:] = q_bar, v_bar, tau_bar
-    return J
-
-
 def step_jacobian_analytic(gradyn, model, q, v, tau):
     """gradyn.step_jacobian: [A B], shape (2 nv, 3 nv), tangent coordinates (like MuJoCo's)."""
     A, B = gradyn.step_jacobian(model, q, v, tau, DT)
     return np.hstack([A, B])
 
 
-def has_analytic_jacobian(gradyn, model, q, v, tau):
-    try:
-        gradyn.step_jacobian(model, q, v, tau, DT)
-    except ValueError:
-        return False
-    return True
-
-
-def check_jacobian_against_fd(gradyn, model, q, v, tau, J, tangent):
-    """Largest error of J times random directions against central differences of gradyn.step,
-    relative to the largest entry of J times the direction. tangent: J is step_jacobian's (q moves
-    by gradyn.integrate, q_next is compared by gradyn.difference); else ambient rows and columns."""
+def check_jacobian_against_fd(gradyn, model, q, v, tau, J):
+    """Largest error of J (step_jacobian's: q moves by gradyn.integrate, q_next is compared by
+    gradyn.difference) times random directions against central differences of gradyn.step, relative
+    to the largest entry of J times the direction."""
     rng = np.random.default_rng(11)
     worst = 0.0
     h = 1e-6
     q_ref, _ = gradyn.step(model, q, v, tau, DT)
     for _ in range(3):
-        dv, dt_ = rng.normal(size=model.nv), rng.normal(size=model.nv)
-        if tangent:
-            dq = rng.normal(size=model.nv)
+        dq, dv, dt_ = rng.normal(size=model.nv), rng.normal(size=model.nv), rng.normal(size=model.nv)
 
-            def state(sign):
-                qn, vn = gradyn.step(model, gradyn.integrate(model, q, sign * h * dq), v + sign * h * dv,
-                                     tau + sign * h * dt_, DT)
-                return np.concatenate([gradyn.difference(model, q_ref, qn), vn])
-        else:
-            dq = rng.normal(size=model.nq)
-            dq[3:7] = 0.0  # keep the quaternion unit: the ambient columns along it are exact anyway
-
-            def state(sign):
-                return np.concatenate(gradyn.step(model, q + sign * h * dq, v + sign * h * dv, tau + sign * h * dt_, DT))
+        def state(sign):
+            qn, vn = gradyn.step(model, gradyn.integrate(model, q, sign * h * dq), v + sign * h * dv,
+                                 tau + sign * h * dt_, DT)
+            return np.concatenate([gradyn.difference(model, q_ref, qn), vn])
         fd = (state(1.0) - state(-1.0)) / (2 * h)
         jv = J @ np.concatenate([dq, dv, dt_])
         worst = max(worst, np.max(np.abs(jv - fd)) / max(1.0, np.max(np.abs(jv))))
@@ -173,15 +140,14 @@ def mujoco_transition(mujoco, m, d, centered):
     return A, B
 
 
-def check_jacobian_against_mujoco(model, maps, J, B, tangent):
+def check_jacobian_against_mujoco(model, maps, J, B):
     """Without contact, d v_next / d tau on the leg joints is dt M^-1 restricted to the legs in both
     simulators (leg velocities and torques are the same coordinates in both; MuJoCo's B has one
     column per motor and its velocity rows after the nv position rows). Returns the largest
     difference relative to the largest entry."""
     m = maps.m
     dofs = maps.actuator_dofs  # gradyn's v index of each motor's joint, in motor order
-    rows0 = model.nv if tangent else model.nq
-    gradyn_block = J[np.ix_(rows0 + dofs, rows0 + model.nv + dofs)]
+    gradyn_block = J[np.ix_(model.nv + dofs, 2 * model.nv + dofs)]
     mujoco_dofs = np.array([m.jnt_dofadr[m.actuator_trnid[a, 0]] for a in range(m.nu)])
     mujoco_block = B[m.nv + mujoco_dofs, :]
     return np.max(np.abs(gradyn_block - mujoco_block)) / np.max(np.abs(mujoco_block))
@@ -343,18 +309,16 @@ def bench_case(gradyn, mujoco, contact, args, mj, log):
         x["total_bytes_per_step"] = read + x["extra_bytes_per_step"]
     row["memory"] = mem
 
-    tangent = has_analytic_jacobian(gradyn, model, q, v, tau)
-    jacobian = step_jacobian_analytic if tangent else step_jacobian_rows
-    row["jacobian_method"] = ("gradyn.step_jacobian (analytical, tangent coordinates, 36 x 54)" if tangent else
-                              f"{model.nq + model.nv} step_vjp calls from Python (ambient q, 37 x 55)")
+    jacobian = step_jacobian_analytic
+    row["jacobian_method"] = "gradyn.step_jacobian (analytical, tangent coordinates, 36 x 54)"
     J = jacobian(gradyn, model, q, v, tau)
-    fd_error = check_jacobian_against_fd(gradyn, model, q, v, tau, J, tangent)
+    fd_error = check_jacobian_against_fd(gradyn, model, q, v, tau, J)
     row["jacobian_fd_check"] = fd_error
     if contact is None:
         require(fd_error < 1e-6, f"gradyn's step Jacobian (no contact) differs from central differences of "
                                  f"gradyn.step by {fd_error:.2e}")
         _, B = mujoco_transition(mujoco, m, d_fd, True)
-        err = check_jacobian_against_mujoco(model, mj["maps"], J, B, tangent)
+        err = check_jacobian_against_mujoco(model, mj["maps"], J, B)
         require(err < 1e-5, f"d v_next / d tau differs between gradyn and MuJoCo (no contact) by {err:.2e}")
         row["jacobian_mujoco_check"] = err
     cpu, _ = median_times([lambda: jacobian(gradyn, model, q, v, tau)] + jac_fns
@@ -470,7 +434,7 @@ def write_markdown(path, info, rows, free_error, args, available, missing, mujoc
           "Step Jacobian: one Python call each. gradyn: "
           + "; ".join(f"{r['contact']}: {r['jacobian_method']}" for r in rows if "jacobian_method" in r)
           + " (step_jacobian: d(dq_next, v_next)/d(dq, v, tau) in the tangent space, one pass of analytical "
-          "derivatives; for contact models it does not cover yet, one step_vjp per output). MuJoCo's "
+          "derivatives; PGS and ipm impulses through the solver's conditions at its solution). MuJoCo's "
           "`mjd_transitionFD` (eps 1e-6) gives A (36 x 36) and B (36 x 12) in its tangent coordinates from "
           "2 nv + nu = 48 perturbed steps (96 centred), at MuJoCo's own standing state. Without contact, gradyn's d v_next / d tau on the "
           "legs matched MuJoCo's B to "

@@ -120,8 +120,11 @@ The analytical Jacobian of one step: returns (A, B), shapes (2 nv, 2 nv) and (2 
 in tangent coordinates: dq is a tangent vector at q (gradyn.integrate(model, q, dq) moves along it;
 gradyn.difference gives it back), so A has no rows or columns for quaternion components. Computed
 in a few passes over the tree (analytical derivatives of inverse dynamics), not one step per
-direction. Semi-implicit Euler ('euler') only; without contact or with contact='penalty' (contacts
-and joint-limit springs). Other contact models and 'rk4' raise ValueError: use step_vjp for them.
+direction. Semi-implicit Euler ('euler') only ('rk4' raises ValueError: use step_vjp), with every
+contact model: penalty forces are differentiated through their force law; 'pgs' and 'ipm' impulses
+through the solver's conditions at its solution (PGS: the converged active set, as
+PgsGradient.Implicit; ipm: the linearised KKT system, paper 000's Eq. 3), so a PGS Jacobian is that
+of the exact LCP solution, within the solver's tolerance of finite differences.
 At a contact appearing or a force clamped at zero the step is not differentiable; this is the
 derivative of the branch the step took.
 )doc");
