@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numbers>
 #include <type_traits>
+#include <utility>
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide.hpp"
@@ -89,6 +90,7 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
   if (nc + nl == 0) {
     v_next = data.ipm_v_free;
     data.ipm_ncontacts = 0;
+    data.ipm_warm_ncontacts = -1;
     data.ipm_result = LcpIpmResult{true, 0, 0.0, 0.0, 0.0};
     return;
   }
@@ -98,8 +100,17 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     if constexpr (!std::is_same_v<S, double>) shape_problem(data.ipm_problem_value, nv, ni);
     data.ipm_workspace = IpmWorkspace(nv, 0, ni);
     data.ipm_z.setZero(ni);
+    data.ipm_warm_ncontacts = -1;
   }
   data.ipm_ncontacts = nc;
+  // Warm start when the rows are the last solve's: the same geom pairs in the same order, the same
+  // limit rows (then each row's multiplier is a good guess for this step's).
+  bool warm = data.ipm_warm_ncontacts == nc;
+  for (int k = 0; warm && k < nc; ++k)
+    warm = data.ipm_warm_pair[k] == std::pair<int, int>(data.contacts[k].geom_a, data.contacts[k].geom_b);
+  for (int l = 0; warm && l < nl; ++l)
+    warm = data.ipm_warm_limit_coord[static_cast<size_t>(l)] == data.ipm_limit_coord[static_cast<size_t>(l)] &&
+           data.ipm_warm_limit_side[static_cast<size_t>(l)] == data.ipm_limit_side[static_cast<size_t>(l)];
 
   // Normal and tangent Jacobian columns; friction directions are combinations of the tangent ones.
   auto JT = data.ipm_JT.leftCols(3 * nc);
@@ -174,6 +185,7 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
   options.max_iterations = settings.ipm_iterations;
   options.tolerance = settings.ipm_tolerance;
   options.kappa = settings.ipm_kappa;
+  options.warm_start = warm;
   if constexpr (std::is_same_v<S, double>) {
     data.ipm_result = solve_mixed_lcp<double>(lcp, options, data.ipm_workspace);
     v_next = data.ipm_workspace.x;  // after every read of v: v_next may alias it
@@ -189,6 +201,12 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     propagate_derivatives(lcp, data, v_next);
   }
   if (!data.ipm_result.converged) data.status |= kStatusSolverNotConverged;
+  data.ipm_warm_ncontacts = data.ipm_result.converged ? nc : -1;
+  for (int k = 0; k < nc; ++k) data.ipm_warm_pair[k] = {data.contacts[k].geom_a, data.contacts[k].geom_b};
+  for (int l = 0; l < nl; ++l) {
+    data.ipm_warm_limit_coord[static_cast<size_t>(l)] = data.ipm_limit_coord[static_cast<size_t>(l)];
+    data.ipm_warm_limit_side[static_cast<size_t>(l)] = data.ipm_limit_side[static_cast<size_t>(l)];
+  }
 }
 
 #define GRADYN_INSTANTIATE(S)                                                                                    \

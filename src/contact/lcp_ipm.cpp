@@ -263,19 +263,13 @@ void factor_at_solution(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
 
 }  // namespace
 
-template <class S>
-LcpIpmResult solve_mixed_lcp(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& settings, IpmWorkspaceTpl<S>& ws) {
-  using std::abs;
-  using std::pow;
-  check_problem(p, ws);
-  const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
-  const S kappa = settings.kappa;
-  ws.factored_at_solution = false;
-  ws.has_solution = false;
-  prepare_kkt(p, settings.schur, ws);
+namespace {
 
-  // Initial point (Mattingley & Boyd): solve the KKT system with D = I, i.e. s = -z, then shift s and z
-  // into the positive orthant.
+// Initial point (Mattingley & Boyd): solve the KKT system with D = I, i.e. s = -z, then shift s and z
+// into the positive orthant.
+template <class S>
+void cold_start(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
+  const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
   ws.s.setOnes();
   factor_with(p, ws, ws.s);
   ws.rhs.head(nx) = -p.q;
@@ -291,9 +285,36 @@ LcpIpmResult solve_mixed_lcp(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& s
     if (shift_s >= S(0)) ws.s.array() += S(1) + shift_s;
     if (shift_z >= S(0)) ws.z.array() += S(1) + shift_z;
   }
+}
 
+// Warm start from the multipliers (z, y) the workspace holds: z raised to at least `floor`, x from
+// the dual rows (r_dual = 0: x = -M^-1 (q + G^T z + A^T y), Schur path only; the full path keeps the
+// old x), s from the inequality rows (r_ineq = 0) raised to at least `floor`. Only the raised entries
+// leave residuals; for a problem close to the last one the iteration starts next to its solution.
+template <class S>
+void warm_start(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const S& floor) {
+  ws.z = ws.z.cwiseMax(floor);
+  if (ws.use_schur) {
+    ws.rhs_x = -p.q;
+    ws.rhs_x.noalias() -= p.G.transpose() * ws.z;
+    ws.rhs_x.noalias() -= p.A.transpose() * ws.y;
+    ws.mass_llt.solveInPlace(ws.rhs_x);
+    ws.x = ws.rhs_x;
+  }
+  ws.s = p.m;
+  ws.s.noalias() -= p.G * ws.x;
+  ws.s.noalias() -= p.F * ws.z;
+  ws.s = ws.s.cwiseMax(floor);
+}
+
+// Mehrotra predictor-corrector iterations from the point in ws, at most max_iterations Newton steps.
+template <class S>
+LcpIpmResult iterate(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& settings, int max_iterations,
+                     IpmWorkspaceTpl<S>& ws) {
+  using std::pow;
+  const S kappa = settings.kappa;
   LcpIpmResult result;
-  const S n_comp = S(std::max<Eigen::Index>(ni, 1));
+  const S n_comp = S(std::max<Eigen::Index>(ws.n_ineq, 1));
   for (int iteration = 0;; ++iteration) {
     compute_residuals(p, ws, kappa);
     const S primal = std::max(inf_norm(ws.r_ineq), inf_norm(ws.r_eq));
@@ -307,7 +328,7 @@ LcpIpmResult solve_mixed_lcp(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& s
       result.converged = true;
       break;
     }
-    if (iteration >= settings.max_iterations) break;
+    if (iteration >= max_iterations) break;
 
     ws.ds_aff = ws.s.cwiseQuotient(ws.z);  // D, as scratch
     factor_with(p, ws, ws.ds_aff);
@@ -334,9 +355,37 @@ LcpIpmResult solve_mixed_lcp(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& s
     ws.y += alpha * ws.dy;
     ws.s += alpha * ws.ds;
   }
+  return result;
+}
+
+}  // namespace
+
+template <class S>
+LcpIpmResult solve_mixed_lcp(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& settings, IpmWorkspaceTpl<S>& ws) {
+  check_problem(p, ws);
+  const bool warm = settings.warm_start && ws.has_solution && ws.converged && ws.n_ineq > 0 &&
+                    ws.z.allFinite() && ws.y.allFinite();
+  ws.factored_at_solution = false;
+  ws.has_solution = false;
+  ws.converged = false;
+  prepare_kkt(p, settings.schur, ws);
+
+  LcpIpmResult result;
+  int warm_iterations = 0;
+  if (warm) {
+    warm_start(p, ws, settings.warm_start_floor);
+    result = iterate(p, settings, settings.max_iterations, ws);
+    warm_iterations = result.iterations;
+  }
+  if (!result.converged) {  // no warm start, or it failed: from the cold initial point
+    cold_start(p, ws);
+    result = iterate(p, settings, settings.max_iterations, ws);
+    result.iterations += warm_iterations;
+  }
 
   // K at the returned point (J^T reduces to K^T there) is factored by the first backward call.
   ws.has_solution = true;
+  ws.converged = result.converged;
   return result;
 }
 

@@ -383,6 +383,56 @@ TEST(LcpIpm, SchurPathEqualsFullKkt) {
   EXPECT_EQ(schur_solves, 24);
 }
 
+// Warm start from the last solve (as from the previous time step): a slightly changed problem
+// converges to the cold solve's solution in fewer iterations; a warm start from a far-off solution
+// still converges (falling back to the cold point if needed).
+TEST(LcpIpm, WarmStartReachesTheColdSolution) {
+  std::mt19937 rng(41);
+  int warm_total = 0, cold_total = 0;
+  for (int trial = 0; trial < 12; ++trial) {
+    const Index nx = 6, ne = trial % 2, ni = 5;
+    const Planted planted = planted_problem(rng, nx, ne, ni, 1 + trial % 4, trial % 3 != 0);
+    SCOPED_TRACE(::testing::Message() << "trial " << trial);
+    LcpIpmSettings<double> cold_settings, warm_settings;
+    cold_settings.tolerance = warm_settings.tolerance = 1e-11;
+    warm_settings.warm_start = true;
+    IpmWorkspace warm(nx, ne, ni);
+    ASSERT_TRUE(solve_mixed_lcp(planted.problem, warm_settings, warm).converged);  // no solution yet: cold
+    MixedLcp next = planted.problem;  // the next "step": data moved by 1e-4
+    next.q += 1e-4 * random_matrix(rng, nx, 1);
+    next.m += 1e-4 * random_matrix(rng, ni, 1);
+    IpmWorkspace cold(nx, ne, ni);
+    const LcpIpmResult rc = solve_mixed_lcp(next, cold_settings, cold);
+    const LcpIpmResult rw = solve_mixed_lcp(next, warm_settings, warm);
+    ASSERT_TRUE(rc.converged);
+    ASSERT_TRUE(rw.converged);
+    EXPECT_LT((warm.x - cold.x).lpNorm<Eigen::Infinity>(), 1e-9);
+    EXPECT_LT((warm.z - cold.z).lpNorm<Eigen::Infinity>(), 1e-9);
+    EXPECT_LT((warm.s - cold.s).lpNorm<Eigen::Infinity>(), 1e-9);
+    EXPECT_GT(warm.s.minCoeff(), 0.0);
+    EXPECT_GT(warm.z.minCoeff(), 0.0);
+    warm_total += rw.iterations;
+    cold_total += rc.iterations;
+    // The backward pass at the warm solution is the cold one's.
+    const VectorXd gx = random_matrix(rng, nx, 1), none;
+    MixedLcp grad_warm(nx, ne, ni), grad_cold(nx, ne, ni);
+    mixed_lcp_vjp(next, warm, gx, none, none, none, grad_warm);
+    mixed_lcp_vjp(next, cold, gx, none, none, none, grad_cold);
+    EXPECT_LT((grad_warm.q - grad_cold.q).lpNorm<Eigen::Infinity>(), 1e-6 * (1 + grad_cold.q.lpNorm<Eigen::Infinity>()));
+    EXPECT_LT((grad_warm.m - grad_cold.m).lpNorm<Eigen::Infinity>(), 1e-6 * (1 + grad_cold.m.lpNorm<Eigen::Infinity>()));
+
+    // From an unrelated problem's solution (same shape): still the right answer.
+    const Planted other = planted_problem(rng, nx, ne, ni, 4 - trial % 4, trial % 2 == 0);
+    IpmWorkspace stale(nx, ne, ni);
+    ASSERT_TRUE(solve_mixed_lcp(other.problem, cold_settings, stale).converged);
+    const LcpIpmResult rs = solve_mixed_lcp(next, warm_settings, stale);
+    ASSERT_TRUE(rs.converged);
+    EXPECT_LT((stale.x - cold.x).lpNorm<Eigen::Infinity>(), 1e-9);
+    EXPECT_LT((stale.z - cold.z).lpNorm<Eigen::Infinity>(), 1e-9);
+  }
+  EXPECT_LT(4 * warm_total, 3 * cold_total) << "warm " << warm_total << " cold " << cold_total;
+}
+
 // A mass matrix that is not exactly symmetric (or not positive definite) takes the full path.
 TEST(LcpIpm, NonSymmetricMTakesTheFullPath) {
   std::mt19937 rng(37);

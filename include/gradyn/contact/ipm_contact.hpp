@@ -61,6 +61,12 @@
 // function R(w, data) = 0 at the returned point, one solve with that factorisation per derivative
 // direction: K [dx; dz] = -[dM x + dG^T z + dq; dG x + dF z - dm].
 //
+// Warm start: when a step's rows are the last solve's (the same geom pairs in the same order, the same
+// limit rows, and that solve converged), the solver starts from its solution (lcp_ipm.hpp,
+// LcpIpmSettings::warm_start): a resting or sliding contact then takes ~3 Newton iterations instead
+// of ~8. The result is the same LCP solution to ipm_tolerance; where the multipliers are not unique
+// (e.g. opposite friction directions of a sticking contact) z may split differently, v+ not.
+//
 // Allocation: J^T and the limit-row bookkeeping live in Data sized from the contact capacity and the
 // joints; the LCP (dense, nv + (N + 2) nc + nl unknowns) and the solver workspace are re-sized
 // (allocated) only when the contact or limit-row count changes.

@@ -74,6 +74,12 @@ struct LcpIpmSettings {
   S kappa = S(0);          ///< complementarity target s_i z_i = kappa (0: exact LCP)
   S step_fraction = S(0.99);  ///< fraction of the step to the boundary s, z > 0
   bool schur = true;          ///< take the Schur path when M allows it (false: always the full K)
+  /// Start from the solution the workspace holds (the last converged solve of a problem of the same
+  /// shape, e.g. the previous time step's): z kept, x from the dual rows, s from the inequality rows,
+  /// s and z raised to at least warm_start_floor. If that run does not converge within max_iterations
+  /// the solve restarts from the cold initial point (result.iterations counts both runs).
+  bool warm_start = false;
+  S warm_start_floor = S(1e-10);
 };
 
 struct LcpIpmResult {
@@ -108,6 +114,7 @@ struct IpmWorkspaceTpl {
   VectorX<S> rhs_x, rhs_w;                   // scratch of the elimination
   bool use_schur = false;                    // the path of the last solve
   bool has_solution = false;                 // a solve_mixed_lcp left its point here
+  bool converged = false;                    // ... and it had converged (warm starts need one)
   bool factored_at_solution = false;         // the factorisation is the one at that point
 };
 using IpmWorkspace = IpmWorkspaceTpl<double>;

@@ -169,6 +169,11 @@ struct DataTpl {
   VectorX<S> ipm_v_free;         // v + dt a_free (nv)
   // per contact: which term set its normal row's target (IpmTargetBranch, contact/ipm_contact.hpp)
   std::vector<std::uint8_t> ipm_target_branch;
+  // warm start: the rows of the solve ipm_workspace holds (-1 contacts: none, or it did not converge);
+  // the next step starts from it when its rows are the same (ipm_contact.hpp)
+  int ipm_warm_ncontacts = -1;
+  std::vector<std::pair<int, int>> ipm_warm_pair;  // per contact: (geom_a, geom_b)
+  std::vector<int> ipm_warm_limit_coord, ipm_warm_limit_side;  // per limit row (as ipm_limit_coord / side)
   // adjoint (ipm_contact_velocity_vjp; double only)
   MixedLcp ipm_adj;              // mixed_lcp_vjp's gradient, the LCP's shapes (re-sized with the problem)
   Eigen::VectorXd ipm_adj_row;   // per Jacobian basis row (normal, tangent1, tangent2 of each contact): a weight
@@ -339,6 +344,9 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   ipm_target_branch.assign(contacts.size(), 0);
   ipm_limit_coord.assign(limit_rows, -1);
   ipm_limit_side.assign(limit_rows, 0);
+  ipm_warm_pair.assign(contacts.size(), {-1, -1});
+  ipm_warm_limit_coord.assign(limit_rows, -1);
+  ipm_warm_limit_side.assign(limit_rows, 0);
   // contact adjoint workspace
   adj_pose_bar.assign(nb, Vector6<S>::Zero());
   adj_ow.assign(nb, Vector6<S>::Zero());
