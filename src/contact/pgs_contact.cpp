@@ -17,19 +17,20 @@ namespace {
 // not to hand a manifold corner's impulse to another corner.
 constexpr double kWarmStartRadius = 1e-2;  // [m]
 
-// Adds sign * (Jacobian row of body's material point `point` along world direction d) into column
-// `row` of data.pgs_JT: every joint from the body up to the root moves the point.
+// Adds sign * (Jacobian rows of body's material point `point` along the world directions n, t1, t2)
+// into columns row0, row0 + 1, row0 + 2 of data.pgs_JT: every joint from the body up to the root moves
+// the point. Each joint column's world twist [w; v0] (about the world origin) is formed once and
+// shared by the three rows: the point moves at v0 + w x p.
 template <class S>
-void add_point_row(const ModelTpl<S>& model, DataTpl<S>& data, int body, const Vector3<S>& point,
-                   const Vector3<S>& d, const S& sign, int row) {
-  Vector6<S> wrench;  // the unit force d at `point`, about the world origin: [p x d; d]
-  wrench.template head<3>() = point.cross(d);
-  wrench.template tail<3>() = d;
-  wrench *= sign;
+void add_point_rows(const ModelTpl<S>& model, DataTpl<S>& data, int body, const Vector3<S>& point,
+                    const Matrix3<S>& directions, const S& sign, int row0) {
   for (int i = body; i >= 0; i = model.parent[i]) {
     const int iv = model.idx_v[i];
-    for (int j = 0; j < model.joint_nv(i); ++j)
-      data.pgs_JT(iv + j, row) += data.oMi[i].act_motion(Vector6<S>(data.joint_S[i].col(j))).dot(wrench);
+    for (int j = 0; j < model.joint_nv(i); ++j) {
+      const Vector6<S> twist = data.oMi[i].act_motion(Vector6<S>(data.joint_S[i].col(j)));
+      const Vector3<S> velocity = sign * (twist.template tail<3>() + twist.template head<3>().cross(point));
+      for (int r = 0; r < 3; ++r) data.pgs_JT(iv + j, row0 + r) += directions.col(r).dot(velocity);
+    }
   }
 }
 
@@ -94,11 +95,12 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
   for (int k = 0; k < nc; ++k) {
     const ContactTpl<S>& c = data.contacts[k];
     const int ba = model.geoms[c.geom_a].body, bb = model.geoms[c.geom_b].body;
-    for (int r = 0; r < 3; ++r) {
-      const Vector3<S> d = r == 0 ? Vector3<S>(c.normal) : Vector3<S>(c.frame.col(r));
-      if (bb >= 0) add_point_row<S>(model, data, bb, c.point, d, S(1), 3 * k + r);
-      if (ba >= 0) add_point_row<S>(model, data, ba, c.point, d, S(-1), 3 * k + r);
-    }
+    Matrix3<S> directions;  // normal, tangent1, tangent2
+    directions.col(0) = c.normal;
+    directions.col(1) = c.frame.col(1);
+    directions.col(2) = c.frame.col(2);
+    if (bb >= 0) add_point_rows<S>(model, data, bb, c.point, directions, S(1), 3 * k);
+    if (ba >= 0) add_point_rows<S>(model, data, ba, c.point, directions, S(-1), 3 * k);
   }
   for (int l = 0; l < nl; ++l) {
     int iv, nvj;
