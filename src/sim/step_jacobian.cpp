@@ -109,61 +109,91 @@ void group_jacobians(JointType type, const VecIn& q_joint, const VecIn& h, Mat& 
   }
 }
 
+// The dofs on each dof's path to the root, as ranges of consecutive dofs (Data::deriv_path).
+struct DofPaths {
+  const int* begin;
+  const int* ranges;
+  // f(first, last) for each range of k's ancestors (its path without k).
+  template <class F>
+  void for_each_ancestor_range(int k, F&& f) const {
+    for (int r = begin[k]; r < begin[k + 1]; ++r) {
+      const int last = r + 1 == begin[k + 1] ? ranges[2 * r + 1] - 1 : ranges[2 * r + 1];
+      if (ranges[2 * r] < last) f(ranges[2 * r], last);
+    }
+  }
+};
+
 // M = L^T L with L lower triangular (Featherstone's LTL factorisation, RBDA 6.5): from the last
 // dof up, a dof's row of L updates only entries between its ancestors, so L keeps the tree's
-// sparsity. Stored as LT = L^T, column k (row k of L) on k's path to the root: contiguous reads.
-// False if M is not positive definite.
-bool ltl_factor(const Eigen::MatrixXd& M, const std::vector<int>& parent, Eigen::MatrixXd& LT) {
+// sparsity. Stored as LT = L^T, column k (row k of L) nonzero on k's path only. The loops run over
+// the ancestors i (by ranges) but along whole column heads [0, i]: the entries off the pattern
+// are zeros copied from M (whose off-pattern entries are zero), and short dense loops beat
+// index lists at this size. False if M is not positive definite.
+bool ltl_factor(const Eigen::MatrixXd& M, const DofPaths& paths, Eigen::MatrixXd& LT) {
   const int n = static_cast<int>(M.rows());
-  for (int k = 0; k < n; ++k)
-    for (int i = k; i != -1; i = parent[i]) LT(i, k) = M(i, k);
+  for (int k = 0; k < n; ++k) LT.col(k).head(k + 1) = M.col(k).head(k + 1);
   bool ok = true;
   for (int k = n - 1; k >= 0; --k) {
-    if (!(LT(k, k) > 0)) ok = false;
-    const double d = std::sqrt(LT(k, k));
-    LT(k, k) = d;
-    const double inv = 1.0 / d;
-    for (int i = parent[k]; i != -1; i = parent[i]) LT(i, k) *= inv;
-    for (int i = parent[k]; i != -1; i = parent[i]) {
-      const double lki = LT(i, k);
-      for (int j = i; j != -1; j = parent[j]) LT(j, i) -= lki * LT(j, k);
-    }
+    double* lk = LT.col(k).data();
+    if (!(lk[k] > 0)) ok = false;
+    const double d = std::sqrt(lk[k]), inv = 1.0 / d;
+    for (int i = 0; i < k; ++i) lk[i] *= inv;
+    lk[k] = d;
+    paths.for_each_ancestor_range(k, [&](int first, int last) {
+      for (int i = first; i < last; ++i) {  // M(j, i) -= L(k, i) L(k, j) for j on i's path
+        const double c = lk[i];
+        double* li = LT.col(i).data();
+        for (int j = 0; j <= i; ++j) li[j] -= c * lk[j];
+      }
+    });
   }
   return ok;
 }
 
 // x <- M^-1 x: L^T y = x (leaves to root), then L x = y (root to leaves).
-void ltl_solve_in_place(const Eigen::MatrixXd& LT, const std::vector<int>& parent, Eigen::VectorXd& x) {
+void ltl_solve_in_place(const Eigen::MatrixXd& LT, Eigen::VectorXd& x) {
   const int n = static_cast<int>(x.size());
   for (int k = n - 1; k >= 0; --k) {
-    x[k] /= LT(k, k);
-    for (int i = parent[k]; i != -1; i = parent[i]) x[i] -= LT(i, k) * x[k];
+    const double* lk = LT.col(k).data();
+    const double xk = x[k] /= lk[k];
+    for (int i = 0; i < k; ++i) x[i] -= lk[i] * xk;
   }
   for (int k = 0; k < n; ++k) {
+    const double* lk = LT.col(k).data();
     double s = x[k];
-    for (int i = parent[k]; i != -1; i = parent[i]) s -= LT(i, k) * x[i];
-    x[k] = s / LT(k, k);
+    for (int i = 0; i < k; ++i) s -= lk[i] * x[i];
+    x[k] = s / lk[k];
   }
 }
 
-// M^-1 = L^-1 L^-T. L^-1 has L's sparsity (row k: k's path to the root), so column j of M^-1 is
-// the sum over j's path of L^-1(j, k) times column k of L^-1.
-void ltl_inverse(const Eigen::MatrixXd& LT, const std::vector<int>& parent, Eigen::MatrixXd& Linv,
-                 Eigen::MatrixXd& Minv) {
+// M^-1 = L^-1 L^-T. L^-1 has L's sparsity; with W = L^-T (column k nonzero on k's path),
+// L(k, k) W(., k) = e_k - sum over k's ancestors i of L(k, i) W(., i), and M^-1(i, j) = W(., i) . W(., j),
+// to which only the common ancestors of i and j contribute (W(., j) is zero past j).
+void ltl_inverse(const Eigen::MatrixXd& LT, const DofPaths& paths, Eigen::MatrixXd& W, Eigen::MatrixXd& Minv) {
   const int n = static_cast<int>(LT.rows());
-  for (int k = 0; k < n; ++k) {  // row k of L L^-1 = I: L(k, k) X(k, j) = delta_kj - sum_i L(k, i) X(i, j)
-    for (int j = parent[k]; j != -1; j = parent[j]) Linv(k, j) = 0.0;
-    for (int i = parent[k]; i != -1; i = parent[i]) {
-      const double lki = LT(i, k);
-      for (int j = i; j != -1; j = parent[j]) Linv(k, j) -= lki * Linv(i, j);
-    }
-    const double inv = 1.0 / LT(k, k);
-    for (int j = parent[k]; j != -1; j = parent[j]) Linv(k, j) *= inv;
-    Linv(k, k) = inv;
+  for (int k = 0; k < n; ++k) {
+    const double* lk = LT.col(k).data();
+    double* wk = W.col(k).data();
+    for (int j = 0; j <= k; ++j) wk[j] = 0.0;
+    paths.for_each_ancestor_range(k, [&](int first, int last) {
+      for (int i = first; i < last; ++i) {
+        const double c = lk[i];
+        const double* wi = W.col(i).data();
+        for (int j = 0; j <= i; ++j) wk[j] -= c * wi[j];
+      }
+    });
+    const double inv = 1.0 / lk[k];
+    for (int j = 0; j < k; ++j) wk[j] *= inv;
+    wk[k] = inv;
   }
   for (int j = 0; j < n; ++j) {
-    Minv.col(j).setZero();
-    for (int k = j; k != -1; k = parent[k]) Minv.col(j).tail(n - k) += Linv(j, k) * Linv.col(k).tail(n - k);
+    const double* wj = W.col(j).data();
+    for (int i = j; i < n; ++i) {
+      const double* wi = W.col(i).data();
+      double s = 0.0;
+      for (int k = 0; k <= j; ++k) s += wi[k] * wj[k];
+      Minv(i, j) = Minv(j, i) = s;
+    }
   }
 }
 
@@ -228,7 +258,7 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   Eigen::VectorXd& h = data.k_q[0];
   Eigen::VectorXd& a = data.k_v[1];
   Eigen::MatrixXd& LT = data.deriv_LT;
-  const std::vector<int>& dof_parent = data.deriv_dof_parent;
+  const DofPaths dof_paths{data.deriv_path_begin.data(), data.deriv_path.data()};
   if (impulses) {
     const Eigen::VectorXd& a_free = forward_dynamics<double>(model, data, q, v, tau);
     if (contact == ContactModel::Pgs)
@@ -238,7 +268,7 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
     a = (v_next - v) / dt;
     detail::rnea_derivatives_kinematics(model, data, q, v);
     detail::rnea_derivatives_forces(model, data, a);
-    if (!ltl_factor(data.M, dof_parent, LT)) data.status |= kStatusSingularInertia;
+    if (!ltl_factor(data.M, dof_paths, LT)) data.status |= kStatusSingularInertia;
   } else {
     // Without impulses no ABA pass: the derivative pass builds M anyway, so a solves
     // M a = tau_total - rnea(q, v, 0) with the factorisation that also gives M^-1.
@@ -251,8 +281,8 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
       const int iv = model.idx_v[i], nvi = model.joint_nv(i);
       data.ddq.segment(iv, nvi) = data.tau_total.segment(iv, nvi) - data.oS[i].transpose() * data.deriv_Fc[i];
     }
-    if (!ltl_factor(data.M, dof_parent, LT)) data.status |= kStatusSingularInertia;
-    ltl_solve_in_place(LT, dof_parent, data.ddq);
+    if (!ltl_factor(data.M, dof_paths, LT)) data.status |= kStatusSingularInertia;
+    ltl_solve_in_place(LT, data.ddq);
     detail::rnea_derivatives_forces(model, data, data.ddq);
     a = data.ddq;
     v_next = v + dt * a;
@@ -260,37 +290,35 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   h = dt * v_next;
 
   // Right-hand sides: d(tau_passive + tau_c - rnea)/d(dq, v), then M^-1 [., ., I].
-  Eigen::MatrixXd& dq = data.deriv_dtau_dq;
-  Eigen::MatrixXd& dv = data.deriv_dtau_dv;
+  Eigen::MatrixXd& dtau_dx = data.deriv_dtau_dx;
+  auto dq = dtau_dx.leftCols(nv);
+  auto dv = dtau_dx.rightCols(nv);
   detail::rnea_derivatives_partials(model, data, -1.0, dq, dv);
   dv.diagonal() -= model.damping;
   add_spring_terms(model, q, dq);
   if (penalty) penalty_forces_jacobian(model, data, q, v, dq, dv);
   if (impulses) add_impulse_forces_jacobian(model, data, q, v_next, dt, dq);
-  // M^-1 explicitly (its rows are B's), then the state columns.
+  // M^-1 explicitly (its rows are B's), then one product for the state columns.
   Eigen::MatrixXd& Minv = data.deriv_minv;
-  ltl_inverse(LT, dof_parent, data.deriv_Linv, Minv);
+  ltl_inverse(LT, dof_paths, data.deriv_LinvT, Minv);
 
   // Velocity rows: v+ = v + dt a.
-  A.bottomLeftCorner(nv, nv).noalias() = (dt * Minv) * dq;
-  A.bottomRightCorner(nv, nv).noalias() = (dt * Minv) * dv;
+  A.bottomRows(nv).noalias() = (dt * Minv) * dtau_dx;
   A.bottomRightCorner(nv, nv).diagonal().array() += 1.0;
   B.bottomRows(nv) = dt * Minv;
   if (impulses) add_impulse_response(model, data, q, v, v_next, dt, Minv, A.bottomRows(nv), B.bottomRows(nv));
 
-  // Configuration rows: dq+ = Ad dq + Jexp dt dv+, joint by joint.
+  // Configuration rows: dq+ = Ad dq + Jexp dt dv+. For 1-DoF joints (R) Ad = Jexp = 1: all rows as
+  // if every joint were one (column by column, contiguous), then the multi-DoF joints' rows.
+  A.topRows(nv) = dt * A.bottomRows(nv);
+  A.topLeftCorner(nv, nv).diagonal().array() += 1.0;
+  B.topRows(nv) = dt * B.bottomRows(nv);
   Mat Ad, Jexp;
   Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 7, 1> qj;
   Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 6, 1> hj;
   for (int i = 0; i < model.nbodies(); ++i) {
     const int iv = model.idx_v[i], n = model.joint_nv(i);
-    if (n == 0) continue;
-    if (n == 1) {  // R: Ad = 1, Jexp = 1
-      A.row(iv) = dt * A.row(nv + iv);
-      A(iv, iv) += 1.0;
-      B.row(iv) = dt * B.row(nv + iv);
-      continue;
-    }
+    if (n <= 1) continue;
     qj = q.segment(model.idx_q[i], model.joint_nq(i));
     hj = h.segment(iv, n);
     group_jacobians(model.joint_type[i], qj, hj, Ad, Jexp);

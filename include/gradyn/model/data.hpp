@@ -207,13 +207,16 @@ struct DataTpl {
   std::vector<Matrix6XS> deriv_P;     // oIc oS (6 x nv_i)
   std::vector<Matrix6XS> deriv_Q;     // deriv_Bc^T oS
   std::vector<char> deriv_in_subtree; // scratch: body b is in the subtree of the joint being differentiated
-  MatrixX<S> deriv_dtau_dq, deriv_dtau_dv;  // nv x nv: tangent derivatives of the forces the step sees
+  MatrixX<S> deriv_dtau_dx;           // nv x 2nv: [d/dq, d/dv] (tangent) of the forces the step sees
   MatrixX<S> deriv_minv;              // M^-1
   // M = L^T L with L lower triangular and the tree's sparsity (Featherstone's LTL: no fill-in, so
   // L and L^-1 are nonzero only at (dof, ancestor dof) and M^-1 = L^-1 L^-T costs O(nv d^2))
   MatrixX<S> deriv_LT;                // L^T (column k: row k of L, at the dofs on k's path to the root)
-  MatrixX<S> deriv_Linv;              // L^-1
-  std::vector<int> deriv_dof_parent;  // per dof: the previous dof on its path to the root (-1: none)
+  MatrixX<S> deriv_LinvT;             // L^-T (the same pattern)
+  // Per dof k, the dofs on its path to the root, k included, as ranges of consecutive dofs in
+  // increasing order (a chain of joints is one range): [deriv_path[2 r], deriv_path[2 r + 1]) for
+  // r in [deriv_path_begin[k], deriv_path_begin[k + 1]). The last range ends at k + 1.
+  std::vector<int> deriv_path_begin, deriv_path;
   std::vector<Eigen::Matrix<double, 13, 12>> deriv_contact_jac;  // collide_jacobian's, per contact
   // velocity-level contact (contact/impulse_jacobian.cpp); "rows" are the solver's LCP rows
   std::vector<Vector6<S>> deriv_ov_next;  // per body: world twist at v+
@@ -365,16 +368,31 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   deriv_Q.resize(nb);
   for (int i = 0; i < nb; ++i) deriv_P[i] = deriv_Q[i] = Matrix6XS::Zero(6, model.joint_nv(i));
   deriv_in_subtree.assign(nb, 0);
-  deriv_dtau_dq = deriv_dtau_dv = MatrixX<S>::Zero(model.nv, model.nv);
+  deriv_dtau_dx = MatrixX<S>::Zero(model.nv, 2 * model.nv);
   deriv_minv = MatrixX<S>::Zero(model.nv, model.nv);
-  deriv_LT = deriv_Linv = MatrixX<S>::Zero(model.nv, model.nv);  // entries off the tree's pattern stay zero
-  deriv_dof_parent.assign(model.nv, -1);
-  for (int i = 0; i < nb; ++i) {
-    int p = model.parent[i];
-    while (p >= 0 && model.joint_nv(p) == 0) p = model.parent[p];
-    for (int k = 0; k < model.joint_nv(i); ++k)
-      deriv_dof_parent[model.idx_v[i] + k] =
-          k > 0 ? model.idx_v[i] + k - 1 : (p >= 0 ? model.idx_v[p] + model.joint_nv(p) - 1 : -1);
+  deriv_LT = deriv_LinvT = MatrixX<S>::Zero(model.nv, model.nv);  // entries off the tree's pattern stay zero
+  {
+    std::vector<int> dof_parent(model.nv, -1), path;
+    for (int i = 0; i < nb; ++i) {
+      int p = model.parent[i];
+      while (p >= 0 && model.joint_nv(p) == 0) p = model.parent[p];
+      for (int k = 0; k < model.joint_nv(i); ++k)
+        dof_parent[model.idx_v[i] + k] =
+            k > 0 ? model.idx_v[i] + k - 1 : (p >= 0 ? model.idx_v[p] + model.joint_nv(p) - 1 : -1);
+    }
+    deriv_path_begin.assign(1, 0);
+    deriv_path.clear();
+    for (int k = 0; k < model.nv; ++k) {
+      path.clear();
+      for (int i = k; i != -1; i = dof_parent[i]) path.push_back(i);
+      for (auto it = path.rbegin(); it != path.rend(); ++it) {
+        if (static_cast<int>(deriv_path.size()) > 2 * deriv_path_begin.back() && deriv_path.back() == *it)
+          ++deriv_path.back();
+        else
+          deriv_path.insert(deriv_path.end(), {*it, *it + 1});
+      }
+      deriv_path_begin.push_back(static_cast<int>(deriv_path.size()) / 2);
+    }
   }
   deriv_contact_jac.assign(contacts.size(), Eigen::Matrix<double, 13, 12>::Zero());
   deriv_ov_next.assign(nb, Vector6<S>::Zero());
