@@ -62,6 +62,12 @@ def test_step_jacobian_matches_central_differences(contact):
     assert np.max(np.abs(J - fd)) / np.max(np.abs(fd)) < TOLERANCE[contact]
 
 
+# step_vjp re-solves the step's LCP; the ipm (tolerance 1e-10, warm-started from the last solution)
+# lands on a point a little different each time, and its linearisation there, through D = s / z of
+# nearly inactive rows, moves by ~1e-8 relative (a 1e-15 change of v moves it by 1e-8 too).
+ROWS_TOLERANCE = {"penalty": 1e-9, "pgs": 1e-9, "ipm": 1e-7}
+
+
 @pytest.mark.parametrize("contact", ["penalty", "pgs", "ipm"])
 def test_step_jacobian_velocity_rows_match_step_vjp(contact):
     # v_next does not depend on how q is parametrised: its rows are step_vjp's v and tau adjoints
@@ -73,8 +79,8 @@ def test_step_jacobian_velocity_rows_match_step_vjp(contact):
         seed = np.zeros(model.nv)
         seed[r] = 1.0
         _, v_bar, tau_bar, _ = gradyn.step_vjp(model, q, v, tau, DT, np.zeros(model.nq), seed)
-        np.testing.assert_allclose(A[model.nv + r, model.nv:], v_bar, rtol=0, atol=1e-9 * max(1.0, np.abs(v_bar).max()))
-        np.testing.assert_allclose(B[model.nv + r], tau_bar, rtol=0, atol=1e-9 * max(1.0, np.abs(tau_bar).max()))
+        np.testing.assert_allclose(A[model.nv + r, model.nv:], v_bar, rtol=0, atol=ROWS_TOLERANCE[contact] * max(1.0, np.abs(v_bar).max()))
+        np.testing.assert_allclose(B[model.nv + r], tau_bar, rtol=0, atol=ROWS_TOLERANCE[contact] * max(1.0, np.abs(tau_bar).max()))
 
 
 def test_step_jacobian_refuses_what_it_does_not_cover():
