@@ -5,7 +5,10 @@
 // the LCP has one solution), the RK4 refusal and settings validation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 #include "../support/ad_jacobian.hpp"
 #include "gradyn/contact/ipm_contact.hpp"
@@ -314,6 +317,37 @@ TEST(IpmContact, KappaGivesASlightlySoftContact) {
     const double expected_gap = dt * kappa / (9.81 * dt);
     EXPECT_NEAR(gap, expected_gap, 0.02 * expected_gap + 1e-10) << kappa;
   }
+}
+
+// data.ipm_warm_start: along a box's slide-then-stick trajectory every warm-started step is close to
+// the cold step from the same state, in fewer Newton iterations. Not to 1e-10: four contacts under a
+// box over-constrain it, and residuals of 1e-10 leave v+ uncertain to ~1e-7 m/s there (the stopping
+// point, which now depends on the previous step, decides).
+TEST(IpmContact, WarmStartGivesTheSameStepsInFewerIterations) {
+  Model m = free_body_on_plane(geom(GeomType::Box, V3(0.1, 0.08, 0.05)), 1.0, 0.5);
+  Data cold(m), warm(m);
+  warm.ipm_warm_start = true;
+  Eigen::VectorXd q = at_height(m, 0.0499), v = Eigen::VectorXd::Zero(6), tau = Eigen::VectorXd::Zero(6);
+  v[0] = 0.05;  // slides, then sticks
+  Eigen::VectorXd qc = q, vc = v, qw = q, vw = v;
+  int cold_iterations = 0, warm_iterations = 0;
+  double worst = 0.0;
+  for (int t = 0; t < 200; ++t) {
+    step<double>(m, cold, qw, vw, tau, 1e-3, Integrator::SemiImplicitEuler, qc, vc);
+    step<double>(m, warm, qw, vw, tau, 1e-3, Integrator::SemiImplicitEuler, qw, vw);
+    ASSERT_TRUE(cold.ipm_result.converged);
+    ASSERT_TRUE(warm.ipm_result.converged);
+    ASSERT_EQ(warm.ncontacts, 4);
+    cold_iterations += cold.ipm_result.iterations;
+    warm_iterations += warm.ipm_result.iterations;
+    worst = std::max(worst, (vw - vc).lpNorm<Eigen::Infinity>());
+    EXPECT_LT((vw - vc).lpNorm<Eigen::Infinity>(), 1e-6) << "step " << t;
+    EXPECT_LT((qw - qc).lpNorm<Eigen::Infinity>(), 1e-9) << "step " << t;
+  }
+  EXPECT_LT(vw.norm(), 1e-3) << "the box came to rest";
+  RecordProperty("worst_velocity_difference", std::to_string(worst));
+  std::printf("warm start: worst |v+ warm - v+ cold| %.2e m/s, iterations %d warm, %d cold\n", worst, warm_iterations, cold_iterations);
+  EXPECT_LT(warm_iterations, cold_iterations * 3 / 4) << "warm " << warm_iterations << " cold " << cold_iterations;
 }
 
 TEST(IpmContact, NonConvergenceSetsTheFlagAndKeepsTheIterate) {

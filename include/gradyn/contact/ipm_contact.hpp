@@ -61,11 +61,15 @@
 // function R(w, data) = 0 at the returned point, one solve with that factorisation per derivative
 // direction: K [dx; dz] = -[dM x + dG^T z + dq; dG x + dF z - dm].
 //
-// Warm start: when a step's rows are the last solve's (the same geom pairs in the same order, the same
-// limit rows, and that solve converged), the solver starts from its solution (lcp_ipm.hpp,
-// LcpIpmSettings::warm_start): a resting or sliding contact then takes ~3 Newton iterations instead
-// of ~8. The result is the same LCP solution to ipm_tolerance; where the multipliers are not unique
-// (e.g. opposite friction directions of a sticking contact) z may split differently, v+ not.
+// Warm start (opt-in: data.ipm_warm_start = true): when a step's rows are the last solve's (the same
+// geom pairs in the same order, the same limit rows, and that solve converged), the solver starts from
+// its solution (lcp_ipm.hpp, LcpIpmSettings::warm_start): the standing quadruped then takes ~4 Newton
+// iterations instead of ~8. The result is the same LCP solution to ipm_tolerance, but where the
+// iteration stops now depends on the previous step, so step() is no longer a function of (q, v, tau)
+// alone: repeated evaluations differ by ~ipm_tolerance in v+ and ~1e-9 (relative) in the implicit
+// gradients (which depend on how close to the boundary the point stopped), and where the multipliers
+// are not unique (opposite friction directions of a sticking contact) z may split differently. Off by
+// default for that reason.
 //
 // Allocation: J^T and the limit-row bookkeeping live in Data sized from the contact capacity and the
 // joints; the LCP (dense, nv + (N + 2) nc + nl unknowns) and the solver workspace are re-sized

@@ -76,8 +76,10 @@ struct LcpIpmSettings {
   bool schur = true;          ///< take the Schur path when M allows it (false: always the full K)
   /// Start from the solution the workspace holds (the last converged solve of a problem of the same
   /// shape, e.g. the previous time step's): z kept, x from the dual rows, s from the inequality rows,
-  /// s and z raised to at least warm_start_floor. If that run does not converge within max_iterations
-  /// the solve restarts from the cold initial point (result.iterations counts both runs).
+  /// s and z raised to at least warm_start_floor. That run aims at tolerance / 100, so that where it
+  /// stops (which depends on where it started) moves the solution by far less than the tolerance; it
+  /// counts as converged at tolerance. If it does not converge within max_iterations the solve
+  /// restarts from the cold initial point (result.iterations counts both runs).
   bool warm_start = false;
   S warm_start_floor = S(1e-10);
 };
