@@ -54,16 +54,10 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
     const int nb = model.nbodies();
     for (int i = 0; i < nb; ++i) data.adj_pose_bar[i].setZero();
     for (int k = 0; k < nc; ++k) data.contact_bar[k].setZero();
-    // y = J^T lambda, x = M^-1 y
+    // y = J^T lambda (y_bar = M^-1 v+_bar is the adjoint of y at fixed M)
     Eigen::VectorXd& y_bar = data.pgs_adj_y_bar;
     minv_solve<double>(model, data, v_next_bar, y_bar);
     data.pgs_adj_lambda_bar.noalias() = JT.transpose() * y_bar;
-    data.pgs_adj_x.noalias() = X * lambda;
-    detail::mass_bilinear_vjp<double>(model, data, y_bar, data.pgs_adj_x, -1.0, data.pgs_adj_column, model_bar);
-    data.pgs_adj_row = lambda;
-    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, data.pgs_adj_row, y_bar, data.pgs_adj_scratch,
-                                                      model_bar);
-    add_limit_rows_rank_one(model, data, q, data.pgs_adj_row, y_bar, q_bar);
     // the LCP
     BoxedLcpAdjoint& adj = data.pgs_adj;
     adj.resize(n);
@@ -71,6 +65,7 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
     bool done = false;
     if (settings.pgs_gradient == PgsGradient::Implicit)
       done = pgs_implicit_vjp(lcp, lambda, data.pgs_adj_lambda_bar, data.pgs_adj_workspace, adj);
+    const bool rank_one_A = done;  // A_bar = -u lambda^T (pgs.hpp)
     if (!done) {  // Sweeps, or a singular active-set system: replay the sweeps from the warm start
       if (data.pgs_record_workspace.n != n || data.pgs_record_workspace.capacity < settings.pgs_iterations)
         data.pgs_record_workspace.resize(n, settings.pgs_iterations);
@@ -123,27 +118,49 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
         model_bar.contact.slop -= target_bar * settings.erp / dt;
       }
     }
-    v_bar.noalias() += JT * approach_bar;
-    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, approach_bar, v, data.pgs_adj_scratch,
-                                                      model_bar);
-    // A = J X: J_bar += (A_bar + A_bar^T) X^T, and -sum_rs sym(A_bar)_rs x_r^T dM x_s
-    data.pgs_adj_A_sym = adj.A + adj.A.transpose();
-    for (int s = 0; s < n; ++s) {
-      data.pgs_adj_x = X.col(s);
-      data.pgs_adj_row = data.pgs_adj_A_sym.col(s);
-      detail::add_contact_jacobian_rank_one_vjp<double>(model, data, data.pgs_adj_row, data.pgs_adj_x, data.pgs_adj_scratch,
+    if (!approach_bar.isZero(0.0)) {  // restitution on some row
+      v_bar.noalias() += JT * approach_bar;
+      detail::add_contact_jacobian_rank_one_vjp<double>(model, data, approach_bar, v, data.pgs_adj_scratch,
                                                         model_bar);
-      add_limit_rows_rank_one(model, data, q, data.pgs_adj_row, data.pgs_adj_x, q_bar);
     }
-    data.pgs_adj_A_sym *= 0.5;
-    data.pgs_adj_eigen.compute(data.pgs_adj_A_sym);
-    const double largest = data.pgs_adj_eigen.eigenvalues().cwiseAbs().maxCoeff();
-    for (int k = 0; k < n; ++k) {
-      const double sigma = data.pgs_adj_eigen.eigenvalues()[k];
-      if (std::abs(sigma) <= 1e-15 * largest) continue;
-      data.pgs_adj_x.noalias() = X * data.pgs_adj_eigen.eigenvectors().col(k);
-      mass_quadratic_vjp<double>(model, data, data.pgs_adj_x, -sigma, data.adj_pose_bar, model_bar);
+    // A = J X: J_bar += (A_bar + A_bar^T) X^T, and -sum_rs sym(A_bar)_rs x_r^T dM x_s.
+    if (rank_one_A) {
+      // A_bar = -u lambda^T: J_bar += -lambda (X u)^T - u (X lambda)^T and the M term is
+      // +(X u)^T dM (X lambda). With y's terms below (J_bar += lambda y_bar^T, -y_bar^T dM X lambda)
+      // the first and the M term fold into y_bar -= X u; the second is one more rank-one term.
+      Eigen::VectorXd& u = data.pgs_adj_row;
+      const PgsAdjointWorkspace& aws = data.pgs_adj_workspace;
+      for (int i = 0; i < n; ++i) u[i] = aws.active[static_cast<size_t>(i)] == 0 ? -aws.y[i] : 0.0;  // -u
+      y_bar.noalias() += X * u;
+      data.pgs_adj_x.noalias() = X * lambda;
+      detail::add_contact_jacobian_rank_one_vjp<double>(model, data, u, data.pgs_adj_x, data.pgs_adj_scratch, model_bar);
+      add_limit_rows_rank_one(model, data, q, u, data.pgs_adj_x, q_bar);
+    } else {  // a general A_bar (the sweeps' adjoint): one rank-one term per column, M through sym(A_bar)'s eigenvectors
+      data.pgs_adj_A_sym = adj.A + adj.A.transpose();
+      for (int s = 0; s < n; ++s) {
+        data.pgs_adj_x = X.col(s);
+        data.pgs_adj_row = data.pgs_adj_A_sym.col(s);
+        detail::add_contact_jacobian_rank_one_vjp<double>(model, data, data.pgs_adj_row, data.pgs_adj_x,
+                                                          data.pgs_adj_scratch, model_bar);
+        add_limit_rows_rank_one(model, data, q, data.pgs_adj_row, data.pgs_adj_x, q_bar);
+      }
+      data.pgs_adj_A_sym *= 0.5;
+      data.pgs_adj_eigen.compute(data.pgs_adj_A_sym);
+      const double largest = data.pgs_adj_eigen.eigenvalues().cwiseAbs().maxCoeff();
+      for (int k = 0; k < n; ++k) {
+        const double sigma = data.pgs_adj_eigen.eigenvalues()[k];
+        if (std::abs(sigma) <= 1e-15 * largest) continue;
+        data.pgs_adj_x.noalias() = X * data.pgs_adj_eigen.eigenvectors().col(k);
+        mass_quadratic_vjp<double>(model, data, data.pgs_adj_x, -sigma, data.adj_pose_bar, model_bar);
+      }
     }
+    // y = J^T lambda, x = M^-1 y: J_bar += lambda y_bar^T, and -y_bar^T dM x
+    data.pgs_adj_x.noalias() = X * lambda;
+    detail::mass_bilinear_vjp<double>(model, data, y_bar, data.pgs_adj_x, -1.0, data.pgs_adj_column, model_bar);
+    data.pgs_adj_row = lambda;
+    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, data.pgs_adj_row, y_bar, data.pgs_adj_scratch,
+                                                      model_bar);
+    add_limit_rows_rank_one(model, data, q, data.pgs_adj_row, y_bar, q_bar);
     collide_vjp<double>(model, data, data.contact_bar, data.adj_pose_bar, model_bar);
     body_poses_vjp<double>(model, data, q, data.adj_pose_bar, q_bar, model_bar);
   }

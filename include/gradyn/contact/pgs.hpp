@@ -136,7 +136,8 @@ void pgs_sweeps_vjp(const BoxedLcp& problem, const PgsWorkspace& ws, const Eigen
 
 /// Implicit differentiation at the solution lambda over its active set. A row counts as clamped when
 /// |lambda_i - bound| <= active_tolerance * (1 + |bound|). Returns false (adding nothing) when the
-/// active-set system is singular.
+/// active-set system is singular. A's adjoint is rank one, -u lambda^T with u_i = aws.y_i on the free
+/// rows (aws.active_i == 0) and 0 elsewhere, which callers may exploit (pgs_contact_vjp does).
 bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::VectorXd>& lambda,
                       const Eigen::Ref<const Eigen::VectorXd>& lambda_bar,
                       PgsAdjointWorkspace& aws, BoxedLcpAdjoint& adjoint, double active_tolerance = 1e-9);

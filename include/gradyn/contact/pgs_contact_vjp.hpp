@@ -13,10 +13,15 @@
 //   adds a rank-one term a z^T to J_bar, whose effect on the contact geometry and the body poses is
 //   found with one world_velocities pass under z (the row velocities) and its adjoint.
 //   M appears in X: d(M^-1) = -M^-1 dM M^-1, so -y_bar^T dM x (y_bar = M^-1 v+_bar, x = X lambda)
-//   and -sum_rs sym(A_bar)_rs x_r^T dM x_s, the latter through the eigenvectors of sym(A_bar):
-//   one mass_quadratic_vjp per nonzero eigenvalue (at most 3 per contact).
+//   and -sum_rs sym(A_bar)_rs x_r^T dM x_s.
+//   The implicit adjoint's A_bar is rank one, -u lambda^T: its J terms are -lambda (X u)^T, folded
+//   into y's (y_bar -= X u), and -u (X lambda)^T; its M term folds into y's bilinear one. So the whole
+//   backward pass is three or four world-velocity passes and one bilinear mass form, whatever the row
+//   count. The sweeps' A_bar is general: one rank-one term per column of A and sym(A_bar)'s
+//   eigenvectors, one mass_quadratic_vjp per nonzero eigenvalue.
 //   target (Baumgarte erp/dt (depth - slop), or restitution -e J_n v): the branch the forward took.
-// Cost: O((nv + n_rows) n_rows) on top of the forward step. Double only (the LCP adjoints are).
+// Cost: implicit O(nv n_rows + n_rows^3) (the active-set solve) on top of the forward step; sweeps
+// O((nv + n_rows) n_rows) passes more. Double only (the LCP adjoints are).
 #pragma once
 
 #include "gradyn/dynamics/kinematics.hpp"
