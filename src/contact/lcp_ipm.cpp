@@ -40,7 +40,6 @@ IpmWorkspaceTpl<S>::IpmWorkspaceTpl(Eigen::Index nx, Eigen::Index ne, Eigen::Ind
       rhs_w(VectorX<S>::Zero(ni + ne)),
       kept(Eigen::VectorXi::Zero(ni + ne)),
       elim(Eigen::VectorXi::Zero(ni)),
-      schur_static_kept(MatrixX<S>::Zero(ni + ne, ni + ne)),
       elim_static(VectorX<S>::Zero(ni)),
       elim_pivot(VectorX<S>::Zero(ni)),
       elim_col_start(Eigen::VectorXi::Zero(ni + 1)),

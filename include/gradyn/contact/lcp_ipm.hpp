@@ -131,7 +131,6 @@ struct IpmWorkspaceTpl {
   // rows with G = 0 whose F block among themselves is diagonal (the friction cone's gamma rows).
   Eigen::Index n_kept = 0, n_elim = 0;       // n_kept + n_elim = n_w
   Eigen::VectorXi kept, elim;                // w rows kept (in order) and the candidates for elimination
-  MatrixX<S> schur_static_kept;              // (unused; kept for the layout)
   VectorX<S> elim_static;                    // -F(e, e) per eliminated row e
   VectorX<S> elim_pivot;                     // D_e - F(e, e) of the current factorisation (0: kept this time)
   Eigen::VectorXi elim_col_start, elim_col_index;  // per candidate e: the (w) rows i != e with S(i, e) != 0
