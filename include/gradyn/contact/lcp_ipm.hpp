@@ -127,11 +127,11 @@ struct IpmWorkspaceTpl {
                                              // with rows eliminated, the reduced n_r x n_r one, stored compactly
   Eigen::VectorXi schur_pivots;              // row k of that LU was row schur_pivots[k] when step k began
   VectorX<S> rhs_x, rhs_w;                   // scratch of the elimination
-  // Rows eliminated from the Schur complement in the iterations (see the file comment): inequality
+  // Rows the iterations may eliminate from the Schur complement (see the file comment): inequality
   // rows with G = 0 whose F block among themselves is diagonal (the friction cone's gamma rows).
-  Eigen::Index n_kept = 0, n_elim = 0;       // n_kept + n_elim = n_w
+  Eigen::Index n_kept = 0, n_elim = 0;       // rows in the current (reduced) LU; candidates
   Eigen::VectorXi kept, elim;                // w rows kept (in order) and the candidates for elimination
-  VectorX<S> elim_static;                    // -F(e, e) per eliminated row e
+  VectorX<S> elim_static;                    // -F(e, e) per candidate e
   VectorX<S> elim_pivot;                     // D_e - F(e, e) of the current factorisation (0: kept this time)
   Eigen::VectorXi elim_col_start, elim_col_index;  // per candidate e: the (w) rows i != e with S(i, e) != 0
   VectorX<S> elim_col_value;                 //   ... and S(i, e) = -F(i, e)
