@@ -132,9 +132,7 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     lcp.G.row(k) = -Jn.transpose();
     lcp.F(k, k) = S(-settings.cfm);  // s_n = J_n v+ - target + cfm lambda_n, as PGS's CFM
     for (int j = 0; j < N; ++j) {
-      const double angle = 2.0 * std::numbers::pi * j / N;
-      const int r = row_f + N * k + j;
-      lcp.G.row(r) = -(S(std::cos(angle)) * JT.col(3 * k + 1) + S(std::sin(angle)) * JT.col(3 * k + 2)).transpose();
+      const int r = row_f + N * k + j;  // G's friction rows: after this loop, one cos / sin per direction
       lcp.F(r, r) = S(-settings.cfm);  // sigma_j = J_j v+ + gamma + cfm beta_j
       lcp.F(r, row_gamma + k) = S(-1);
       lcp.F(row_gamma + k, r) = S(1);   // zeta = mu lambda_n - sum_j beta_j
@@ -169,6 +167,12 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
       if (bouncing && value_of(-e * approach) > value_of(target)) target = -e * approach, branch = kIpmTargetRestitution;
     }
     lcp.m[k] = -target;
+  }
+  for (int j = 0; j < N; ++j) {
+    const double angle = 2.0 * std::numbers::pi * j / N;
+    const S c(std::cos(angle)), sn(std::sin(angle));
+    for (int k = 0; k < nc; ++k)
+      lcp.G.row(row_f + N * k + j) = -(c * JT.col(3 * k + 1) + sn * JT.col(3 * k + 2)).transpose();
   }
   // Joint limits (joint_limits.hpp, the rows PGS builds): s_l = J_l v+ - target + cfm lambda_l >= 0.
   for (int l = 0; l < nl; ++l) {

@@ -31,12 +31,27 @@ IpmWorkspaceTpl<S>::IpmWorkspaceTpl(Eigen::Index nx, Eigen::Index ne, Eigen::Ind
       K(MatrixX<S>::Zero(nx + ni + ne, nx + ni + ne)),
       lu(nx + ni + ne),
       mass_llt(nx),
+      minv(MatrixX<S>::Zero(nx, nx)),
       minv_BT(MatrixX<S>::Zero(nx, ni + ne)),
       schur_static(MatrixX<S>::Zero(ni + ne, ni + ne)),
       schur(MatrixX<S>::Zero(ni + ne, ni + ne)),
       schur_pivots(Eigen::VectorXi::Zero(ni + ne)),
       rhs_x(VectorX<S>::Zero(nx)),
-      rhs_w(VectorX<S>::Zero(ni + ne)) {}
+      rhs_w(VectorX<S>::Zero(ni + ne)),
+      kept(Eigen::VectorXi::Zero(ni + ne)),
+      elim(Eigen::VectorXi::Zero(ni)),
+      elim_static(VectorX<S>::Zero(ni)),
+      elim_pivot(VectorX<S>::Zero(ni)),
+      elim_col_start(Eigen::VectorXi::Zero(ni + 1)),
+      elim_col_index(Eigen::VectorXi::Zero(ni * (ni + ne))),
+      elim_col_value(VectorX<S>::Zero(ni * (ni + ne))),
+      elim_row_start(Eigen::VectorXi::Zero(ni + 1)),
+      elim_row_index(Eigen::VectorXi::Zero(ni * (ni + ne))),
+      elim_row_value(VectorX<S>::Zero(ni * (ni + ne))),
+      rhs_kept(VectorX<S>::Zero(ni + ne)),
+      f_row(Eigen::VectorXi::Zero(ni * ni)),
+      f_col(Eigen::VectorXi::Zero(ni * ni)),
+      f_value(VectorX<S>::Zero(ni * ni)) {}
 
 namespace {
 
@@ -76,7 +91,7 @@ void compute_residuals(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const S&
   ws.r_dual.noalias() += p.A.transpose() * ws.y;
   ws.r_dual += p.q;
   ws.r_ineq.noalias() = p.G * ws.x;
-  ws.r_ineq.noalias() += p.F * ws.z;
+  for (Eigen::Index k = 0; k < ws.f_nnz; ++k) ws.r_ineq[ws.f_row[k]] += ws.f_value[k] * ws.z[ws.f_col[k]];
   ws.r_ineq += ws.s - p.m;
   ws.r_eq.noalias() = p.A * ws.x;
   ws.r_eq -= p.b;
@@ -90,13 +105,12 @@ S inf_norm(const VectorX<S>& v) {
 
 // Dense LU with partial pivoting, in place, for the small Schur complements of the iterations
 // (a few dozen rows): plain column-oriented loops, which beat Eigen's blocked PartialPivLU at these
-// sizes. A = P^T L U with L unit lower and U upper stored in A; pivots[k] is the row swapped with k
-// at step k. A zero pivot is left as is (the solves then give inf / NaN, like PartialPivLU).
+// sizes. a holds an n x n column-major matrix (leading dimension n). A = P^T L U with L unit lower
+// and U upper stored in a; pivots[k] is the row swapped with k at step k. A zero pivot is left as is
+// (the solves then give inf / NaN, like PartialPivLU).
 template <class S>
-void lu_in_place(MatrixX<S>& A, Eigen::VectorXi& pivots) {
+void lu_in_place(S* a, Eigen::Index n, int* pivots) {
   using std::abs;
-  const Eigen::Index n = A.rows();
-  S* a = A.data();
   for (Eigen::Index k = 0; k < n; ++k) {
     S* col_k = a + k * n;
     Eigen::Index p = k;
@@ -121,9 +135,7 @@ void lu_in_place(MatrixX<S>& A, Eigen::VectorXi& pivots) {
 
 // x = A^-1 x with lu_in_place's factors.
 template <class S>
-void lu_solve_in_place(const MatrixX<S>& LU, const Eigen::VectorXi& pivots, VectorX<S>& x) {
-  const Eigen::Index n = LU.rows();
-  const S* a = LU.data();
+void lu_solve_in_place(const S* a, Eigen::Index n, const int* pivots, S* x) {
   for (Eigen::Index k = 0; k < n; ++k) std::swap(x[k], x[pivots[k]]);
   for (Eigen::Index k = 0; k < n; ++k) {  // L y = P x
     const S xk = x[k];
@@ -141,9 +153,7 @@ void lu_solve_in_place(const MatrixX<S>& LU, const Eigen::VectorXi& pivots, Vect
 
 // x = A^-T x with lu_in_place's factors (A^T = U^T L^T P).
 template <class S>
-void lu_solve_transposed_in_place(const MatrixX<S>& LU, const Eigen::VectorXi& pivots, VectorX<S>& x) {
-  const Eigen::Index n = LU.rows();
-  const S* a = LU.data();
+void lu_solve_transposed_in_place(const S* a, Eigen::Index n, const int* pivots, S* x) {
   for (Eigen::Index k = 0; k < n; ++k) {  // U^T y = x
     const S* col = a + k * n;
     S sum = x[k];
@@ -168,23 +178,77 @@ bool exactly_symmetric(const MatrixX<S>& M) {
   return true;
 }
 
-// The parts of K that stay fixed over the iterations: the Schur path's LLT of M, M^-1 B^T and
-// B M^-1 B^T - [F 0; 0 0], or the full path's constant blocks of K. Picks the path.
+// F's nonzeros, for the residuals' F z.
+template <class S>
+void collect_f_nonzeros(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
+  ws.f_nnz = 0;
+  for (Eigen::Index c = 0; c < ws.n_ineq; ++c)
+    for (Eigen::Index r = 0; r < ws.n_ineq; ++r)
+      if (p.F(r, c) != S(0)) {
+        ws.f_row[ws.f_nnz] = static_cast<int>(r);
+        ws.f_col[ws.f_nnz] = static_cast<int>(c);
+        ws.f_value[ws.f_nnz] = p.F(r, c);
+        ++ws.f_nnz;
+      }
+}
+
+// The rows the iterations may eliminate from the Schur complement S = B M^-1 B^T - C + D: inequality
+// rows e with G's row e zero and F(e, e) <= 0, provided F is diagonal among them. Then S(e, .) =
+// -F(e, .) + D_e on the diagonal, S(., e) = -F(., e) + D_e, and S restricted to them is the diagonal
+// D_e - F(e, e) > 0, so each leaves the LU by one division and a few sparse updates (the friction
+// cone's gamma rows: S(gamma, gamma) = D_gamma). Records the candidates and their couplings (w row
+// indices); factor_with eliminates those whose pivot is large enough at the current iterate.
+template <class S>
+void choose_eliminated_rows(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
+  const Eigen::Index ni = ws.n_ineq;
+  ws.n_elim = 0;
+  for (Eigen::Index r = 0; r < ni; ++r) {
+    if (p.F(r, r) > S(0)) continue;
+    bool zero_row = true;
+    for (Eigen::Index c = 0; zero_row && c < ws.n_x; ++c) zero_row = p.G(r, c) == S(0);
+    if (zero_row) ws.elim[ws.n_elim++] = static_cast<int>(r);
+  }
+  for (Eigen::Index a = 0; a < ws.n_elim; ++a)  // diagonal among themselves, or no elimination
+    for (Eigen::Index b = 0; b < ws.n_elim; ++b)
+      if (a != b && p.F(ws.elim[a], ws.elim[b]) != S(0)) ws.n_elim = 0;
+  int n_col = 0, n_row = 0;
+  for (Eigen::Index a = 0; a < ws.n_elim; ++a) {
+    const int e = ws.elim[a];
+    ws.elim_static[a] = -p.F(e, e);
+    ws.elim_col_start[a] = n_col;
+    ws.elim_row_start[a] = n_row;
+    for (Eigen::Index i = 0; i < ni; ++i) {  // S(y, e) = A M^-1 G_e^T = 0: only inequality rows couple
+      if (i == e) continue;
+      if (p.F(i, e) != S(0)) ws.elim_col_index[n_col] = static_cast<int>(i), ws.elim_col_value[n_col++] = -p.F(i, e);
+      if (p.F(e, i) != S(0)) ws.elim_row_index[n_row] = static_cast<int>(i), ws.elim_row_value[n_row++] = -p.F(e, i);
+    }
+  }
+  ws.elim_col_start[ws.n_elim] = n_col;
+  ws.elim_row_start[ws.n_elim] = n_row;
+}
+
+// The parts of K that stay fixed over the iterations: the Schur path's LLT of M, M^-1, M^-1 B^T,
+// B M^-1 B^T - [F 0; 0 0] and the eliminated rows, or the full path's constant blocks of K. Picks
+// the path.
 template <class S>
 void prepare_kkt(const MixedLcpTpl<S>& p, bool allow_schur, IpmWorkspaceTpl<S>& ws) {
   const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
+  collect_f_nonzeros(p, ws);
   ws.use_schur = false;
+  ws.n_elim = 0;
   if (allow_schur && exactly_symmetric(p.M)) {
     ws.mass_llt.compute(p.M);
     ws.use_schur = ws.mass_llt.info() == Eigen::Success;
   }
   if (ws.use_schur) {
-    ws.minv_BT.leftCols(ni) = p.G.transpose();
-    ws.minv_BT.rightCols(ne) = p.A.transpose();
-    ws.mass_llt.solveInPlace(ws.minv_BT);
+    ws.minv.setIdentity();
+    ws.mass_llt.solveInPlace(ws.minv);
+    ws.minv_BT.leftCols(ni).noalias() = ws.minv * p.G.transpose();
+    ws.minv_BT.rightCols(ne).noalias() = ws.minv * p.A.transpose();
     ws.schur_static.topRows(ni).noalias() = p.G * ws.minv_BT;
     ws.schur_static.bottomRows(ne).noalias() = p.A * ws.minv_BT;
     ws.schur_static.topLeftCorner(ni, ni) -= p.F;
+    choose_eliminated_rows(p, ws);
     return;
   }
   ws.K.setZero();
@@ -195,14 +259,62 @@ void prepare_kkt(const MixedLcpTpl<S>& p, bool allow_schur, IpmWorkspaceTpl<S>& 
   ws.K.block(nx + ni, 0, ne, nx) = p.A;
 }
 
-// Factors K with D = diag(d_scale) (the s / z ratios).
+// Factors K with D = diag(d_scale) (the s / z ratios). reduce: the Schur path eliminates the rows
+// choose_eliminated_rows picked first (the iterations); otherwise (the backward pass's factorisation
+// at the solution, where a tiny D_e would make that elimination lose accuracy) the whole Schur
+// complement is LU-factored with pivoting.
 template <class S>
-void factor_with(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const VectorX<S>& d_scale) {
+void factor_with(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const VectorX<S>& d_scale, bool reduce) {
   const Eigen::Index nx = ws.n_x, ni = ws.n_ineq;
   if (ws.use_schur) {
-    ws.schur = ws.schur_static;
-    ws.schur.topLeftCorner(ni, ni).diagonal() += d_scale;
-    lu_in_place(ws.schur, ws.schur_pivots);
+    ws.schur_reduced = reduce && ws.n_elim > 0;
+    if (!ws.schur_reduced) {
+      ws.schur = ws.schur_static;
+      ws.schur.topLeftCorner(ni, ni).diagonal() += d_scale;
+      lu_in_place(ws.schur.data(), ws.schur.rows(), ws.schur_pivots.data());
+      return;
+    }
+    // Eliminate a candidate only where its pivot is at least a tenth of its couplings (threshold
+    // pivoting: the updates grow entries by at most 10x); a sliding contact's gamma, whose D tends
+    // to 0, stays in the pivoted LU. elim_pivot = 0 marks a candidate kept this time.
+    const Eigen::Index nw = ws.n_ineq + ws.n_eq;
+    Eigen::VectorXi& position = ws.schur_pivots;  // w row -> kept index (-1: eliminated), until the LU
+    position.setZero();
+    for (Eigen::Index e = 0; e < ws.n_elim; ++e) {
+      const S pivot = d_scale[ws.elim[e]] + ws.elim_static[e];
+      S coupling(0);
+      for (int c = ws.elim_col_start[e]; c < ws.elim_col_start[e + 1]; ++c)
+        coupling = std::max(coupling, std::abs(ws.elim_col_value[c]));
+      for (int r = ws.elim_row_start[e]; r < ws.elim_row_start[e + 1]; ++r)
+        coupling = std::max(coupling, std::abs(ws.elim_row_value[r]));
+      const bool eliminate = pivot >= S(0.1) * coupling && pivot > S(0);
+      ws.elim_pivot[e] = eliminate ? pivot : S(0);
+      if (eliminate) position[ws.elim[e]] = -1;
+    }
+    ws.n_kept = 0;
+    for (Eigen::Index r = 0; r < nw; ++r)
+      if (position[r] == 0) position[r] = static_cast<int>(ws.n_kept), ws.kept[ws.n_kept++] = static_cast<int>(r);
+      else position[r] = -1;
+    for (Eigen::Index k = 0; k < ws.n_kept; ++k) position[ws.kept[k]] = static_cast<int>(k);
+    const Eigen::Index nr = ws.n_kept;
+    S* a = ws.schur.data();  // the reduced matrix, compact n_r x n_r (column-major)
+    for (Eigen::Index c = 0; c < nr; ++c) {
+      const S* column = ws.schur_static.data() + ws.kept[c] * nw;
+      for (Eigen::Index r = 0; r < nr; ++r) a[r + c * nr] = column[ws.kept[r]];
+    }
+    for (Eigen::Index k = 0; k < nr; ++k)
+      if (ws.kept[k] < ni) a[k + k * nr] += d_scale[ws.kept[k]];
+    for (Eigen::Index e = 0; e < ws.n_elim; ++e) {  // S_kept -= S(:, e) S(e, :) / S(e, e)
+      const S pivot = ws.elim_pivot[e];
+      if (pivot == S(0)) continue;
+      for (int c = ws.elim_col_start[e]; c < ws.elim_col_start[e + 1]; ++c) {
+        const S factor = ws.elim_col_value[c] / pivot;
+        const int i = position[ws.elim_col_index[c]];
+        for (int r = ws.elim_row_start[e]; r < ws.elim_row_start[e + 1]; ++r)
+          a[i + position[ws.elim_row_index[r]] * nr] -= factor * ws.elim_row_value[r];
+      }
+    }
+    lu_in_place(a, nr, ws.schur_pivots.data());
     return;
   }
   ws.K.block(nx, nx, ni, ni) = p.F;
@@ -210,9 +322,51 @@ void factor_with(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const VectorX<
   ws.lu.compute(ws.K);
 }
 
-// sol = K^-1 rhs (transposed: K^-T rhs) with the current factorisation; sol may be rhs.
+// w = S^-1 w (transposed: S^-T w) with the Schur complement's current factorisation.
 template <class S>
-void solve_factored(IpmWorkspaceTpl<S>& ws, const VectorX<S>& rhs, VectorX<S>& sol, bool transposed) {
+void solve_schur(IpmWorkspaceTpl<S>& ws, VectorX<S>& w, bool transposed) {
+  if (!ws.schur_reduced) {
+    if (transposed)
+      lu_solve_transposed_in_place(ws.schur.data(), ws.schur.rows(), ws.schur_pivots.data(), w.data());
+    else
+      lu_solve_in_place(ws.schur.data(), ws.schur.rows(), ws.schur_pivots.data(), w.data());
+    return;
+  }
+  // S = [S_kk S_ke; S_ek S_ee] with S_ee diagonal: the kept rows solve the reduced system
+  // (S_kk - S_ke S_ee^-1 S_ek) w_k = r_k - S_ke S_ee^-1 r_e, then w_e = S_ee^-1 (r_e - S_ek w_k);
+  // transposed, S_ke and S_ek trade places. (The couplings of an eliminated row are kept rows.)
+  const Eigen::VectorXi& in_start = transposed ? ws.elim_row_start : ws.elim_col_start;
+  const Eigen::VectorXi& in_index = transposed ? ws.elim_row_index : ws.elim_col_index;
+  const VectorX<S>& in_value = transposed ? ws.elim_row_value : ws.elim_col_value;
+  const Eigen::VectorXi& out_start = transposed ? ws.elim_col_start : ws.elim_row_start;
+  const Eigen::VectorXi& out_index = transposed ? ws.elim_col_index : ws.elim_row_index;
+  const VectorX<S>& out_value = transposed ? ws.elim_col_value : ws.elim_row_value;
+  for (Eigen::Index e = 0; e < ws.n_elim; ++e) {
+    if (ws.elim_pivot[e] == S(0)) continue;  // kept this time
+    const S t = w[ws.elim[e]] / ws.elim_pivot[e];
+    for (int c = in_start[e]; c < in_start[e + 1]; ++c) w[in_index[c]] -= in_value[c] * t;
+  }
+  const Eigen::Index nr = ws.n_kept;
+  S* y = ws.rhs_kept.data();
+  for (Eigen::Index k = 0; k < nr; ++k) y[k] = w[ws.kept[k]];
+  if (transposed)
+    lu_solve_transposed_in_place(ws.schur.data(), nr, ws.schur_pivots.data(), y);
+  else
+    lu_solve_in_place(ws.schur.data(), nr, ws.schur_pivots.data(), y);
+  for (Eigen::Index k = 0; k < nr; ++k) w[ws.kept[k]] = y[k];
+  for (Eigen::Index e = 0; e < ws.n_elim; ++e) {
+    if (ws.elim_pivot[e] == S(0)) continue;
+    S sum = w[ws.elim[e]];
+    for (int c = out_start[e]; c < out_start[e + 1]; ++c) sum -= out_value[c] * w[out_index[c]];
+    w[ws.elim[e]] = sum / ws.elim_pivot[e];
+  }
+}
+
+// sol = K^-1 rhs (transposed: K^-T rhs) with the current factorisation; sol may be rhs.
+// dual_rows_zero: rhs's first n_x entries are zero (the Schur path then skips M^-1 r_x).
+template <class S>
+void solve_factored(IpmWorkspaceTpl<S>& ws, const VectorX<S>& rhs, VectorX<S>& sol, bool transposed,
+                    bool dual_rows_zero = false) {
   if (!ws.use_schur) {
     if (transposed)
       sol = ws.lu.transpose().solve(rhs);
@@ -223,14 +377,17 @@ void solve_factored(IpmWorkspaceTpl<S>& ws, const VectorX<S>& rhs, VectorX<S>& s
   // K = [M B^T; B C] (M symmetric): with t = M^-1 r_x, (B M^-1 B^T - C) w = B t - r_w, x = t - M^-1 B^T w;
   // K^T = [M B^T; B C^T] the same with the Schur complement transposed.
   const Eigen::Index nx = ws.n_x, nw = ws.n_ineq + ws.n_eq;
+  if (dual_rows_zero) {
+    ws.rhs_w = -rhs.tail(nw);
+    solve_schur(ws, ws.rhs_w, transposed);
+    sol.tail(nw) = ws.rhs_w;
+    sol.head(nx).noalias() = -(ws.minv_BT * ws.rhs_w);
+    return;
+  }
   ws.rhs_w.noalias() = ws.minv_BT.transpose() * rhs.head(nx);  // B M^-1 r_x
   ws.rhs_w -= rhs.tail(nw);
-  ws.rhs_x = rhs.head(nx);
-  ws.mass_llt.solveInPlace(ws.rhs_x);
-  if (transposed)
-    lu_solve_transposed_in_place(ws.schur, ws.schur_pivots, ws.rhs_w);
-  else
-    lu_solve_in_place(ws.schur, ws.schur_pivots, ws.rhs_w);
+  ws.rhs_x.noalias() = ws.minv * rhs.head(nx);
+  solve_schur(ws, ws.rhs_w, transposed);
   sol.tail(nw) = ws.rhs_w;
   sol.head(nx) = ws.rhs_x;
   sol.head(nx).noalias() -= ws.minv_BT * sol.tail(nw);
@@ -252,12 +409,28 @@ void newton_direction(IpmWorkspaceTpl<S>& ws, const VectorX<S>& comp) {
   ws.ds = -(comp + ws.s.cwiseProduct(ws.dz)).cwiseQuotient(ws.z);
 }
 
+// The Newton direction for complementarity residual comp, given (dx, dz, dy) of the same system
+// with comp - delta: K is linear, so only [0; delta / z; 0] is solved for and added (the Schur
+// path's solve then needs no M^-1 r_x).
+template <class S>
+void corrected_direction(IpmWorkspaceTpl<S>& ws, const VectorX<S>& comp, const VectorX<S>& delta) {
+  const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
+  ws.rhs.head(nx).setZero();
+  ws.rhs.segment(nx, ni) = delta.cwiseQuotient(ws.z);
+  ws.rhs.tail(ne).setZero();
+  solve_factored(ws, ws.rhs, ws.sol, false, true);
+  ws.dx += ws.sol.head(nx);
+  ws.dz += ws.sol.segment(nx, ni);
+  ws.dy += ws.sol.tail(ne);
+  ws.ds = -(comp + ws.s.cwiseProduct(ws.dz)).cwiseQuotient(ws.z);
+}
+
 // Factors K at the point the last solve returned (once; later calls reuse it).
 template <class S>
 void factor_at_solution(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
   if (ws.factored_at_solution) return;
   ws.ds_aff = ws.s.cwiseQuotient(ws.z);
-  factor_with(p, ws, ws.ds_aff);
+  factor_with(p, ws, ws.ds_aff, false);
   ws.factored_at_solution = true;
 }
 
@@ -271,7 +444,7 @@ template <class S>
 void cold_start(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
   const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
   ws.s.setOnes();
-  factor_with(p, ws, ws.s);
+  factor_with(p, ws, ws.s, true);
   ws.rhs.head(nx) = -p.q;
   ws.rhs.segment(nx, ni) = p.m;
   ws.rhs.tail(ne) = p.b;
@@ -298,8 +471,7 @@ void warm_start(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const S& floor)
     ws.rhs_x = -p.q;
     ws.rhs_x.noalias() -= p.G.transpose() * ws.z;
     ws.rhs_x.noalias() -= p.A.transpose() * ws.y;
-    ws.mass_llt.solveInPlace(ws.rhs_x);
-    ws.x = ws.rhs_x;
+    ws.x.noalias() = ws.minv * ws.rhs_x;
   }
   ws.s = p.m;
   ws.s.noalias() -= p.G * ws.x;
@@ -331,7 +503,7 @@ LcpIpmResult iterate(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& settings,
     if (iteration >= max_iterations) break;
 
     ws.ds_aff = ws.s.cwiseQuotient(ws.z);  // D, as scratch
-    factor_with(p, ws, ws.ds_aff);
+    factor_with(p, ws, ws.ds_aff, true);
     const S mu = ws.s.dot(ws.z) / n_comp;
 
     // Predictor: straight to the target s.z = kappa.
@@ -340,15 +512,20 @@ LcpIpmResult iterate(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& settings,
     const S mu_aff = (ws.s + alpha_aff * ws.ds).dot(ws.z + alpha_aff * ws.dz) / n_comp;
     const S excess = mu - kappa;
     S sigma(0);
-    if (excess > S(0)) sigma = pow(std::clamp((mu_aff - kappa) / excess, S(0), S(1)), 3);
+    if (excess > S(0)) {
+      const S ratio = std::clamp((mu_aff - kappa) / excess, S(0), S(1));
+      sigma = ratio * ratio * ratio;
+    }
     const S target = kappa + sigma * std::max(excess, S(0));
 
-    // Corrector: centre (sigma) and correct the second-order term ds_aff . dz_aff.
+    // Corrector: centre (sigma) and correct the second-order term ds_aff . dz_aff: the predictor's
+    // direction plus the response to the change of the complementarity residual,
+    // delta = ds_aff . dz_aff + kappa - target (held in dz_aff, as scratch).
     ws.ds_aff = ws.ds;
-    ws.dz_aff = ws.dz;
-    ws.r_comp = ws.s.cwiseProduct(ws.z) + ws.ds_aff.cwiseProduct(ws.dz_aff);
-    ws.r_comp.array() -= target;
-    newton_direction(ws, ws.r_comp);
+    ws.dz_aff = ws.ds_aff.cwiseProduct(ws.dz);
+    ws.dz_aff.array() += kappa - target;
+    ws.r_comp += ws.dz_aff;
+    corrected_direction(ws, ws.r_comp, ws.dz_aff);
     const S alpha = std::min(S(1), settings.step_fraction * std::min(max_step(ws.s, ws.ds), max_step(ws.z, ws.dz)));
     ws.x += alpha * ws.dx;
     ws.z += alpha * ws.dz;

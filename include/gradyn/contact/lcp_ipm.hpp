@@ -1,6 +1,6 @@
 // Primal-dual interior-point solver for the mixed LCP of Belbute-Peres et al. 2018 ("End-to-end
 // differentiable physics for learning and control", lcp-physics), and its backward pass.
-// A standalone numerical stage on dense matrices; step() does not call it yet.
+// A numerical stage on dense matrices; ContactModel::Ipm (contact/ipm_contact.hpp) calls it per step.
 //
 // Problem (the paper's Eq. 2, with an equality right-hand side b added; the paper has b = 0):
 //
@@ -22,12 +22,23 @@
 // residuals and |s.z - kappa| are <= tolerance.
 // K is solved by one of two paths, chosen per solve:
 //  * Schur (M exactly symmetric and positive definite, as every mass matrix): M is constant over the
-//    iterations, so it is factored once (LLT) and x eliminated: with B = [G; A] and C = [F - D, 0; 0, 0]
-//    the multipliers w = [z; y] solve  (B M^-1 B^T - C) dw = B M^-1 r_x - r_w,  dx = M^-1 (r_x - B^T dw).
-//    Per iteration only this (n_ineq + n_eq)-square Schur complement is LU-factored (partial pivoting:
-//    it is not symmetric when F is not); B M^-1 B^T is formed once per solve.
+//    iterations, so it is factored once (LLT, then M^-1 formed explicitly: each solve is then products,
+//    not triangular solves) and x eliminated: with B = [G; A] and C = [F - D, 0; 0, 0] the multipliers
+//    w = [z; y] solve  (B M^-1 B^T - C) dw = B M^-1 r_x - r_w,  dx = M^-1 (r_x - B^T dw).
+//    Per iteration only this (n_ineq + n_eq)-square Schur complement S is LU-factored (partial pivoting:
+//    it is not symmetric when F is not); B M^-1 B^T - [F 0; 0 0] is formed once per solve.
+//    Rows with G = 0 whose F block among themselves is diagonal (with F(e, e) <= 0; in contact problems
+//    the friction cone's gamma rows) have the diagonal S(e, e) = D_e - F(e, e) > 0 and couple to the
+//    others only through F's sparse entries; the iterations eliminate them first (one division and a
+//    few sparse updates each), so the dense LU is n_w - n_elim square. Only where the pivot is at least
+//    a tenth of the row's and column's couplings (threshold pivoting: a sliding contact's gamma has
+//    D -> 0 and stays in the pivoted LU). The factorisation at the solution (the backward pass) pivots
+//    over all of S.
 //  * full: otherwise, K itself by partial-pivot LU.
 // Both solve the same linear systems (to rounding), so the iterates and the solution agree.
+// The corrector's direction is the predictor's plus the response to the change of the complementarity
+// residual alone (K is linear; that right-hand side has no dual rows, which the Schur path's solve
+// skips). The residuals' F z goes through F's nonzeros (collected once per solve).
 //
 // Relaxation kappa (Dojo-style smoothing, Howell et al. 2022): with kappa > 0 the solver stops on the
 // central path point s_i z_i = kappa instead of the complementary point. The solution is then a
@@ -109,11 +120,29 @@ struct IpmWorkspaceTpl {
   Eigen::PartialPivLU<MatrixX<S>> lu;        // its factorisation
   // Schur path (see the file comment); w = [z; y], n_w = n_ineq + n_eq
   Eigen::LLT<MatrixX<S>> mass_llt;           // M = L L^T
+  MatrixX<S> minv;                           // M^-1, explicit (one product per solve instead of two triangular solves)
   MatrixX<S> minv_BT;                        // M^-1 B^T (n_x x n_w)
   MatrixX<S> schur_static;                   // B M^-1 B^T - [F 0; 0 0] (n_w x n_w)
-  MatrixX<S> schur;                          // schur_static + diag(D, 0), then its LU in place (unit L below U)
+  MatrixX<S> schur;                          // schur_static + diag(D, 0), then its LU in place (unit L below U);
+                                             // with rows eliminated, the reduced n_r x n_r one, stored compactly
   Eigen::VectorXi schur_pivots;              // row k of that LU was row schur_pivots[k] when step k began
   VectorX<S> rhs_x, rhs_w;                   // scratch of the elimination
+  // Rows the iterations may eliminate from the Schur complement (see the file comment): inequality
+  // rows with G = 0 whose F block among themselves is diagonal (the friction cone's gamma rows).
+  Eigen::Index n_kept = 0, n_elim = 0;       // rows in the current (reduced) LU; candidates
+  Eigen::VectorXi kept, elim;                // w rows kept (in order) and the candidates for elimination
+  VectorX<S> elim_static;                    // -F(e, e) per candidate e
+  VectorX<S> elim_pivot;                     // D_e - F(e, e) of the current factorisation (0: kept this time)
+  Eigen::VectorXi elim_col_start, elim_col_index;  // per candidate e: the (w) rows i != e with S(i, e) != 0
+  VectorX<S> elim_col_value;                 //   ... and S(i, e) = -F(i, e)
+  Eigen::VectorXi elim_row_start, elim_row_index;  // per candidate e: the columns j != e with S(e, j) != 0
+  VectorX<S> elim_row_value;                 //   ... and S(e, j) = -F(e, j)
+  VectorX<S> rhs_kept;                       // the kept rows' right-hand side (n_kept used)
+  bool schur_reduced = false;                // the current factorisation is the reduced one
+  // F's nonzeros (F is sparse in contact problems: its products in the residuals go through these)
+  Eigen::Index f_nnz = 0;
+  Eigen::VectorXi f_row, f_col;
+  VectorX<S> f_value;
   bool use_schur = false;                    // the path of the last solve
   bool has_solution = false;                 // a solve_mixed_lcp left its point here
   bool converged = false;                    // ... and it had converged (warm starts need one)
