@@ -220,27 +220,20 @@ void add_impulse_forces_jacobian(const Model& model, Data& data, const VecRef<do
   add_limit_force_terms(model, data, q, dt, dtau_dq);
 }
 
-void add_impulse_response(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
-                          const VecRef<double>& v_next, double dt, const Eigen::MatrixXd& Minv,
-                          Eigen::Ref<Eigen::MatrixXd> dv_dstate, Eigen::Ref<Eigen::MatrixXd> dv_dtau) {
+bool impulse_response(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
+                      const VecRef<double>& v_next, double dt, const Eigen::MatrixXd& Minv, Eigen::Ref<Eigen::MatrixXd> T,
+                      Eigen::Ref<Eigen::MatrixXd> QR) {
   const int nv = model.nv, nc = data.ncontacts;
   const bool pgs = is_pgs(model);
   const int rows = pgs ? (nc + data.pgs_nlimits == 0 ? 0 : data.pgs_problem.rows)
                        : (nc + data.ipm_nlimits == 0 ? 0 : static_cast<int>(data.ipm_problem.G.rows()));
-  if (rows == 0) return;
-  // J (rows x nv) as the solver holds it: PGS J^T, the ipm G = -J.
+  if (rows == 0) return false;
+  if (T.rows() != nv || T.cols() != nv || QR.rows() != nv || QR.cols() != 2 * nv)
+    throw ArgumentError("impulse_response: T must be nv x nv and QR nv x 2 nv");
+  // R: the rows' own motion (v+ held) and their targets (columns dq, v).
   ensure_shape(data.deriv_impulse_w, rows, 3 * nv);
   auto w = data.deriv_impulse_w.topRows(rows);
-  if (pgs) {
-    const auto JT = data.pgs_JT.leftCols(rows);
-    w.leftCols(2 * nv).noalias() = JT.transpose() * dv_dstate;
-    w.rightCols(nv).noalias() = JT.transpose() * dv_dtau;
-  } else {
-    const Eigen::MatrixXd& G = data.ipm_problem.G;
-    w.leftCols(2 * nv).noalias() = -G * dv_dstate;
-    w.rightCols(nv).noalias() = -G * dv_dtau;
-  }
-  // The rows' own motion (v+ held) and their targets.
+  w.setZero();
   const int N = model.contact.ipm_friction_directions;
   for (int k = 0; k < nc; ++k) {
     const auto rate = data.deriv_contact_rate.middleRows<3>(3 * k);
@@ -268,37 +261,40 @@ void add_impulse_response(const Model& model, Data& data, const VecRef<double>& 
     w.row(first_limit_row(model, data) + l).head(nv) += tangent.transpose();
   }
 
-  // The impulses' response dz (overwrites w), then dv+ += M^-1 J^T dz.
-  if (pgs) {
-    PgsAdjointWorkspace& aws = data.pgs_adj_workspace;
-    if (aws.lambda_bar.size() != rows) aws.resize(rows);  // allocates: a new row count
-    pgs_implicit_jvp(data.pgs_problem, data.pgs_lambda.head(rows), aws, w);
-    const auto Y = data.pgs_MinvJT.leftCols(rows);
-    dv_dstate.noalias() += Y * w.leftCols(2 * nv);
-    dv_dtau.noalias() += Y * w.rightCols(nv);
-    return;
-  }
-  const MixedLcp& lcp = data.ipm_problem;
-  const IpmWorkspace& ws = data.ipm_workspace;
+  // Q = M^-1 J^T (the map from the rows' change to dz): Y = M^-1 J^T times it from the right, nv
+  // outputs instead of 3 nv directions.
   if (data.deriv_impulse_Y.cols() != rows) {  // allocates: a new row count
     data.deriv_impulse_Y.resize(nv, rows);
     data.deriv_impulse_S.resize(rows, rows);
   }
-  Eigen::MatrixXd& Y = data.deriv_impulse_Y;
-  Y.noalias() = -Minv * lcp.G.transpose();  // M^-1 J^T
-  Eigen::MatrixXd& S = data.deriv_impulse_S;
-  S.noalias() = -lcp.G * Y;  // J M^-1 J^T
-  S -= lcp.F;
-  for (int r = 0; r < rows; ++r) S(r, r) += ws.s[r] / std::max(ws.z[r], std::numeric_limits<double>::min());
-  Eigen::PartialPivLU<Eigen::MatrixXd>& lu = data.deriv_impulse_lu;
-  lu.compute(S);
-  // w <- -S^-1 w, in place
-  w = lu.permutationP() * w;
-  lu.matrixLU().triangularView<Eigen::UnitLower>().solveInPlace(w);
-  lu.matrixLU().triangularView<Eigen::Upper>().solveInPlace(w);
-  w = -w;
-  dv_dstate.noalias() += Y * w.leftCols(2 * nv);
-  dv_dtau.noalias() += Y * w.rightCols(nv);
+  Eigen::MatrixXd& Q = data.deriv_impulse_Y;
+  if (pgs) {  // J = JT^T; dz = pgs_implicit_jvp(J dv + R)
+    PgsAdjointWorkspace& aws = data.pgs_adj_workspace;
+    if (aws.lambda_bar.size() != rows) aws.resize(rows);  // allocates: a new row count
+    const auto JT = data.pgs_JT.leftCols(rows);
+    Q = data.pgs_MinvJT.leftCols(rows);
+    pgs_implicit_jvp_left(data.pgs_problem, data.pgs_lambda.head(rows), aws, Q);
+    T.noalias() = Q * JT.transpose();
+  } else {  // J = -G; dz = -S^-1 (J dv + R), S = J M^-1 J^T - F + D
+    const MixedLcp& lcp = data.ipm_problem;
+    const IpmWorkspace& ws = data.ipm_workspace;
+    Q.noalias() = -Minv * lcp.G.transpose();  // M^-1 J^T
+    Eigen::MatrixXd& S = data.deriv_impulse_S;
+    S.noalias() = -lcp.G * Q;  // J M^-1 J^T
+    S -= lcp.F;
+    for (int r = 0; r < rows; ++r) S(r, r) += ws.s[r] / std::max(ws.z[r], std::numeric_limits<double>::min());
+    Eigen::PartialPivLU<Eigen::MatrixXd>& lu = data.deriv_impulse_lu;
+    lu.compute(S);
+    // Q <- -Q S^-1, S = P^-1 L U: times U^-1, L^-1, then P (in place)
+    lu.matrixLU().triangularView<Eigen::Upper>().solveInPlace<Eigen::OnTheRight>(Q);
+    lu.matrixLU().triangularView<Eigen::UnitLower>().solveInPlace<Eigen::OnTheRight>(Q);
+    Q = Q * lu.permutationP();
+    Q = -Q;
+    T.noalias() = -Q * lcp.G;
+  }
+  T.diagonal().array() += 1.0;
+  QR.noalias() = Q * w.leftCols(2 * nv);
+  return true;
 }
 
 }  // namespace gradyn
