@@ -80,6 +80,10 @@ void add_contact_terms(const Model& model, Data& data, int k, const Eigen::Vecto
   Vector6<double> W;
   W << p.cross(f), f;
   const bool pushes = !zeta.isZero(0.0);
+  // The approach J_n v enters only a restitution target (contact_target_weights), which needs e > 0:
+  // otherwise its row stays zero.
+  const bool needs_approach =
+      std::max(model.geoms[c.geom_a].restitution, model.geoms[c.geom_b].restitution) != 0.0;
   // twists at v+ (rates) and at v (approach)
   const Vector6<double>& VA1 = A >= 0 ? data.deriv_ov_next[A] : zero;
   const Vector6<double>& VB1 = B >= 0 ? data.deriv_ov_next[B] : zero;
@@ -114,10 +118,12 @@ void add_contact_terms(const Model& model, Data& data, int k, const Eigen::Vecto
       const Vector6<double> dVB1 = moves_B ? cross_motion<double>(xi, Vector6<double>(VB1 - Vp1)) : zero;
       const Eigen::Vector3d du1 = point_velocity(dVB1, p) - point_velocity(dVA1, p) + w1.cross(dp);
       rate.col(col) = dframe.transpose() * u1 + frame.transpose() * du1;
-      const Vector6<double> dVA0 = moves_A ? cross_motion<double>(xi, Vector6<double>(VA0 - Vp0)) : zero;
-      const Vector6<double> dVB0 = moves_B ? cross_motion<double>(xi, Vector6<double>(VB0 - Vp0)) : zero;
-      const Eigen::Vector3d du0 = point_velocity(dVB0, p) - point_velocity(dVA0, p) + w0.cross(dp);
-      data.deriv_contact_approach(k, col) = dframe.col(0).dot(u0) + frame.col(0).dot(du0);
+      if (needs_approach) {
+        const Vector6<double> dVA0 = moves_A ? cross_motion<double>(xi, Vector6<double>(VA0 - Vp0)) : zero;
+        const Vector6<double> dVB0 = moves_B ? cross_motion<double>(xi, Vector6<double>(VB0 - Vp0)) : zero;
+        const Eigen::Vector3d du0 = point_velocity(dVB0, p) - point_velocity(dVA0, p) + w0.cross(dp);
+        data.deriv_contact_approach(k, col) = dframe.col(0).dot(u0) + frame.col(0).dot(du0);
+      }
       // the impulse forces
       if (!pushes) continue;
       const Eigen::Vector3d df = dframe * zeta / dt;
