@@ -211,6 +211,19 @@ void pair_jacobian(const Model& model, const Data& data, int c0, int c1, bool cu
   const int ndir = 6 * (int(a_moves) + int(b_moves));
   for (int k = c0; k < c1; ++k) jac[k].setZero();
   if (ndir == 0) return;
+  if (c1 - c0 == 1 && !a_moves && model.geoms[a].type == GeomType::Plane && model.geoms[b].type == GeomType::Sphere) {
+    // A sphere on a fixed plane (feet on the ground), plane_sphere in closed form: with the plane's
+    // normal n and point o fixed, h = n.(c - o) - r, point = c - r n - n h / 2, depth = -h, the frame
+    // the plane's (constant); the centre moves by dc = xi_angular x c + xi_linear.
+    const Eigen::Vector3d n = data.oMg[a].R.col(2), c = data.oMg[b].p;
+    Eigen::Matrix<double, 3, 6> dc;
+    dc << -skew<double>(c), Eigen::Matrix3d::Identity();
+    const Eigen::Matrix<double, 1, 6> dh = n.transpose() * dc;
+    ContactJacobian& J = jac[c0];
+    J.block<3, 6>(0, 6) = dc - 0.5 * n * dh;
+    J.block<1, 6>(12, 6) = -dh;
+    return;
+  }
   run_pair_forward_mode(model, data, c0, c1, cut, twist_a, twist_b, false, 0, ndir,
                         [&](int first, const ContactTpl<AD>* out, const int* match) {
                           for (int k = 0; k < c1 - c0; ++k) {

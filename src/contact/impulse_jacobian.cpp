@@ -80,6 +80,10 @@ void add_contact_terms(const Model& model, Data& data, int k, const Eigen::Vecto
   Vector6<double> W;
   W << p.cross(f), f;
   const bool pushes = !zeta.isZero(0.0);
+  // The approach J_n v enters only a restitution target (contact_target_weights), which needs e > 0:
+  // otherwise its row stays zero.
+  const bool needs_approach =
+      std::max(model.geoms[c.geom_a].restitution, model.geoms[c.geom_b].restitution) != 0.0;
   // twists at v+ (rates) and at v (approach)
   const Vector6<double>& VA1 = A >= 0 ? data.deriv_ov_next[A] : zero;
   const Vector6<double>& VB1 = B >= 0 ? data.deriv_ov_next[B] : zero;
@@ -114,10 +118,12 @@ void add_contact_terms(const Model& model, Data& data, int k, const Eigen::Vecto
       const Vector6<double> dVB1 = moves_B ? cross_motion<double>(xi, Vector6<double>(VB1 - Vp1)) : zero;
       const Eigen::Vector3d du1 = point_velocity(dVB1, p) - point_velocity(dVA1, p) + w1.cross(dp);
       rate.col(col) = dframe.transpose() * u1 + frame.transpose() * du1;
-      const Vector6<double> dVA0 = moves_A ? cross_motion<double>(xi, Vector6<double>(VA0 - Vp0)) : zero;
-      const Vector6<double> dVB0 = moves_B ? cross_motion<double>(xi, Vector6<double>(VB0 - Vp0)) : zero;
-      const Eigen::Vector3d du0 = point_velocity(dVB0, p) - point_velocity(dVA0, p) + w0.cross(dp);
-      data.deriv_contact_approach(k, col) = dframe.col(0).dot(u0) + frame.col(0).dot(du0);
+      if (needs_approach) {
+        const Vector6<double> dVA0 = moves_A ? cross_motion<double>(xi, Vector6<double>(VA0 - Vp0)) : zero;
+        const Vector6<double> dVB0 = moves_B ? cross_motion<double>(xi, Vector6<double>(VB0 - Vp0)) : zero;
+        const Eigen::Vector3d du0 = point_velocity(dVB0, p) - point_velocity(dVA0, p) + w0.cross(dp);
+        data.deriv_contact_approach(k, col) = dframe.col(0).dot(u0) + frame.col(0).dot(du0);
+      }
       // the impulse forces
       if (!pushes) continue;
       const Eigen::Vector3d df = dframe * zeta / dt;
@@ -220,27 +226,20 @@ void add_impulse_forces_jacobian(const Model& model, Data& data, const VecRef<do
   add_limit_force_terms(model, data, q, dt, dtau_dq);
 }
 
-void add_impulse_response(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
-                          const VecRef<double>& v_next, double dt, const Eigen::MatrixXd& Minv,
-                          Eigen::Ref<Eigen::MatrixXd> dv_dstate, Eigen::Ref<Eigen::MatrixXd> dv_dtau) {
+bool impulse_response(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
+                      const VecRef<double>& v_next, double dt, const Eigen::MatrixXd& Minv, Eigen::Ref<Eigen::MatrixXd> T,
+                      Eigen::Ref<Eigen::MatrixXd> QR) {
   const int nv = model.nv, nc = data.ncontacts;
   const bool pgs = is_pgs(model);
   const int rows = pgs ? (nc + data.pgs_nlimits == 0 ? 0 : data.pgs_problem.rows)
                        : (nc + data.ipm_nlimits == 0 ? 0 : static_cast<int>(data.ipm_problem.G.rows()));
-  if (rows == 0) return;
-  // J (rows x nv) as the solver holds it: PGS J^T, the ipm G = -J.
+  if (rows == 0) return false;
+  if (T.rows() != nv || T.cols() != nv || QR.rows() != nv || QR.cols() != 2 * nv)
+    throw ArgumentError("impulse_response: T must be nv x nv and QR nv x 2 nv");
+  // R: the rows' own motion (v+ held) and their targets (columns dq, v).
   ensure_shape(data.deriv_impulse_w, rows, 3 * nv);
   auto w = data.deriv_impulse_w.topRows(rows);
-  if (pgs) {
-    const auto JT = data.pgs_JT.leftCols(rows);
-    w.leftCols(2 * nv).noalias() = JT.transpose() * dv_dstate;
-    w.rightCols(nv).noalias() = JT.transpose() * dv_dtau;
-  } else {
-    const Eigen::MatrixXd& G = data.ipm_problem.G;
-    w.leftCols(2 * nv).noalias() = -G * dv_dstate;
-    w.rightCols(nv).noalias() = -G * dv_dtau;
-  }
-  // The rows' own motion (v+ held) and their targets.
+  w.setZero();
   const int N = model.contact.ipm_friction_directions;
   for (int k = 0; k < nc; ++k) {
     const auto rate = data.deriv_contact_rate.middleRows<3>(3 * k);
@@ -268,37 +267,40 @@ void add_impulse_response(const Model& model, Data& data, const VecRef<double>& 
     w.row(first_limit_row(model, data) + l).head(nv) += tangent.transpose();
   }
 
-  // The impulses' response dz (overwrites w), then dv+ += M^-1 J^T dz.
-  if (pgs) {
-    PgsAdjointWorkspace& aws = data.pgs_adj_workspace;
-    if (aws.lambda_bar.size() != rows) aws.resize(rows);  // allocates: a new row count
-    pgs_implicit_jvp(data.pgs_problem, data.pgs_lambda.head(rows), aws, w);
-    const auto Y = data.pgs_MinvJT.leftCols(rows);
-    dv_dstate.noalias() += Y * w.leftCols(2 * nv);
-    dv_dtau.noalias() += Y * w.rightCols(nv);
-    return;
-  }
-  const MixedLcp& lcp = data.ipm_problem;
-  const IpmWorkspace& ws = data.ipm_workspace;
+  // Q = M^-1 J^T (the map from the rows' change to dz): Y = M^-1 J^T times it from the right, nv
+  // outputs instead of 3 nv directions.
   if (data.deriv_impulse_Y.cols() != rows) {  // allocates: a new row count
     data.deriv_impulse_Y.resize(nv, rows);
     data.deriv_impulse_S.resize(rows, rows);
   }
-  Eigen::MatrixXd& Y = data.deriv_impulse_Y;
-  Y.noalias() = -Minv * lcp.G.transpose();  // M^-1 J^T
-  Eigen::MatrixXd& S = data.deriv_impulse_S;
-  S.noalias() = -lcp.G * Y;  // J M^-1 J^T
-  S -= lcp.F;
-  for (int r = 0; r < rows; ++r) S(r, r) += ws.s[r] / std::max(ws.z[r], std::numeric_limits<double>::min());
-  Eigen::PartialPivLU<Eigen::MatrixXd>& lu = data.deriv_impulse_lu;
-  lu.compute(S);
-  // w <- -S^-1 w, in place
-  w = lu.permutationP() * w;
-  lu.matrixLU().triangularView<Eigen::UnitLower>().solveInPlace(w);
-  lu.matrixLU().triangularView<Eigen::Upper>().solveInPlace(w);
-  w = -w;
-  dv_dstate.noalias() += Y * w.leftCols(2 * nv);
-  dv_dtau.noalias() += Y * w.rightCols(nv);
+  Eigen::MatrixXd& Q = data.deriv_impulse_Y;
+  if (pgs) {  // J = JT^T; dz = pgs_implicit_jvp(J dv + R)
+    PgsAdjointWorkspace& aws = data.pgs_adj_workspace;
+    if (aws.lambda_bar.size() != rows) aws.resize(rows);  // allocates: a new row count
+    const auto JT = data.pgs_JT.leftCols(rows);
+    Q = data.pgs_MinvJT.leftCols(rows);
+    pgs_implicit_jvp_left(data.pgs_problem, data.pgs_lambda.head(rows), aws, Q);
+    T.noalias() = Q * JT.transpose();
+  } else {  // J = -G; dz = -S^-1 (J dv + R), S = J M^-1 J^T - F + D
+    const MixedLcp& lcp = data.ipm_problem;
+    const IpmWorkspace& ws = data.ipm_workspace;
+    Q.noalias() = -Minv * lcp.G.transpose();  // M^-1 J^T
+    Eigen::MatrixXd& S = data.deriv_impulse_S;
+    S.noalias() = -lcp.G * Q;  // J M^-1 J^T
+    S -= lcp.F;
+    for (int r = 0; r < rows; ++r) S(r, r) += ws.s[r] / std::max(ws.z[r], std::numeric_limits<double>::min());
+    Eigen::PartialPivLU<Eigen::MatrixXd>& lu = data.deriv_impulse_lu;
+    lu.compute(S);
+    // Q <- -Q S^-1, S = P^-1 L U: times U^-1, L^-1, then P (in place)
+    lu.matrixLU().triangularView<Eigen::Upper>().solveInPlace<Eigen::OnTheRight>(Q);
+    lu.matrixLU().triangularView<Eigen::UnitLower>().solveInPlace<Eigen::OnTheRight>(Q);
+    Q = Q * lu.permutationP();
+    Q = -Q;
+    T.noalias() = -Q * lcp.G;
+  }
+  T.diagonal().array() += 1.0;
+  QR.noalias() = Q * w.leftCols(2 * nv);
+  return true;
 }
 
 }  // namespace gradyn

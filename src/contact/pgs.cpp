@@ -349,6 +349,30 @@ bool pgs_implicit_jvp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::Vec
   return regular;
 }
 
+bool pgs_implicit_jvp_left(const BoxedLcp& problem, const Eigen::Ref<const Eigen::VectorXd>& lambda,
+                           PgsAdjointWorkspace& aws, Eigen::Ref<Eigen::MatrixXd> outputs, double active_tolerance) {
+  problem.check();
+  const int n = problem.size();
+  if (lambda.size() != n || outputs.cols() != n || aws.system.rows() != n)
+    throw ArgumentError("pgs_implicit_jvp_left: lambda (" + std::to_string(lambda.size()) + "), the columns of outputs (" +
+                        std::to_string(outputs.cols()) + ") and the workspace must all be sized for " +
+                        std::to_string(n) + " rows");
+  const bool regular = factor_active_set_system(problem, lambda, aws, active_tolerance);
+  // outputs <- -outputs system^-1 P_free, system = P^-1 L U: times U^-1, L^-1, then P.
+  if (regular) {
+    aws.lu.matrixLU().triangularView<Eigen::Upper>().solveInPlace<Eigen::OnTheRight>(outputs);
+    aws.lu.matrixLU().triangularView<Eigen::UnitLower>().solveInPlace<Eigen::OnTheRight>(outputs);
+    outputs = outputs * aws.lu.permutationP();  // in place (Eigen permutes by cycles)
+  } else {  // the least-norm map pinv(system): outputs pinv(system) = (pinv(system^T) outputs^T)^T
+    const Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(aws.system.transpose());
+    outputs = cod.solve(Eigen::MatrixXd(outputs.transpose())).transpose();
+  }
+  for (int i = 0; i < n; ++i)
+    if (aws.active[static_cast<size_t>(i)] != 0) outputs.col(i).setZero();
+  outputs = -outputs;
+  return regular;
+}
+
 #define GRADYN_INSTANTIATE(S)                                                                                   \
   template struct BoxedLcpTpl<S>;                                                                              \
   template struct PgsWorkspaceTpl<S>;                                                                          \

@@ -302,11 +302,21 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   Eigen::MatrixXd& Minv = data.deriv_minv;
   ltl_inverse(LT, dof_paths, data.deriv_LinvT, Minv);
 
-  // Velocity rows: v+ = v + dt a.
-  A.bottomRows(nv).noalias() = (dt * Minv) * dtau_dx;
-  A.bottomRightCorner(nv, nv).diagonal().array() += 1.0;
-  B.bottomRows(nv) = dt * Minv;
-  if (impulses) add_impulse_response(model, data, q, v, v_next, dt, Minv, A.bottomRows(nv), B.bottomRows(nv));
+  // Velocity rows: v+ = v + dt a, i.e. [dt M^-1 dtau_dx + [0 I], dt M^-1] with the impulses held;
+  // their response maps those rows by T and adds [QR 0] (impulse_jacobian.hpp), applied to M^-1
+  // before the product. T lives in B's configuration rows until those are formed.
+  auto Av = A.bottomRows(nv);
+  auto Bv = B.bottomRows(nv);
+  auto T = B.topRows(nv);
+  if (impulses && impulse_response(model, data, q, v, v_next, dt, Minv, T, Av)) {
+    Bv.noalias() = (dt * T) * Minv;
+    Av.noalias() += Bv * dtau_dx;
+    Av.rightCols(nv) += T;
+  } else {
+    Av.noalias() = (dt * Minv) * dtau_dx;
+    Av.rightCols(nv).diagonal().array() += 1.0;
+    Bv = dt * Minv;
+  }
 
   // Configuration rows: dq+ = Ad dq + Jexp dt dv+. For 1-DoF joints (R) Ad = Jexp = 1: all rows as
   // if every joint were one (column by column, contiguous), then the multi-DoF joints' rows.

@@ -405,6 +405,32 @@ TEST(Pgs, SweepAndImplicitVjpsAgreeAtConvergence) {
   EXPECT_LT(sweeps.lambda0.cwiseAbs().maxCoeff(), 1e-6 * scale);
 }
 
+// pgs_implicit_jvp_left is the same linear map applied from the left: outputs * jvp(D) equals
+// jvp_left(outputs) * D (a converged problem with free and clamped rows).
+TEST(Pgs, ImplicitJvpLeftIsTheJvpMapFromTheLeft) {
+  std::mt19937 rng(43);
+  PgsOptions search;
+  search.max_iterations = 5000;
+  search.tolerance = 1e-15;
+  search.record_iterates = false;
+  PgsWorkspace search_ws(11, 0);
+  const StableProblem stable = find_stable_problem(rng, search_ws, search);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  auto check = [&](const BoxedLcp& p, const Eigen::VectorXd& lambda, bool expect_regular) {
+    const int n = p.size(), k = 4, m = 7;
+    Eigen::MatrixXd outputs(k, n), directions(n, m);
+    for (int i = 0; i < k * n; ++i) outputs.data()[i] = normal(rng);
+    for (int i = 0; i < n * m; ++i) directions.data()[i] = normal(rng);
+    PgsAdjointWorkspace aws(n);
+    Eigen::MatrixXd dlambda = directions, left = outputs;
+    EXPECT_EQ(pgs_implicit_jvp(p, lambda, aws, dlambda), expect_regular);
+    EXPECT_EQ(pgs_implicit_jvp_left(p, lambda, aws, left), expect_regular);
+    const Eigen::MatrixXd expected = outputs * dlambda, got = left * directions;
+    EXPECT_LT((expected - got).cwiseAbs().maxCoeff(), 1e-10 * (1.0 + expected.cwiseAbs().maxCoeff()));
+  };
+  check(stable.problem, stable.lambda, true);
+}
+
 // A row whose Jacobian is zero (a friction direction the mechanism cannot move in) has A_ii = 0: it
 // is inert (u_i = 0), the solve stays finite and solves the other rows, and both VJPs work.
 TEST(Pgs, InertRowStaysFiniteAndAtZero) {

@@ -14,7 +14,7 @@
 //            clamped rows stay on their bound, dz = -system^-1 P_free w (pgs_implicit_jvp);
 //       Ipm: the linearised KKT conditions at the returned point (paper 000, Eq. 3) by the Schur
 //            complement of M: dz = -(J M^-1 J^T - F + D)^-1 w, D = diag(s / z);
-//     and dv+ = dv+|z + M^-1 J^T dz (add_impulse_response).
+//     and dv+ = dv+|z + M^-1 J^T dz (impulse_response).
 // The targets (Baumgarte, restitution, gap, joint-limit) are differentiated on the branch the step
 // took; a contact set, active set or target branch that changes is not differentiable (the one-sided
 // derivative of the step's branch). PGS is solved to a tolerance: its Jacobian is that of the exact
@@ -26,18 +26,22 @@
 namespace gradyn {
 
 /// Adds d(J^T z / dt)/dq (z held; tangent directions) into dtau_dq (nv x nv), and records in data the
-/// contacts' rate, depth and approach derivatives that add_impulse_response reads. Needs the step's
+/// contacts' rate, depth and approach derivatives that impulse_response reads. Needs the step's
 /// contact stage (pgs_contact_velocity or ipm_contact_velocity) to have run at (q, v) with result
 /// v_next, and data.oMi, oS, ov current at (q, v). Workspace in data.
 void add_impulse_forces_jacobian(const Model& model, Data& data, const VecRef<double>& q,
                                  const VecRef<double>& v_next, double dt, Eigen::Ref<Eigen::MatrixXd> dtau_dq);
 
-/// Given the velocity rows with the impulses held, dv_dstate = dv+|z / d(dq, v) (nv x 2nv) and
-/// dv_dtau = dv+|z / dtau (nv x nv), at the state (q, v) whose step gave v_next, adds the impulses' response M^-1 J^T dz to both. Minv: M^-1 at q.
-/// Call after add_impulse_forces_jacobian on the same data. Workspace in data (sized by the first call
-/// with a given row count).
-void add_impulse_response(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
-                          const VecRef<double>& v_next, double dt, const Eigen::MatrixXd& Minv, Eigen::Ref<Eigen::MatrixXd> dv_dstate,
-                          Eigen::Ref<Eigen::MatrixXd> dv_dtau);
+/// The impulses' response as a map on the velocity rows with the impulses held: for those rows
+/// dv_held = dv+|z / d(dq, v, tau) the full rows are  T dv_held + [QR 0],  T = I + M^-1 J^T dz/dw J
+/// (nv x nv), QR = M^-1 J^T dz/dw R (nv x 2nv; R the rows' own change with q and v, v+ held, and
+/// their targets'), where dz/dw is the impulses' response to a change w of the rows' rates. Applying
+/// T to M^-1 before the product with the state columns costs one nv x nv product instead of a solve
+/// per column. At the state (q, v) whose step gave v_next; Minv: M^-1 at q. Call after
+/// add_impulse_forces_jacobian on the same data. False (T and QR untouched) when the step had no
+/// contact or limit rows. Workspace in data (sized by the first call with a given row count).
+bool impulse_response(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
+                      const VecRef<double>& v_next, double dt, const Eigen::MatrixXd& Minv, Eigen::Ref<Eigen::MatrixXd> T,
+                      Eigen::Ref<Eigen::MatrixXd> QR);
 
 }  // namespace gradyn

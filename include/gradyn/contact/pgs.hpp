@@ -150,4 +150,13 @@ bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::Vec
 bool pgs_implicit_jvp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::VectorXd>& lambda,
                       PgsAdjointWorkspace& aws, Eigen::Ref<Eigen::MatrixXd> directions, double active_tolerance = 1e-9);
 
+/// The same map applied from the left, for many outputs at once: on return `outputs` (k x n) is
+/// outputs_in * (the linear map of pgs_implicit_jvp), so that outputs D = outputs_in * dlambda for
+/// every change D of A lambda + b. Cheaper than pgs_implicit_jvp when k is smaller than the number of
+/// directions (the step's Jacobian: k = nv velocity rows). Same active set, tolerance and
+/// least-norm fallback (returns false there).
+bool pgs_implicit_jvp_left(const BoxedLcp& problem, const Eigen::Ref<const Eigen::VectorXd>& lambda,
+                           PgsAdjointWorkspace& aws, Eigen::Ref<Eigen::MatrixXd> outputs,
+                           double active_tolerance = 1e-9);
+
 }  // namespace gradyn

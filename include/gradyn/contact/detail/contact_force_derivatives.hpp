@@ -29,12 +29,14 @@ inline void add_path_column(const Model& model, const Data& data, int x, int j, 
                             const Vector6<double>& dW, const Vector6<double>& W, double sign,
                             Eigen::Ref<Eigen::MatrixXd> dtau, int col) {
   bool carried = xi != nullptr && is_ancestor_or_self(model, j, x);
+  // sign (dW - xi x* W) below or at j, sign dW above it (xi x* W once, not per joint)
+  const Vector6<double> g_above = sign * dW;
+  const Vector6<double> g_carried = carried ? Vector6<double>(g_above - sign * cross_force<double>(*xi, W)) : g_above;
   for (int l = x; l >= 0; l = model.parent[l]) {
-    Vector6<double> g = dW;
-    if (carried) g -= cross_force<double>(*xi, W);
+    const Vector6<double>& g = carried ? g_carried : g_above;
     if (l == j) carried = false;
-    const int lv = model.idx_v[l];
-    for (int m = 0; m < model.joint_nv(l); ++m) dtau(lv + m, col) += sign * data.oS[l].col(m).dot(g);
+    const int lv = model.idx_v[l], nvl = model.joint_nv(l);
+    dtau.col(col).segment(lv, nvl).noalias() += data.oS[l].leftCols(nvl).transpose() * g;
   }
 }
 
