@@ -4,7 +4,9 @@ its four toe spheres (examples/laikago_contact/laikago_scene.py), semi-implicit 
 
     .venv/bin/python bench/compare_mujoco_contact.py
 
-For each gradyn contact model (none, 'penalty', 'pgs', and 'ipm' when this gradyn has it) it measures:
+For each gradyn contact model (none, 'penalty', 'pgs', and 'ipm' when this gradyn has it; plus the
+opt-in row 'ipm-warm': 'ipm' with with_contact(ipm_warm_start=True), each solve started from the
+previous step's solution, which makes a step depend on the step before) it measures:
 
  (a) the forward step: gradyn.rollout over T steps (a C++ loop) against MuJoCo's mujoco.rollout
      (a C loop of mj_step) over the same T, CPU time per step and the ratio (goal <= 1);
@@ -65,6 +67,19 @@ from gradient_benchmarks import (  # noqa: E402
 
 DT = 1e-3
 FREE_DYNAMICS_TOLERANCE = 1e-9
+
+
+# Benchmark rows: name -> (gradyn contact model, extra with_contact settings). 'ipm-warm' is not a
+# default of gradyn: it is the ipm model with its opt-in warm start (off by default because step()
+# then depends on the previous step, not on (q, v, tau) alone).
+ROWS = {
+    "none": (None, {}),
+    "penalty": ("penalty", {}),
+    "pgs": ("pgs", {}),
+    "ipm": ("ipm", {}),
+    "ipm-warm": ("ipm", {"ipm_warm_start": True}),
+}
+ROW_TITLES = {"ipm-warm": "ipm-warm (opt-in: ipm_warm_start=True)"}
 
 
 class Abort(RuntimeError):
@@ -161,7 +176,7 @@ def child_memory(spec):
     states (mode 'states') or re-running the forward pass (mode 'rerun')."""
     import gradyn
 
-    model = scene.with_stance_springs(scene.load_gradyn(contact=spec["contact"]))
+    model = scene.with_stance_springs(scene.load_gradyn(contact=spec["contact"], **spec["settings"]))
     q, v = settle_gradyn(gradyn, model, spec["settle"])
     taus = np.zeros((spec["steps"], model.nv))
     # Warm up on a short horizon so that lazily allocated workspaces do not count.
@@ -188,7 +203,7 @@ def run_child(spec):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def measure_memory(model, contact, settle, horizons, log):
+def measure_memory(model, contact, settings, settle, horizons, log):
     """Bytes per step of the backward pass, for rollout_vjp given the states (qs=, vs=) and for the
     default (it re-runs the forward pass and keeps every state itself)."""
     short, long_ = horizons
@@ -196,7 +211,8 @@ def measure_memory(model, contact, settle, horizons, log):
     for mode in ("states", "rerun"):
         deltas = {}
         for steps in (short, long_):
-            deltas[steps] = run_child({"contact": contact, "settle": settle, "steps": steps, "mode": mode})
+            deltas[steps] = run_child({"contact": contact, "settings": settings, "settle": settle, "steps": steps,
+                                       "mode": mode})
         growth = (deltas[long_]["vjp_peak_delta_kib"] - deltas[short]["vjp_peak_delta_kib"]) * 1024 / (long_ - short)
         out[mode] = {"raw": {str(k): x for k, x in deltas.items()}, "measured_bytes_per_step": growth,
                      "taus_bar_bytes_per_step": model.nv * 8}
@@ -231,12 +247,13 @@ def in_blocks(fn, seconds=2e-3):
     return block, calls
 
 
-def bench_case(gradyn, mujoco, contact, args, mj, log):
-    """One gradyn contact model against its MuJoCo counterpart (mj: the MuJoCo side's dict)."""
+def bench_case(gradyn, mujoco, label, args, mj, log):
+    """One benchmark row (ROWS[label]: a gradyn contact model and its settings) against its MuJoCo
+    counterpart (mj: the MuJoCo side's dict)."""
     from mujoco import rollout as mj_rollout
 
-    label = contact or "none"
-    model = scene.with_stance_springs(scene.load_gradyn(contact=contact))
+    contact, settings = ROWS[label]
+    model = scene.with_stance_springs(scene.load_gradyn(contact=contact, **settings))
     q, v = settle_gradyn(gradyn, model, args.settle)
     tau = np.zeros(model.nv)
     T = args.steps
@@ -314,7 +331,7 @@ def bench_case(gradyn, mujoco, contact, args, mj, log):
     log(f"  rollout_vjp / rollout ({label}): {row['backward_over_forward']:.2f} given the states, "
         f"{row['backward_over_forward_rerun']:.2f} re-running the forward pass")
 
-    mem = measure_memory(model, contact, args.settle, args.memory_steps, log)
+    mem = measure_memory(model, contact, settings, args.settle, args.memory_steps, log)
     states, controls = (model.nq + model.nv) * 8, model.nv * 8
     # Given qs and vs, the backward pass reads the caller's states and controls and adds the measured
     # growth; re-running the forward pass, its own copies of the states are part of the measured growth.
@@ -420,10 +437,18 @@ def write_markdown(path, info, rows, free_error, args, available, missing, mujoc
           "| MuJoCo us/step (Python loop of mj_step) | gradyn / MuJoCo's faster (goal <= 1) |",
           "|---|---|---|---|---|"]
     for r in rows:
-        L.append(f"| {r['contact']} | {r['gradyn_step_us']:.2f} | {r['mujoco_rollout_step_us']:.2f} "
+        L.append(f"| {ROW_TITLES.get(r['contact'], r['contact'])} | {r['gradyn_step_us']:.2f} | {r['mujoco_rollout_step_us']:.2f} "
                  f"| {r['mujoco_python_loop_step_us']:.2f} | {r['step_ratio']:.2f} |")
     L += ["", "MuJoCo's counterpart of row 'none' runs with contacts disabled; of the other rows, with its "
-          "default soft contacts.", "",
+          "default soft contacts."]
+    if any(r["contact"] == "ipm-warm" for r in rows):
+        L += ["", "Row 'ipm-warm' is opt-in, not gradyn's default: the 'ipm' model with "
+              "`with_contact(ipm_warm_start=True)`, each interior-point solve started from the previous step's "
+              "solution when the contacts are the same. A step then depends on the step before, not on (q, v, tau) "
+              "alone (repeated evaluations differ by about ipm_tolerance in v, gradients by about 1e-9 relative). "
+              "Its gradient columns are measured as for 'ipm', on that model (rollout_vjp, step_jacobian and the "
+              "single gradyn.step call also start from the last solve, here the same state's)."]
+    L += ["",
           "## Gradients", "",
           "| gradyn contact | rollout_vjp / rollout, given qs, vs (goal <= 4) | same, re-running the forward pass "
           "| backward memory, B/step (goal <= 512) | step Jacobian: gradyn us | MuJoCo mjd_transitionFD us "
@@ -433,10 +458,10 @@ def write_markdown(path, info, rows, free_error, args, available, missing, mujoc
         j = r["jacobian_us"]
         mujoco_fd = f"{j['mujoco_fd_forward']:.0f} / {j['mujoco_fd_centered']:.0f}"
         if r["gradients"] != "ok":
-            L.append(f"| {r['contact']} | {r['gradients']} | | | | {mujoco_fd} | |")
+            L.append(f"| {ROW_TITLES.get(r['contact'], r['contact'])} | {r['gradients']} | | | | {mujoco_fd} | |")
             continue
         mem, rerun = r["memory"]["states"], r["memory"]["rerun"]
-        L.append(f"| {r['contact']} | {r['backward_over_forward']:.2f} | {r['backward_over_forward_rerun']:.2f} "
+        L.append(f"| {ROW_TITLES.get(r['contact'], r['contact'])} | {r['backward_over_forward']:.2f} | {r['backward_over_forward_rerun']:.2f} "
                  f"| {mem['total_bytes_per_step']:.0f} ({mem['read_bytes_per_step']} read + "
                  f"{mem['extra_bytes_per_step']:.0f} measured); re-running the forward pass "
                  f"{rerun['total_bytes_per_step']:.0f} | {j['gradyn']:.0f} | {mujoco_fd} "
@@ -471,7 +496,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--settle", type=float, default=1.0, help="seconds of PD standing before timing")
     parser.add_argument("--memory-steps", default="5000,50000", help="short,long horizons of the memory measurement")
-    parser.add_argument("--models", default="none,penalty,pgs,ipm")
+    parser.add_argument("--models", default="none,penalty,pgs,ipm,ipm-warm",
+                        help="rows, comma-separated, among " + ", ".join(ROWS))
     parser.add_argument("--out", default=str(HERE / "results" / "mujoco_contact"), help="path without extension")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -498,16 +524,24 @@ def main():
         sides = {}
         rows = []
         for name in [x for x in args.models.split(",") if x]:
-            contact = None if name == "none" else name
+            require(name in ROWS, f"unknown row {name!r} in --models (known: {', '.join(ROWS)})")
+            contact, settings = ROWS[name]
             if contact is not None and contact not in available:
-                log(f"{name}: skipped, this gradyn does not accept it ({missing.get(name, 'unknown')})")
-                missing.setdefault(name, "not a known contact model")
+                log(f"{name}: skipped, this gradyn does not accept it ({missing.get(contact, 'unknown')})")
+                missing.setdefault(name, missing.get(contact, "not a known contact model"))
                 continue
+            if settings:
+                try:
+                    scene.load_gradyn(contact=contact, **settings)
+                except TypeError as e:  # an older gradyn without the setting
+                    log(f"{name}: skipped, this gradyn does not accept {settings} ({e})")
+                    missing[name] = str(e)
+                    continue
             key = contact is not None
             if key not in sides:
                 sides[key] = mujoco_side(mujoco, key, args, log)
             log(f"[{name}]")
-            rows.append(bench_case(gradyn, mujoco, contact, args, sides[key], log))
+            rows.append(bench_case(gradyn, mujoco, name, args, sides[key], log))
         missing = {k: v for k, v in missing.items() if k in args.models.split(",")}
     except Abort as e:
         print(f"MUJOCO CONTACT COMPARISON ABORTED: {e}", file=sys.stderr)

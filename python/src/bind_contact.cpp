@@ -65,6 +65,7 @@ void bind_contact(nb::module_& m) {
             d["ipm_tolerance"] = c.ipm_tolerance;
             d["ipm_kappa"] = c.ipm_kappa;
             d["ipm_friction_directions"] = c.ipm_friction_directions;
+            d["ipm_warm_start"] = c.ipm_warm_start;
             d["limit_stiffness"] = c.limit_stiffness;
             d["limit_damping"] = c.limit_damping;
             d["limit_margin"] = c.limit_margin;
@@ -82,7 +83,7 @@ void bind_contact(nb::module_& m) {
              std::optional<int> ipm_iterations, std::optional<double> ipm_tolerance, std::optional<double> ipm_kappa,
              std::optional<int> ipm_friction_directions, std::optional<std::string> pgs_gradient,
              std::optional<double> limit_stiffness, std::optional<double> limit_damping,
-             std::optional<double> limit_margin) {
+             std::optional<double> limit_margin, std::optional<bool> ipm_warm_start) {
             Model copy = s.model;
             ContactSettings& c = copy.contact;
             c.model = model ? parse_contact_model(*model) : ContactModel::Penalty;
@@ -108,6 +109,7 @@ void bind_contact(nb::module_& m) {
             if (limit_stiffness) c.limit_stiffness = *limit_stiffness;
             if (limit_damping) c.limit_damping = *limit_damping;
             if (limit_margin) c.limit_margin = *limit_margin;
+            if (ipm_warm_start) c.ipm_warm_start = *ipm_warm_start;
             check_contact_settings(c);  // every field finite and in range (limit_*: >= 0), else ModelError
             return std::make_unique<PyModel>(std::move(copy));
           },
@@ -121,6 +123,7 @@ void bind_contact(nb::module_& m) {
           nb::arg("ipm_kappa") = nb::none(), nb::arg("ipm_friction_directions") = nb::none(),
           nb::arg("pgs_gradient") = nb::none(), nb::arg("limit_stiffness") = nb::none(),
           nb::arg("limit_damping") = nb::none(), nb::arg("limit_margin") = nb::none(),
+          nb::arg("ipm_warm_start") = nb::none(),
           R"doc(
 A copy of this model with contact enabled ('penalty') or disabled ('none'); settings not given are
 kept (defaults: stiffness 1e5 N/m^p, exponent 1.5, damping 1 s/m, friction 'smooth_coulomb',
@@ -148,9 +151,12 @@ Settings: ipm_iterations 50 (Newton steps at most; when reached before the toler
 the last iterate and does not raise; C++ callers see kStatusSolverNotConverged), ipm_tolerance 1e-10 (on every
 residual and on |s z - kappa|), ipm_kappa 0 (complementarity relaxation s z = kappa: > 0 gives a
 slightly soft contact with smooth gradients), ipm_friction_directions 4 (>= 3; the cone holds
-cos(pi / N) of mu half-way between two directions: 71% for 4, 92% for 8). erp, slop,
-restitution_threshold and cfm act as for 'pgs' (cfm > 0 keeps contacts that ask for conflicting
-separations solvable).
+cos(pi / N) of mu half-way between two directions: 71% for 4, 92% for 8), ipm_warm_start False
+(True, a bool: a step whose contacts are the previous step's geom pairs starts the solver from that
+step's solution, about half the Newton iterations on a standing robot; off by default because step
+is then no longer a function of (q, v, tau) alone: repeated evaluations of one state differ by about
+ipm_tolerance in v and 1e-9 relative in the gradients). erp, slop, restitution_threshold and cfm act
+as for 'pgs' (cfm > 0 keeps contacts that ask for conflicting separations solvable).
 
 Joint limits (the model's lower/upper position limits of revolute, continuous, prismatic and planar
 joints) are enforced by every contact model and ignored with 'none'. 'penalty': a one-sided spring-

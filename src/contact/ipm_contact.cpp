@@ -105,7 +105,7 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
   data.ipm_ncontacts = nc;
   // Warm start when the rows are the last solve's: the same geom pairs in the same order, the same
   // limit rows (then each row's multiplier is a good guess for this step's).
-  bool warm = data.ipm_warm_start && data.ipm_warm_ncontacts == nc;
+  bool warm = settings.ipm_warm_start && data.ipm_warm_ncontacts == nc;
   for (int k = 0; warm && k < nc; ++k)
     warm = data.ipm_warm_pair[k] == std::pair<int, int>(data.contacts[k].geom_a, data.contacts[k].geom_b);
   for (int l = 0; warm && l < nl; ++l)

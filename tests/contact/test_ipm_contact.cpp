@@ -319,14 +319,15 @@ TEST(IpmContact, KappaGivesASlightlySoftContact) {
   }
 }
 
-// data.ipm_warm_start: along a box's slide-then-stick trajectory every warm-started step is close to
+// contact.ipm_warm_start: along a box's slide-then-stick trajectory every warm-started step is close to
 // the cold step from the same state, in fewer Newton iterations. Not to 1e-10: four contacts under a
 // box over-constrain it, and residuals of 1e-10 leave v+ uncertain to ~1e-7 m/s there (the stopping
 // point, which now depends on the previous step, decides).
 TEST(IpmContact, WarmStartGivesTheSameStepsInFewerIterations) {
   Model m = free_body_on_plane(geom(GeomType::Box, V3(0.1, 0.08, 0.05)), 1.0, 0.5);
-  Data cold(m), warm(m);
-  warm.ipm_warm_start = true;
+  Model m_warm = m;
+  m_warm.contact.ipm_warm_start = true;
+  Data cold(m), warm(m_warm);
   Eigen::VectorXd q = at_height(m, 0.0499), v = Eigen::VectorXd::Zero(6), tau = Eigen::VectorXd::Zero(6);
   v[0] = 0.05;  // slides, then sticks
   Eigen::VectorXd qc = q, vc = v, qw = q, vw = v;
@@ -334,7 +335,7 @@ TEST(IpmContact, WarmStartGivesTheSameStepsInFewerIterations) {
   double worst = 0.0;
   for (int t = 0; t < 200; ++t) {
     step<double>(m, cold, qw, vw, tau, 1e-3, Integrator::SemiImplicitEuler, qc, vc);
-    step<double>(m, warm, qw, vw, tau, 1e-3, Integrator::SemiImplicitEuler, qw, vw);
+    step<double>(m_warm, warm, qw, vw, tau, 1e-3, Integrator::SemiImplicitEuler, qw, vw);
     ASSERT_TRUE(cold.ipm_result.converged);
     ASSERT_TRUE(warm.ipm_result.converged);
     ASSERT_EQ(warm.ncontacts, 4);

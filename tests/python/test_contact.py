@@ -44,8 +44,8 @@ def test_friction_models_and_defaults(ball_path):
                  "velocity_scale": 1e-2, "static_friction_ratio": 1.2, "viscous_friction": 0.0, "margin": 0.0,
                  "pgs_iterations": 100, "pgs_tolerance": 1e-10, "erp": 0.2, "slop": 1e-4, "cfm": 0.0,
                  "restitution_threshold": 0.1, "ipm_iterations": 50, "ipm_tolerance": 1e-10, "ipm_kappa": 0.0,
-                 "ipm_friction_directions": 4, "pgs_gradient": "implicit", "limit_stiffness": 1e4,
-                 "limit_damping": 20.0, "limit_margin": 1e-3}
+                 "ipm_friction_directions": 4, "ipm_warm_start": False, "pgs_gradient": "implicit",
+                 "limit_stiffness": 1e4, "limit_damping": 20.0, "limit_margin": 1e-3}
     brown = model.with_contact(friction="brown", static_friction_ratio=1.5)
     assert brown.contact_settings["friction"] == "brown"
     assert brown.with_contact("none").contact_model is None

@@ -61,7 +61,7 @@
 // function R(w, data) = 0 at the returned point, one solve with that factorisation per derivative
 // direction: K [dx; dz] = -[dM x + dG^T z + dq; dG x + dF z - dm].
 //
-// Warm start (opt-in: data.ipm_warm_start = true): when a step's rows are the last solve's (the same
+// Warm start (opt-in: contact.ipm_warm_start = true): when a step's rows are the last solve's (the same
 // geom pairs in the same order, the same limit rows, and that solve converged), the solver starts from
 // its solution (lcp_ipm.hpp, LcpIpmSettings::warm_start): the standing quadruped then takes ~4 Newton
 // iterations instead of ~8. The result is the same LCP solution to ipm_tolerance, but where the

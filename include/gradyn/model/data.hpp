@@ -169,9 +169,8 @@ struct DataTpl {
   VectorX<S> ipm_v_free;         // v + dt a_free (nv)
   // per contact: which term set its normal row's target (IpmTargetBranch, contact/ipm_contact.hpp)
   std::vector<std::uint8_t> ipm_target_branch;
-  // warm start (opt-in, ipm_contact.hpp): when set, a step whose rows are those of the solve
-  // ipm_workspace holds starts from its solution; ipm_warm_ncontacts -1: none, or it did not converge
-  bool ipm_warm_start = false;
+  // warm start (opt-in: model.contact.ipm_warm_start, ipm_contact.hpp): a step whose rows are those of
+  // the solve ipm_workspace holds starts from its solution; ipm_warm_ncontacts -1: none, or it did not converge
   int ipm_warm_ncontacts = -1;
   std::vector<std::pair<int, int>> ipm_warm_pair;  // per contact: (geom_a, geom_b)
   std::vector<int> ipm_warm_limit_coord, ipm_warm_limit_side;  // per limit row (as ipm_limit_coord / side)

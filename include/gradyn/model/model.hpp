@@ -84,6 +84,10 @@ struct ContactSettings {
                                  // > 0 a slightly soft contact with smooth gradients (Dojo)
   int ipm_friction_directions = 4;  // N >= 3 directions spanning the friction cone per contact (evenly
                                     // spaced from tangent1; 4: +-t1, +-t2; 8: a rounder cone, bigger LCP)
+  bool ipm_warm_start = false;    // start each solve from the last one's solution when its rows are the
+                                 // same (fewer Newton iterations; contact/ipm_contact.hpp). Off by default:
+                                 // step() then depends on the previous step, not on (q, v, tau) alone:
+                                 // repeated evaluations differ by ~ipm_tolerance, gradients by ~1e-9 (relative)
   // --- all models ---
   double max_penetration = 0.05;  // [m] a deeper contact sets kStatusDeepPenetration in Data::status
 };
