@@ -155,7 +155,8 @@ cos(pi / N) of mu half-way between two directions: 71% for 4, 92% for 8), ipm_wa
 (True, a bool: a step whose contacts are the previous step's geom pairs starts the solver from that
 step's solution, about half the Newton iterations on a standing robot; off by default because step
 is then no longer a function of (q, v, tau) alone: repeated evaluations of one state differ by about
-ipm_tolerance in v and 1e-9 relative in the gradients). erp, slop, restitution_threshold and cfm act
+ipm_tolerance in v and 1e-9 relative in the gradients; the last solution is kept with the model, so
+it carries over between separate step, rollout and step_vjp calls on the same model object). erp, slop, restitution_threshold and cfm act
 as for 'pgs' (cfm > 0 keeps contacts that ask for conflicting separations solvable).
 
 Joint limits (the model's lower/upper position limits of revolute, continuous, prismatic and planar
