@@ -48,17 +48,20 @@ void add_force_cross_matrix_of(const Vec6& f, Mat6& m) {
 // the sign of the first term, I (nu x V) = -I (V x nu). As V x = -(V x*)^T and I is symmetric,
 // V x* I - I V x = C + C^T with C = (V x*) I, and (I V)-bar is linear in I V: the subtree sum of B
 // is Cc + Cc^T + (hc)-bar with Cc and hc the subtree sums of C and of the momenta I V.
-void rnea_derivatives_kinematics(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v) {
+void rnea_derivatives_kinematics(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
+                                 bool aba_is_current) {
   const int nb = model.nbodies();
   for (int i = 0; i < nb; ++i) {
-    world_body_pose(model, data, q, i);
-    const int p = model.parent[i], iv = model.idx_v[i], nvi = model.joint_nv(i);
-    const Vec6 vj = nvi == 1 ? Vec6(data.oS[i].col(0) * v[iv]) : Vec6(data.oS[i] * v.segment(iv, nvi));
-    Vec6& V = data.ov[i];
-    V = p >= 0 ? Vec6(data.ov[p] + vj) : vj;
-    data.oc[i] = cross_motion<double>(V, vj);
-    Mat6& I = data.oI[i];
-    I = world_inertia(model.body_inertia[i], data.oMi[i]);
+    if (!aba_is_current) {  // else aba's pass 1 left these, computed by the same expressions
+      world_body_pose(model, data, q, i);
+      const int p = model.parent[i], iv = model.idx_v[i], nvi = model.joint_nv(i);
+      const Vec6 vj = nvi == 1 ? Vec6(data.oS[i].col(0) * v[iv]) : Vec6(data.oS[i] * v.segment(iv, nvi));
+      data.ov[i] = p >= 0 ? Vec6(data.ov[p] + vj) : vj;
+      data.oc[i] = cross_motion<double>(data.ov[i], vj);
+      data.oI[i] = world_inertia(model.body_inertia[i], data.oMi[i]);
+    }
+    const Vec6& V = data.ov[i];
+    const Mat6& I = data.oI[i];
     const Vec6 h = I * V;
     data.deriv_hc[i] = h;
     data.deriv_fv[i] = cross_force<double>(V, h);

@@ -9,7 +9,11 @@ namespace gradyn::detail {
 
 /// The terms that do not depend on the accelerations, at (q, v): oMi, oS, ov, oc, oI, deriv_fv,
 /// the subtree sums oIc, deriv_Bc, deriv_hc, then deriv_P, deriv_Q and M (armature included).
-void rnea_derivatives_kinematics(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v);
+/// aba_is_current: the caller's last aba() / forward_dynamics() ran at this (q, v) and nothing has
+/// overwritten its oMi, oS, ov, oc, oI since; they are reused (aba's pass 1 computes them by the
+/// same expressions, so the result is the same bit for bit) instead of recomputed.
+void rnea_derivatives_kinematics(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
+                                 bool aba_is_current = false);
 
 /// The accelerations a (gravity included) and body forces: oa, deriv_Fc (subtree sums). Needs the
 /// kinematics pass. With a = 0, S_i^T deriv_Fc[i] are the bias forces rnea(q, v, 0).
