@@ -326,6 +326,20 @@ StableProblem find_stable_problem(std::mt19937& rng, PgsWorkspace& ws, const Pgs
   return {};
 }
 
+// Sweeps until nothing changes by more than rounding (no iterates recorded).
+PgsOptions converged_options() {
+  PgsOptions options;
+  options.max_iterations = 5000;
+  options.tolerance = 1e-15;
+  options.record_iterates = false;
+  return options;
+}
+
+StableProblem find_converged_stable_problem(std::mt19937& rng) {
+  PgsWorkspace ws(11, 0);
+  return find_stable_problem(rng, ws, converged_options());
+}
+
 TEST(Pgs, ImplicitVjpMatchesCentralDifferencesOnStableActiveSet) {
   std::mt19937 rng(31);
   PgsOptions options;
@@ -372,16 +386,11 @@ TEST(Pgs, ImplicitVjpMatchesCentralDifferencesOnStableActiveSet) {
 
 TEST(Pgs, SweepAndImplicitVjpsAgreeAtConvergence) {
   std::mt19937 rng(41);
-  PgsOptions search;
-  search.max_iterations = 5000;
-  search.tolerance = 1e-15;
-  search.record_iterates = false;
-  PgsWorkspace search_ws(11, 0);
-  const StableProblem stable = find_stable_problem(rng, search_ws, search);
+  const StableProblem stable = find_converged_stable_problem(rng);
   const BoxedLcp& p = stable.problem;
   const int n = p.size();
 
-  PgsOptions options = search;
+  PgsOptions options = converged_options();
   options.record_iterates = true;
   PgsWorkspace ws(n, options.max_iterations);
   Eigen::VectorXd lambda = Eigen::VectorXd::Zero(n);
@@ -409,12 +418,7 @@ TEST(Pgs, SweepAndImplicitVjpsAgreeAtConvergence) {
 // jvp_left(outputs) * D (a converged problem with free and clamped rows).
 TEST(Pgs, ImplicitJvpLeftIsTheJvpMapFromTheLeft) {
   std::mt19937 rng(43);
-  PgsOptions search;
-  search.max_iterations = 5000;
-  search.tolerance = 1e-15;
-  search.record_iterates = false;
-  PgsWorkspace search_ws(11, 0);
-  const StableProblem stable = find_stable_problem(rng, search_ws, search);
+  const StableProblem stable = find_converged_stable_problem(rng);
   std::normal_distribution<double> normal(0.0, 1.0);
   auto check = [&](const BoxedLcp& p, const Eigen::VectorXd& lambda, bool expect_regular) {
     const int n = p.size(), k = 4, m = 7;
