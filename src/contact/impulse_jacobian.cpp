@@ -12,13 +12,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <numbers>
 
 #include "gradyn/collision/collide_vjp.hpp"
 #include "gradyn/contact/detail/contact_force_derivatives.hpp"
 #include "gradyn/contact/ipm_contact.hpp"
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/contact/pgs.hpp"
+#include "gradyn/contact/pgs_contact.hpp"
 #include "gradyn/dynamics/kinematics_vjp.hpp"
 #include "gradyn/model/errors.hpp"
 #include "gradyn/sim/integrate.hpp"
@@ -33,19 +33,13 @@ using detail::point_velocity;
 
 bool is_pgs(const Model& model) { return model.contact.model == ContactModel::Pgs; }
 
-// The ipm's friction direction j of N: cos(theta_j) tangent1 + sin(theta_j) tangent2.
-Eigen::Vector2d ipm_direction(int j, int N) {
-  const double angle = 2.0 * std::numbers::pi * j / N;
-  return {std::cos(angle), std::sin(angle)};
-}
-
 // Contact k's impulse in its frame (normal, tangent1, tangent2) [N s].
 Eigen::Vector3d contact_impulse(const Model& model, const Data& data, int k) {
   if (is_pgs(model)) return data.pgs_lambda.segment<3>(3 * k);
   const int nc = data.ncontacts, N = model.contact.ipm_friction_directions;
   const Eigen::VectorXd& z = data.ipm_workspace.z;
   Eigen::Vector3d zeta(z[k], 0.0, 0.0);
-  for (int j = 0; j < N; ++j) zeta.tail<2>() += z[nc + N * k + j] * ipm_direction(j, N);
+  for (int j = 0; j < N; ++j) zeta.tail<2>() += z[nc + N * k + j] * ipm_friction_direction(j, N);
   return zeta;
 }
 
@@ -175,12 +169,12 @@ Eigen::Vector2d contact_target_weights(const Model& model, const Data& data, int
   const Geom& ga = model.geoms[c.geom_a];
   const Geom& gb = model.geoms[c.geom_b];
   const double e = ga.restitution >= gb.restitution ? ga.restitution : gb.restitution;
-  if (is_pgs(model)) {  // pgs_contact.cpp: the larger of Baumgarte and restitution
-    double target = 0.0;
-    const double excess = c.depth - settings.slop;
-    if (excess > 0.0) target = settings.erp / dt * excess;
-    if (approach < -settings.restitution_threshold && -e * approach > target) return {0.0, -e};
-    return {excess > 0.0 ? settings.erp / dt : 0.0, 0.0};
+  if (is_pgs(model)) {  // pgs_contact.cpp
+    switch (pgs_target_branch(settings, c.depth, approach, e, dt)) {
+      case PgsTargetBranch::Baumgarte: return {settings.erp / dt, 0.0};
+      case PgsTargetBranch::Restitution: return {0.0, -e};
+      case PgsTargetBranch::Zero: return {0.0, 0.0};
+    }
   }
   switch (data.ipm_target_branch[static_cast<size_t>(k)]) {  // ipm_contact.cpp
     case kIpmTargetBaumgarte: return {settings.erp / dt, 0.0};
@@ -249,7 +243,7 @@ bool impulse_response(const Model& model, Data& data, const VecRef<double>& q, c
     } else {
       w.row(k).head(nv) += rate.row(0);
       for (int j = 0; j < N; ++j) {
-        const Eigen::Vector2d d = ipm_direction(j, N);
+        const Eigen::Vector2d d = ipm_friction_direction(j, N);
         w.row(nc + N * k + j).head(nv) += d[0] * rate.row(1) + d[1] * rate.row(2);
       }
       subtract_contact_target(model, data, k, dt, v, -data.ipm_problem.G.row(k), w.row(k));

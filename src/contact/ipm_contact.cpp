@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numbers>
 #include <type_traits>
 #include <utility>
 
@@ -169,8 +168,8 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     lcp.m[k] = -target;
   }
   for (int j = 0; j < N; ++j) {
-    const double angle = 2.0 * std::numbers::pi * j / N;
-    const S c(std::cos(angle)), sn(std::sin(angle));
+    const Eigen::Vector2d d = ipm_friction_direction(j, N);
+    const S c(d[0]), sn(d[1]);
     for (int k = 0; k < nc; ++k)
       lcp.G.row(row_f + N * k + j) = -(c * JT.col(3 * k + 1) + sn * JT.col(3 * k + 2)).transpose();
   }

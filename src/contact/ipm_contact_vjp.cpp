@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <string>
-#include <numbers>
 #include <type_traits>
 
 #include "gradyn/autodiff.hpp"
@@ -77,10 +76,10 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
     for (int k = 0; k < nc; ++k) {
       weight[3 * k] = per_row[k];
       for (int j = 0; j < N; ++j) {
-        const double angle = 2.0 * std::numbers::pi * j / N;
+        const Eigen::Vector2d d = ipm_friction_direction(j, N);
         const double w = per_row[row_f + N * k + j];
-        weight[3 * k + 1] += std::cos(angle) * w;
-        weight[3 * k + 2] += std::sin(angle) * w;
+        weight[3 * k + 1] += d[0] * w;
+        weight[3 * k + 2] += d[1] * w;
       }
     }
     detail::add_contact_jacobian_rank_one_vjp<double>(model, data, weight, pass == 0 ? x : lambda_x,

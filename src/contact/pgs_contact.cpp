@@ -120,16 +120,13 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
     const GeomTpl<S>& gb = model.geoms[c.geom_b];
     const int rn = 3 * k;
     // Separation velocity the normal row must reach: Baumgarte or restitution, the larger.
-    S target = S(0);
-    const S excess = c.depth - S(settings.slop);
-    if (value_of(excess) > 0.0) target = S(settings.erp) / dt * excess;
     const S approach = data.pgs_JT.col(rn).dot(v);  // normal velocity before the step
-    if (value_of(approach) < -settings.restitution_threshold) {
-      const S e = value_of(ga.restitution) >= value_of(gb.restitution) ? ga.restitution : gb.restitution;
-      const S bounce = -e * approach;
-      if (value_of(bounce) > value_of(target)) target = bounce;
+    const S e = value_of(ga.restitution) >= value_of(gb.restitution) ? ga.restitution : gb.restitution;
+    switch (pgs_target_branch(settings, value_of(c.depth), value_of(approach), value_of(e), value_of(dt))) {
+      case PgsTargetBranch::Baumgarte: lcp.b[rn] -= S(settings.erp) / dt * (c.depth - S(settings.slop)); break;
+      case PgsTargetBranch::Restitution: lcp.b[rn] += e * approach; break;
+      case PgsTargetBranch::Zero: break;
     }
-    lcp.b[rn] -= target;
     lcp.lo[rn] = S(0);
     lcp.hi[rn] = inf;
     lcp.mu[rn] = S(0);

@@ -9,6 +9,7 @@
 #include "gradyn/contact/detail/contact_jacobian.hpp"
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/contact/pgs.hpp"
+#include "gradyn/contact/pgs_contact.hpp"
 #include "gradyn/dynamics/aba.hpp"
 #include "gradyn/dynamics/kinematics_vjp.hpp"
 #include "gradyn/model/errors.hpp"
@@ -97,25 +98,21 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
       (ga.friction >= gb.friction ? model_bar.geom_friction[c.geom_a] : model_bar.geom_friction[c.geom_b]) += mu_bar;
       // target, the branch the forward took
       const double target_bar = -adj.b[rn];
-      double target = 0.0;
-      bool baumgarte = false;
-      const double excess = c.depth - settings.slop;
-      if (excess > 0.0) target = settings.erp / dt * excess, baumgarte = true;
+      const bool a_wins = ga.restitution >= gb.restitution;
+      const double e = a_wins ? ga.restitution : gb.restitution;
       const double approach = JT.col(rn).dot(v);
-      if (approach < -settings.restitution_threshold) {
-        const bool a_wins = ga.restitution >= gb.restitution;
-        const double e = a_wins ? ga.restitution : gb.restitution;
-        if (-e * approach > target) {
-          baumgarte = false;
+      switch (pgs_target_branch(settings, c.depth, approach, e, dt)) {
+        case PgsTargetBranch::Restitution:
           (a_wins ? model_bar.geom_restitution[c.geom_a] : model_bar.geom_restitution[c.geom_b]) +=
               target_bar * -approach;
           approach_bar[rn] = target_bar * -e;
-        }
-      }
-      if (baumgarte) {
-        data.contact_bar[k].depth += target_bar * settings.erp / dt;
-        model_bar.contact.erp += target_bar * excess / dt;
-        model_bar.contact.slop -= target_bar * settings.erp / dt;
+          break;
+        case PgsTargetBranch::Baumgarte:
+          data.contact_bar[k].depth += target_bar * settings.erp / dt;
+          model_bar.contact.erp += target_bar * (c.depth - settings.slop) / dt;
+          model_bar.contact.slop -= target_bar * settings.erp / dt;
+          break;
+        case PgsTargetBranch::Zero: break;
       }
     }
     if (!approach_bar.isZero(0.0)) {  // restitution on some row

@@ -76,11 +76,19 @@
 // (allocated) only when the contact or limit-row count changes.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <numbers>
 
 #include "gradyn/dynamics/kinematics.hpp"
 
 namespace gradyn {
+
+/// Friction direction j of N (the file comment's d_j): its weights (cos, sin) of tangent1 and tangent2.
+inline Eigen::Vector2d ipm_friction_direction(int j, int N) {
+  const double angle = 2.0 * std::numbers::pi * j / N;
+  return {std::cos(angle), std::sin(angle)};
+}
 
 /// Which term set a contact's normal-row target (recorded per contact in data.ipm_target_branch for
 /// the backward pass).

@@ -53,9 +53,29 @@
 // times at most.
 #pragma once
 
+#include <cstdint>
+
 #include "gradyn/dynamics/kinematics.hpp"
 
 namespace gradyn {
+
+/// Which term sets a PGS contact's normal-row target (the separation velocity it must reach).
+enum class PgsTargetBranch : std::uint8_t {
+  Zero,         // depth <= slop and no bounce: 0
+  Baumgarte,    // erp / dt (depth - slop)
+  Restitution,  // -e J_n v, the approach J_n v faster than restitution_threshold and the larger
+};
+
+/// The rule pgs_contact_velocity applies (and its VJP and the step Jacobian differentiate): the
+/// larger of Baumgarte and restitution, for a contact with this depth, approach J_n v before the step
+/// and restitution e (the pair's larger).
+inline PgsTargetBranch pgs_target_branch(const ContactSettings& settings, double depth, double approach, double e,
+                                         double dt) {
+  const double excess = depth - settings.slop;
+  const double baumgarte = excess > 0.0 ? settings.erp / dt * excess : 0.0;
+  if (approach < -settings.restitution_threshold && -e * approach > baumgarte) return PgsTargetBranch::Restitution;
+  return excess > 0.0 ? PgsTargetBranch::Baumgarte : PgsTargetBranch::Zero;
+}
 
 /// Velocity after the contact and joint-limit impulses: v_next = v + dt a_free + M^-1 J^T lambda,
 /// lambda in data.pgs_lambda (leading data.pgs_problem.rows entries). Needs forward_dynamics(q, v, tau)
