@@ -69,6 +69,22 @@ void propagate_derivatives(const MixedLcpTpl<ADScalar>& p, DataTpl<ADScalar>& da
   }
 }
 
+// The solver's row basis (lcp_ipm.hpp, IpmWorkspace::row_basis): per contact, its N friction rows
+// G_j = -(cos_j J_t1 + sin_j J_t2) span only the two tangents, so the orthogonal U = [C / sqrt(N / 2),
+// an orthonormal basis of C's complement] (C = [cos_j sin_j], N x 2) turns them into two rows on the
+// tangents and N - 2 zero rows, which the solver eliminates within the contact. Normal, gamma and
+// limit rows keep the identity.
+void set_friction_row_basis(int ni, int nc, int N, Eigen::MatrixXd& T) {
+  T.setIdentity(ni, ni);
+  Eigen::MatrixXd C(N, 2);
+  for (int j = 0; j < N; ++j) C.row(j) = ipm_friction_direction(j, N).transpose();
+  const Eigen::MatrixXd Q = Eigen::HouseholderQR<Eigen::MatrixXd>(C).householderQ();
+  Eigen::MatrixXd U(N, N);
+  U.leftCols(2) = C / std::sqrt(0.5 * N);  // orthonormal columns: sum cos^2 = sum sin^2 = N / 2, sum cos sin = 0
+  U.rightCols(N - 2) = Q.rightCols(N - 2);
+  for (int k = 0; k < nc; ++k) T.block(nc + N * k, nc + N * k, N, N) = U;
+}
+
 }  // namespace
 
 template <class S>
@@ -101,6 +117,8 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     data.ipm_z.setZero(ni);
     data.ipm_warm_ncontacts = -1;
   }
+  if (data.ipm_ncontacts != nc || data.ipm_workspace.row_basis.rows() != ni)  // allocates: as above
+    set_friction_row_basis(ni, nc, N, data.ipm_workspace.row_basis);
   data.ipm_ncontacts = nc;
   // Warm start when the rows are the last solve's: the same geom pairs in the same order, the same
   // limit rows (then each row's multiplier is a good guess for this step's).

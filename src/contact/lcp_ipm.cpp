@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -31,6 +32,35 @@ IpmWorkspaceTpl<S>::IpmWorkspaceTpl(Eigen::Index nx, Eigen::Index ne, Eigen::Ind
       K(MatrixX<S>::Zero(nx + ni + ne, nx + ni + ne)),
       lu(nx + ni + ne),
       mass_llt(nx),
+      block_start(Eigen::VectorXi::Zero(ni + 1)),
+      block_row(Eigen::VectorXi::Zero(ni)),
+      block_entry(Eigen::VectorXi::Zero(ni + 1)),
+      block_of_row(Eigen::VectorXi::Zero(ni)),
+      block_basis(VectorX<S>::Zero(ni * ni)),
+      block_static(VectorX<S>::Zero(ni * ni)),
+      block_static_plain(VectorX<S>::Zero(ni * ni)),
+      block_h(VectorX<S>::Zero(ni * ni)),
+      block_rotated(Eigen::VectorXi::Zero(ni)),
+      basis_start(Eigen::VectorXi::Zero(ni + 1)),
+      basis_col(Eigen::VectorXi::Zero(ni * ni)),
+      basis_value(VectorX<S>::Zero(ni * ni)),
+      core_index(Eigen::VectorXi::Zero(ni)),
+      plain_core(Eigen::VectorXi::Zero(ni)),
+      lu_combo_start(Eigen::VectorXi::Zero(ni + ne + 1)),
+      lu_combo_index(Eigen::VectorXi::Zero(ni * (ni + ne) + ne)),
+      lu_combo_weight(VectorX<S>::Zero(ni * (ni + ne) + ne)),
+      elim_step(Eigen::VectorXi::Zero(ni)),
+      elim_order(Eigen::VectorXi::Zero(ni)),
+      block_n_elim(Eigen::VectorXi::Zero(ni)),
+      lu_index(Eigen::VectorXi::Zero(ni)),
+      core_B(MatrixX<S>::Zero(ni + ne, nx)),
+      core_X(MatrixX<S>::Zero(nx, ni + ne)),
+      core_W(MatrixX<S>::Zero(ni + ne, ni + ne)),
+      core_c(VectorX<S>::Zero(ni + ne)),
+      mass_q(VectorX<S>::Zero(nx)),
+      core_w(VectorX<S>::Zero(ni + ne)),
+      core_g(VectorX<S>::Zero(ni + ne)),
+      basis_w(VectorX<S>::Zero(ni + ne)),
       minv(MatrixX<S>::Zero(nx, nx)),
       minv_BT(MatrixX<S>::Zero(nx, ni + ne)),
       schur_static(MatrixX<S>::Zero(ni + ne, ni + ne)),
@@ -38,16 +68,6 @@ IpmWorkspaceTpl<S>::IpmWorkspaceTpl(Eigen::Index nx, Eigen::Index ne, Eigen::Ind
       schur_pivots(Eigen::VectorXi::Zero(ni + ne)),
       rhs_x(VectorX<S>::Zero(nx)),
       rhs_w(VectorX<S>::Zero(ni + ne)),
-      kept(Eigen::VectorXi::Zero(ni + ne)),
-      elim(Eigen::VectorXi::Zero(ni)),
-      elim_static(VectorX<S>::Zero(ni)),
-      elim_pivot(VectorX<S>::Zero(ni)),
-      elim_col_start(Eigen::VectorXi::Zero(ni + 1)),
-      elim_col_index(Eigen::VectorXi::Zero(ni * (ni + ne))),
-      elim_col_value(VectorX<S>::Zero(ni * (ni + ne))),
-      elim_row_start(Eigen::VectorXi::Zero(ni + 1)),
-      elim_row_index(Eigen::VectorXi::Zero(ni * (ni + ne))),
-      elim_row_value(VectorX<S>::Zero(ni * (ni + ne))),
       rhs_kept(VectorX<S>::Zero(ni + ne)),
       f_row(Eigen::VectorXi::Zero(ni * ni)),
       f_col(Eigen::VectorXi::Zero(ni * ni)),
@@ -73,6 +93,7 @@ void check_problem(const MixedLcpTpl<S>& p, const IpmWorkspaceTpl<S>& ws) {
   check_shape("m", p.m.rows(), p.m.cols(), ni, 1);
   check_shape("A", p.A.rows(), p.A.cols(), ne, nx);
   check_shape("b", p.b.rows(), p.b.cols(), ne, 1);
+  if (ws.row_basis.size() != 0) check_shape("the workspace's row_basis", ws.row_basis.rows(), ws.row_basis.cols(), ni, ni);
 }
 
 // Largest alpha in (0, 1] with v + alpha dv >= 0 (v > 0).
@@ -82,20 +103,6 @@ S max_step(const VectorX<S>& v, const VectorX<S>& dv) {
   for (Eigen::Index i = 0; i < v.size(); ++i)
     if (dv[i] < S(0)) alpha = std::min(alpha, -v[i] / dv[i]);
   return alpha;
-}
-
-template <class S>
-void compute_residuals(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const S& kappa) {
-  ws.r_dual.noalias() = p.M * ws.x;
-  ws.r_dual.noalias() += p.G.transpose() * ws.z;
-  ws.r_dual.noalias() += p.A.transpose() * ws.y;
-  ws.r_dual += p.q;
-  ws.r_ineq.noalias() = p.G * ws.x;
-  for (Eigen::Index k = 0; k < ws.f_nnz; ++k) ws.r_ineq[ws.f_row[k]] += ws.f_value[k] * ws.z[ws.f_col[k]];
-  ws.r_ineq += ws.s - p.m;
-  ws.r_eq.noalias() = p.A * ws.x;
-  ws.r_eq -= p.b;
-  ws.r_comp = ws.s.cwiseProduct(ws.z).array() - kappa;
 }
 
 template <class S>
@@ -192,63 +199,468 @@ void collect_f_nonzeros(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
       }
 }
 
-// The rows the iterations may eliminate from the Schur complement S = B M^-1 B^T - C + D: inequality
-// rows e with G's row e zero and F(e, e) <= 0, provided F is diagonal among them. Then S(e, .) =
-// -F(e, .) + D_e on the diagonal, S(., e) = -F(., e) + D_e, and S restricted to them is the diagonal
-// D_e - F(e, e) > 0, so each leaves the LU by one division and a few sparse updates (the friction
-// cone's gamma rows: S(gamma, gamma) = D_gamma). Records the candidates and their couplings (w row
-// indices); factor_with eliminates those whose pivot is large enough at the current iterate.
-template <class S>
-void choose_eliminated_rows(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
-  const Eigen::Index ni = ws.n_ineq;
-  ws.n_elim = 0;
-  for (Eigen::Index r = 0; r < ni; ++r) {
-    if (p.F(r, r) > S(0)) continue;
-    bool zero_row = true;
-    for (Eigen::Index c = 0; zero_row && c < ws.n_x; ++c) zero_row = p.G(r, c) == S(0);
-    if (zero_row) ws.elim[ws.n_elim++] = static_cast<int>(r);
-  }
-  for (Eigen::Index a = 0; a < ws.n_elim; ++a)  // diagonal among themselves, or no elimination
-    for (Eigen::Index b = 0; b < ws.n_elim; ++b)
-      if (a != b && p.F(ws.elim[a], ws.elim[b]) != S(0)) ws.n_elim = 0;
-  int n_col = 0, n_row = 0;
-  for (Eigen::Index a = 0; a < ws.n_elim; ++a) {
-    const int e = ws.elim[a];
-    ws.elim_static[a] = -p.F(e, e);
-    ws.elim_col_start[a] = n_col;
-    ws.elim_row_start[a] = n_row;
-    for (Eigen::Index i = 0; i < ni; ++i) {  // S(y, e) = A M^-1 G_e^T = 0: only inequality rows couple
-      if (i == e) continue;
-      if (p.F(i, e) != S(0)) ws.elim_col_index[n_col] = static_cast<int>(i), ws.elim_col_value[n_col++] = -p.F(i, e);
-      if (p.F(e, i) != S(0)) ws.elim_row_index[n_row] = static_cast<int>(i), ws.elim_row_value[n_row++] = -p.F(e, i);
-    }
-  }
-  ws.elim_col_start[ws.n_elim] = n_col;
-  ws.elim_row_start[ws.n_elim] = n_row;
+// Rows of T^T G below this fraction of their block's largest G entry count as zero (local): an
+// orthogonal T built from cosines leaves rounding there (cos(pi / 2) = 6e-17), not structure.
+constexpr double kLocalRowTolerance = 1e-12;
+
+// A local row leaves the core LU only where its pivot is at least this fraction of its remaining
+// couplings (threshold pivoting: the updates grow entries by at most 1 / kEliminationThreshold).
+constexpr double kEliminationThreshold = 0.1;
+
+// A block takes its rotated basis in an iteration only where the D of the rows T_b mixes lie within
+// this factor of each other: mixing rows costs ~ spread x rounding of the smallest D, which matters
+// where W is singular (more contact rows than unknowns) and the small D decide the null space.
+constexpr double kRotationSpread = 1e4;
+
+// ---- The Schur path: row blocks, the core, and the factorisation of T^T S T ----------------------
+
+int find_root(Eigen::VectorXi& parent, int i) {
+  while (parent[i] != i) i = parent[i] = parent[parent[i]];
+  return i;
 }
 
-// The parts of K that stay fixed over the iterations: the Schur path's LLT of M, M^-1, M^-1 B^T,
-// B M^-1 B^T - [F 0; 0 0] and the eliminated rows, or the full path's constant blocks of K. Picks
-// the path.
+// Blocks: connected components of the inequality rows under F's and T's couplings; positions
+// grouped by block (ascending rows within one, blocks ordered by their first row).
+template <class S>
+void find_row_blocks(IpmWorkspaceTpl<S>& ws) {
+  const Eigen::Index ni = ws.n_ineq;
+  Eigen::VectorXi& parent = ws.elim_order;  // scratch: a union-find forest whose roots are smallest rows
+  for (Eigen::Index r = 0; r < ni; ++r) parent[r] = static_cast<int>(r);
+  auto join = [&](int a, int b) {
+    a = find_root(parent, a), b = find_root(parent, b);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);
+  };
+  for (Eigen::Index k = 0; k < ws.f_nnz; ++k) join(ws.f_row[k], ws.f_col[k]);
+  if (ws.row_basis.size() != 0)
+    for (Eigen::Index c = 0; c < ni; ++c)
+      for (Eigen::Index r = 0; r < ni; ++r)
+        if (r != c && ws.row_basis(r, c) != S(0)) join(static_cast<int>(r), static_cast<int>(c));
+  Eigen::VectorXi& size = ws.block_n_elim;  // scratch: rows per block
+  ws.n_blocks = 0;
+  for (Eigen::Index r = 0; r < ni; ++r) {
+    const int root = find_root(parent, static_cast<int>(r));
+    if (root == r) size[ws.n_blocks] = 0, ws.block_of_row[r] = static_cast<int>(ws.n_blocks++);
+    else ws.block_of_row[r] = ws.block_of_row[root];  // root < r: numbered already
+    ++size[ws.block_of_row[r]];
+  }
+  ws.block_start[0] = 0;
+  ws.block_entry[0] = 0;
+  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) {
+    ws.block_start[b + 1] = ws.block_start[b] + size[b];
+    ws.block_entry[b + 1] = ws.block_entry[b] + size[b] * size[b];
+    size[b] = ws.block_start[b];  // now: the next free position of block b
+  }
+  for (Eigen::Index r = 0; r < ni; ++r) ws.block_row[size[ws.block_of_row[r]]++] = static_cast<int>(r);
+}
+
+// The parts of the Schur path fixed over a solve: blocks, T_b, T_b^T (-F_b) T_b, the core rows
+// B_c of [T^T G; A], L^-1 B_c^T, W = B_c M^-1 B_c^T, B_c M^-1 q and L^-1 q (M = L L^T factored).
+template <class S>
+void prepare_blocks(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
+  using std::abs;
+  const Eigen::Index ne = ws.n_eq;
+  find_row_blocks(ws);
+  ws.n_core_ineq = 0;
+  ws.basis_start[0] = 0;
+  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) {
+    const int first = ws.block_start[b], nb = ws.block_start[b + 1] - first;
+    S* T = ws.block_basis.data() + ws.block_entry[b];
+    S* H = ws.block_static.data() + ws.block_entry[b];
+    for (int j = 0; j < nb; ++j)
+      for (int i = 0; i < nb; ++i)
+        T[i + j * nb] = ws.row_basis.size() != 0 ? ws.row_basis(ws.block_row[first + i], ws.block_row[first + j])
+                                                 : S(i == j ? 1 : 0);
+    for (int i = 0; i < nb; ++i) {  // T_b's nonzeros by row
+      int n = ws.basis_start[first + i];
+      for (int j = 0; j < nb; ++j)
+        if (T[i + j * nb] != S(0)) ws.basis_col[n] = j, ws.basis_value[n++] = T[i + j * nb];
+      ws.basis_start[first + i + 1] = n;
+    }
+    S* H_plain = ws.block_static_plain.data() + ws.block_entry[b];
+    for (int j = 0; j < nb; ++j)
+      for (int i = 0; i < nb; ++i) H_plain[i + j * nb] = -p.F(ws.block_row[first + i], ws.block_row[first + j]);
+    // H = T^T (-F_b) T: (-F_b) T into H's storage first, then T^T times it column by column.
+    S* column = ws.block_h.data() + ws.block_entry[b];  // scratch: one column of (-F_b) T
+    for (int j = 0; j < nb; ++j) {
+      for (int l = 0; l < nb; ++l) column[l] = S(0);
+      for (int k = 0; k < nb; ++k) {
+        const S t_kj = T[k + j * nb];
+        if (t_kj == S(0)) continue;
+        for (int l = 0; l < nb; ++l) column[l] += H_plain[l + k * nb] * t_kj;
+      }
+      for (int i = 0; i < nb; ++i) {
+        S sum(0);
+        for (int l = 0; l < nb; ++l) sum += T[l + i * nb] * column[l];
+        H[i + j * nb] = sum;
+      }
+    }
+    // T^T G_b (into core_X's storage, as scratch: nb x n_x), column by column; its rows that are not
+    // zero are core rows (rows of B_c).
+    const Eigen::Index nx = ws.n_x;
+    S* Gt = ws.core_X.data();
+    S* g = ws.core_g.data();  // scratch: one column of G_b
+    S largest(0);
+    for (Eigen::Index c = 0; c < nx; ++c) {
+      for (int i = 0; i < nb; ++i) g[i] = p.G(ws.block_row[first + i], c), largest = std::max(largest, abs(g[i]));
+      for (int j = 0; j < nb; ++j) {
+        S sum(0);
+        for (int i = 0; i < nb; ++i) sum += T[i + j * nb] * g[i];
+        Gt[j + c * nb] = sum;
+      }
+    }
+    const S cutoff = S(kLocalRowTolerance) * largest;
+    for (int i = 0; i < nb; ++i) {
+      S row_largest(0);
+      for (Eigen::Index c = 0; c < nx; ++c) row_largest = std::max(row_largest, abs(p.G(ws.block_row[first + i], c)));
+      ws.plain_core[first + i] = largest > S(0) && row_largest > cutoff;
+    }
+    for (int j = 0; j < nb; ++j) {
+      S row_largest(0);
+      for (Eigen::Index c = 0; c < nx; ++c) row_largest = std::max(row_largest, abs(Gt[j + c * nb]));
+      const bool core = largest > S(0) && row_largest > cutoff;
+      ws.core_index[first + j] = core ? static_cast<int>(ws.n_core_ineq) : -1;
+      if (core)
+        for (Eigen::Index c = 0; c < nx; ++c) ws.core_B(ws.n_core_ineq, c) = Gt[j + c * nb];
+      ws.n_core_ineq += core;
+    }
+  }
+  ws.n_core = ws.n_core_ineq + ne;
+  const Eigen::Index nc = ws.n_core;
+  ws.core_B.middleRows(ws.n_core_ineq, ne) = p.A;
+  auto X = ws.core_X.leftCols(nc);
+  X = ws.core_B.topRows(nc).transpose();
+  ws.mass_llt.matrixL().solveInPlace(X);
+  ws.mass_q = p.q;
+  ws.mass_llt.matrixL().solveInPlace(ws.mass_q);
+  ws.core_W.topLeftCorner(nc, nc).noalias() = X.transpose() * X;
+  ws.core_c.head(nc).noalias() = X.transpose() * ws.mass_q;
+}
+
+// out = T^T in (from_block_basis: out = T in) on the inequality rows: `in` by row, `out` by position.
+template <class S>
+void to_block_basis(const IpmWorkspaceTpl<S>& ws, const VectorX<S>& in, VectorX<S>& out) {
+  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) {
+    const int first = ws.block_start[b], nb = ws.block_start[b + 1] - first;
+    S* o = out.data() + first;
+    for (int j = 0; j < nb; ++j) o[j] = S(0);
+    for (int i = 0; i < nb; ++i) {
+      const S v = in[ws.block_row[first + i]];
+      for (int k = ws.basis_start[first + i]; k < ws.basis_start[first + i + 1]; ++k) o[ws.basis_col[k]] += ws.basis_value[k] * v;
+    }
+  }
+}
+
+template <class S, class Out>
+void from_block_basis(const IpmWorkspaceTpl<S>& ws, const VectorX<S>& in, Out&& out) {
+  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) {
+    const int first = ws.block_start[b], nb = ws.block_start[b + 1] - first;
+    const S* v = in.data() + first;
+    for (int i = 0; i < nb; ++i) {
+      S sum(0);
+      for (int k = ws.basis_start[first + i]; k < ws.basis_start[first + i + 1]; ++k) sum += ws.basis_value[k] * v[ws.basis_col[k]];
+      out[ws.block_row[first + i]] = sum;
+    }
+  }
+}
+
+// The core multipliers w_c (the core rows of [T^T z; y]) and g = B_c x(w) = -B_c M^-1 q - W w_c.
+template <class S>
+void core_product(IpmWorkspaceTpl<S>& ws) {
+  const Eigen::Index nc = ws.n_core;
+  to_block_basis(ws, ws.z, ws.basis_w);
+  for (Eigen::Index pos = 0; pos < ws.n_ineq; ++pos)
+    if (ws.core_index[pos] >= 0) ws.core_w[ws.core_index[pos]] = ws.basis_w[pos];
+  ws.core_w.segment(ws.n_core_ineq, ws.n_eq) = ws.y;
+  ws.core_g.head(nc).noalias() = -ws.core_W.topLeftCorner(nc, nc) * ws.core_w.head(nc);
+  ws.core_g.head(nc) -= ws.core_c.head(nc);
+}
+
+// x = x(w) = -M^-1 (q + B_c^T w_c) = -L^-T (L^-1 q + X w_c), with core_w current.
+template <class S>
+void recover_x(IpmWorkspaceTpl<S>& ws) {
+  ws.x = ws.mass_q;
+  ws.x.noalias() += ws.core_X.leftCols(ws.n_core) * ws.core_w.head(ws.n_core);
+  ws.mass_llt.matrixU().solveInPlace(ws.x);
+  ws.x = -ws.x;
+}
+
+// Factors T^T S T with D = diag(d_scale), per block in the basis chosen for this iteration (rotated:
+// T_b^T (D_b - F_b) T_b; plain: D_b - F_b): its local rows eliminated (threshold pivoting, the best
+// candidate first), then the core LU over the rows left, whose W part combines core_W's rows.
+template <class S>
+void factor_blocks(IpmWorkspaceTpl<S>& ws, const VectorX<S>& d_scale) {
+  using std::abs;
+  const int never = static_cast<int>(ws.n_ineq);
+  const bool has_basis = ws.row_basis.size() != 0;
+  ws.n_lu = 0;
+  int n_combo = 0;
+  ws.lu_combo_start[0] = 0;
+  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) {
+    const int first = ws.block_start[b], nb = ws.block_start[b + 1] - first;
+    const S* T = ws.block_basis.data() + ws.block_entry[b];
+    // Rotate only where the D of the rows T_b mixes are of one magnitude (see kRotationSpread).
+    S d_min = std::numeric_limits<S>::infinity(), d_max(0);
+    for (int i = 0; has_basis && i < nb; ++i) {
+      if (ws.basis_start[first + i + 1] - ws.basis_start[first + i] < 2) continue;  // T_b does not mix row i
+      const S d = d_scale[ws.block_row[first + i]];
+      d_min = std::min(d_min, d), d_max = std::max(d_max, d);
+    }
+    const bool rotated = has_basis && d_max <= S(kRotationSpread) * d_min;
+    ws.block_rotated[b] = rotated;
+    const int* core = rotated ? ws.core_index.data() + first : ws.plain_core.data() + first;  // >= 0 / 1: core
+    auto is_core = [&](int i) { return rotated ? core[i] >= 0 : core[i] != 0; };
+    S* h = ws.block_h.data() + ws.block_entry[b];
+    if (rotated) {
+      std::copy_n(ws.block_static.data() + ws.block_entry[b], nb * nb, h);
+      for (int i = 0; i < nb; ++i) {  // h += T^T diag(d) T: d_i t_i t_i^T over T's rows t_i (their nonzeros)
+        const S d = d_scale[ws.block_row[first + i]];
+        const int begin = ws.basis_start[first + i], end = ws.basis_start[first + i + 1];
+        for (int a = begin; a < end; ++a) {
+          const S dt = d * ws.basis_value[a];
+          S* h_col = h + ws.basis_col[a] * nb;
+          for (int c = begin; c < end; ++c) h_col[ws.basis_col[c]] += dt * ws.basis_value[c];
+        }
+      }
+    } else {
+      std::copy_n(ws.block_static_plain.data() + ws.block_entry[b], nb * nb, h);
+      for (int i = 0; i < nb; ++i) h[i + i * nb] += d_scale[ws.block_row[first + i]];
+    }
+    int* step = ws.elim_step.data() + first;
+    int* order = ws.elim_order.data() + first;
+    int* left = ws.lu_index.data() + first;  // scratch until the core LU's numbering: positions not eliminated
+    int* row = ws.lu_combo_index.data() + ws.lu_combo_start[ws.n_lu];  // scratch: past the combinations so far
+    int n_left = nb;
+    for (int i = 0; i < nb; ++i) step[i] = never, left[i] = i;
+    int n_elim = 0;
+    for (;;) {
+      int best = -1;
+      S best_ratio(0);
+      for (int a = 0; a < n_left; ++a) {
+        const int e = left[a];
+        if (is_core(e)) continue;
+        const S pivot = abs(h[e + e * nb]);
+        if (pivot == S(0)) continue;
+        S coupling(0);
+        for (int c = 0; c < n_left; ++c) {
+          const int i = left[c];
+          if (i == e) continue;
+          coupling = std::max(coupling, std::max(abs(h[i + e * nb]), abs(h[e + i * nb])));
+        }
+        if (pivot < S(kEliminationThreshold) * coupling) continue;
+        const S ratio = coupling == S(0) ? std::numeric_limits<S>::infinity() : pivot / coupling;
+        if (best < 0 || ratio > best_ratio) best = a, best_ratio = ratio;
+      }
+      if (best < 0) break;
+      const int e = left[best];
+      left[best] = left[--n_left];
+      step[e] = n_elim;
+      order[n_elim++] = e;
+      const S inv = S(1) / h[e + e * nb];
+      int n_row = 0;  // the pivot row's nonzeros among the rows left (their columns in `row`)
+      for (int c = 0; c < n_left; ++c)
+        if (h[e + left[c] * nb] != S(0)) row[n_row++] = left[c];
+      for (int a = 0; a < n_left; ++a) {
+        const int i = left[a];
+        S& l = h[i + e * nb];
+        if (l == S(0)) continue;
+        l *= inv;
+        for (int c = 0; c < n_row; ++c) h[i + row[c] * nb] -= l * h[e + row[c] * nb];
+      }
+    }
+    ws.block_n_elim[b] = n_elim;
+    // The rows left join the core LU; a core row's W part: rotated, its own row of core_W; plain, row
+    // i of T_b times the block's rotated core rows (G_i = sum_j T(i, j) (T^T G)_j).
+    for (int i = 0; i < nb; ++i) {
+      if (step[i] != never) {
+        ws.lu_index[first + i] = -1;
+        continue;
+      }
+      ws.lu_index[first + i] = static_cast<int>(ws.n_lu++);
+      if (is_core(i)) {
+        if (rotated) {
+          ws.lu_combo_index[n_combo] = core[i], ws.lu_combo_weight[n_combo++] = S(1);
+        } else {
+          for (int j = 0; j < nb; ++j)
+            if (ws.core_index[first + j] >= 0 && T[i + j * nb] != S(0))
+              ws.lu_combo_index[n_combo] = ws.core_index[first + j], ws.lu_combo_weight[n_combo++] = T[i + j * nb];
+        }
+      }
+      ws.lu_combo_start[ws.n_lu] = n_combo;
+    }
+  }
+  for (Eigen::Index e = 0; e < ws.n_eq; ++e) {  // A's rows, last
+    ws.lu_combo_index[n_combo] = static_cast<int>(ws.n_core_ineq + e), ws.lu_combo_weight[n_combo++] = S(1);
+    ws.lu_combo_start[++ws.n_lu] = n_combo;
+  }
+  const Eigen::Index n = ws.n_lu;
+  S* a = ws.schur.data();  // compact n x n, column-major
+  bool single = true;      // every row one core row of weight 1 (all blocks rotated): a gather
+  for (Eigen::Index r = 0; single && r < n; ++r)
+    single = ws.lu_combo_start[r + 1] == ws.lu_combo_start[r] ||
+             (ws.lu_combo_start[r + 1] == ws.lu_combo_start[r] + 1 && ws.lu_combo_weight[ws.lu_combo_start[r]] == S(1));
+  if (single) {
+    for (Eigen::Index c = 0; c < n * n; ++c) a[c] = S(0);
+    for (Eigen::Index c = 0; c < n; ++c) {
+      if (ws.lu_combo_start[c + 1] == ws.lu_combo_start[c]) continue;
+      const S* w_col = &ws.core_W(0, ws.lu_combo_index[ws.lu_combo_start[c]]);
+      for (Eigen::Index r = 0; r < n; ++r)
+        if (ws.lu_combo_start[r + 1] > ws.lu_combo_start[r]) a[r + c * n] = w_col[ws.lu_combo_index[ws.lu_combo_start[r]]];
+    }
+  } else {
+    for (Eigen::Index c = 0; c < n; ++c)
+      for (Eigen::Index r = 0; r < n; ++r) {
+        S sum(0);
+        for (int kc = ws.lu_combo_start[c]; kc < ws.lu_combo_start[c + 1]; ++kc)
+          for (int kr = ws.lu_combo_start[r]; kr < ws.lu_combo_start[r + 1]; ++kr)
+            sum += ws.lu_combo_weight[kr] * ws.core_W(ws.lu_combo_index[kr], ws.lu_combo_index[kc]) * ws.lu_combo_weight[kc];
+        a[r + c * n] = sum;
+      }
+  }
+  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) {
+    const int first = ws.block_start[b], nb = ws.block_start[b + 1] - first;
+    const S* h = ws.block_h.data() + ws.block_entry[b];
+    for (int j = 0; j < nb; ++j) {
+      const int c = ws.lu_index[first + j];
+      if (c < 0) continue;
+      for (int i = 0; i < nb; ++i) {
+        const int r = ws.lu_index[first + i];
+        if (r >= 0) a[r + c * n] += h[i + j * nb];
+      }
+    }
+  }
+  lu_in_place(a, n, ws.schur_pivots.data());
+}
+
+// w = S^-1 w (original basis, w = [z rows; y rows]) with factor_blocks' factorisation.
+template <class S>
+void solve_blocks(IpmWorkspaceTpl<S>& ws, VectorX<S>& w) {
+  VectorX<S>& t = ws.basis_w;  // by position, in each block's basis of this iteration
+  S* y = ws.rhs_kept.data();
+  const Eigen::Index eq_first = ws.n_lu - ws.n_eq;
+  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) {  // t = T_b^T w_b, then L^-1 within the block
+    const int first = ws.block_start[b], nb = ws.block_start[b + 1] - first;
+    const S* h = ws.block_h.data() + ws.block_entry[b];
+    const int* step = ws.elim_step.data() + first;
+    const int* order = ws.elim_order.data() + first;
+    S* tb = t.data() + first;
+    if (ws.block_rotated[b]) {
+      for (int j = 0; j < nb; ++j) tb[j] = S(0);
+      for (int i = 0; i < nb; ++i) {
+        const S v = w[ws.block_row[first + i]];
+        for (int k = ws.basis_start[first + i]; k < ws.basis_start[first + i + 1]; ++k) tb[ws.basis_col[k]] += ws.basis_value[k] * v;
+      }
+    } else {
+      for (int i = 0; i < nb; ++i) tb[i] = w[ws.block_row[first + i]];
+    }
+    for (int k = 0; k < ws.block_n_elim[b]; ++k) {
+      const int e = order[k];
+      const S te = tb[e];
+      if (te == S(0)) continue;
+      for (int i = 0; i < nb; ++i)
+        if (step[i] > k) tb[i] -= h[i + e * nb] * te;
+    }
+    for (int i = 0; i < nb; ++i)
+      if (ws.lu_index[first + i] >= 0) y[ws.lu_index[first + i]] = tb[i];
+  }
+  for (Eigen::Index e = 0; e < ws.n_eq; ++e) y[eq_first + e] = w[ws.n_ineq + e];
+  lu_solve_in_place(ws.schur.data(), ws.n_lu, ws.schur_pivots.data(), y);
+  for (Eigen::Index e = 0; e < ws.n_eq; ++e) w[ws.n_ineq + e] = y[eq_first + e];
+  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) {  // U^-1 of the eliminated rows, then w_b = T_b t
+    const int first = ws.block_start[b], nb = ws.block_start[b + 1] - first;
+    const S* h = ws.block_h.data() + ws.block_entry[b];
+    const int* step = ws.elim_step.data() + first;
+    const int* order = ws.elim_order.data() + first;
+    S* tb = t.data() + first;
+    for (int i = 0; i < nb; ++i)
+      if (ws.lu_index[first + i] >= 0) tb[i] = y[ws.lu_index[first + i]];
+    for (int k = ws.block_n_elim[b] - 1; k >= 0; --k) {
+      const int e = order[k];
+      S sum = tb[e];
+      for (int j = 0; j < nb; ++j)
+        if (step[j] > k) sum -= h[e + j * nb] * tb[j];
+      tb[e] = sum / h[e + e * nb];
+    }
+    if (ws.block_rotated[b]) {
+      for (int i = 0; i < nb; ++i) {
+        S sum(0);
+        for (int k = ws.basis_start[first + i]; k < ws.basis_start[first + i + 1]; ++k) sum += ws.basis_value[k] * tb[ws.basis_col[k]];
+        w[ws.block_row[first + i]] = sum;
+      }
+    } else {
+      for (int i = 0; i < nb; ++i) w[ws.block_row[first + i]] = tb[i];
+    }
+  }
+}
+
+// ---- Residuals, factorisations and Newton directions of either path -----------------------------
+
+template <class S>
+void compute_residuals(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const S& kappa) {
+  if (ws.use_schur) {  // x = x(w): the dual rows hold exactly; G x = T [g_core; 0]
+    core_product(ws);
+    ws.r_dual.setZero();
+    ws.basis_w.setZero();
+    for (Eigen::Index pos = 0; pos < ws.n_ineq; ++pos)
+      if (ws.core_index[pos] >= 0) ws.basis_w[pos] = ws.core_g[ws.core_index[pos]];
+    from_block_basis(ws, ws.basis_w, ws.r_ineq);
+    ws.r_eq = ws.core_g.segment(ws.n_core_ineq, ws.n_eq) - p.b;
+  } else {
+    ws.r_dual.noalias() = p.M * ws.x;
+    ws.r_dual.noalias() += p.G.transpose() * ws.z;
+    ws.r_dual.noalias() += p.A.transpose() * ws.y;
+    ws.r_dual += p.q;
+    ws.r_ineq.noalias() = p.G * ws.x;
+    ws.r_eq.noalias() = p.A * ws.x;
+    ws.r_eq -= p.b;
+  }
+  for (Eigen::Index k = 0; k < ws.f_nnz; ++k) ws.r_ineq[ws.f_row[k]] += ws.f_value[k] * ws.z[ws.f_col[k]];
+  ws.r_ineq += ws.s - p.m;
+  ws.r_comp = ws.s.cwiseProduct(ws.z).array() - kappa;
+}
+
+// The report's residuals with the problem as given (the Schur path's iterations drop the rounding
+// rows of T^T G; this is the solution's own test), x current.
+template <class S>
+void report_residuals(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const S& kappa, LcpIpmResult& result) {
+  const bool schur = ws.use_schur;
+  ws.use_schur = false;
+  compute_residuals(p, ws, kappa);
+  ws.use_schur = schur;
+  result.primal_residual = double(std::max(inf_norm(ws.r_ineq), inf_norm(ws.r_eq)));
+  result.dual_residual = double(inf_norm(ws.r_dual));
+  result.complementarity_residual = double(inf_norm(ws.r_comp));
+}
+
+// M^-1, M^-1 B^T and B M^-1 B^T - [F 0; 0 0] in the original basis (the factorisation at the
+// solution), once per solve.
+template <class S>
+void prepare_full_schur(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
+  if (ws.full_schur_ready) return;
+  const Eigen::Index ni = ws.n_ineq, ne = ws.n_eq;
+  ws.minv.setIdentity();
+  ws.mass_llt.solveInPlace(ws.minv);
+  ws.minv_BT.leftCols(ni).noalias() = ws.minv * p.G.transpose();
+  ws.minv_BT.rightCols(ne).noalias() = ws.minv * p.A.transpose();
+  ws.schur_static.topRows(ni).noalias() = p.G * ws.minv_BT;
+  ws.schur_static.bottomRows(ne).noalias() = p.A * ws.minv_BT;
+  ws.schur_static.topLeftCorner(ni, ni) -= p.F;
+  ws.full_schur_ready = true;
+}
+
+// The parts of K that stay fixed over the iterations (the Schur path's blocks and core, or the full
+// path's constant blocks of K). Picks the path.
 template <class S>
 void prepare_kkt(const MixedLcpTpl<S>& p, bool allow_schur, IpmWorkspaceTpl<S>& ws) {
   const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
   collect_f_nonzeros(p, ws);
   ws.use_schur = false;
-  ws.n_elim = 0;
+  ws.full_schur_ready = false;
   if (allow_schur && exactly_symmetric(p.M)) {
     ws.mass_llt.compute(p.M);
     ws.use_schur = ws.mass_llt.info() == Eigen::Success;
   }
   if (ws.use_schur) {
-    ws.minv.setIdentity();
-    ws.mass_llt.solveInPlace(ws.minv);
-    ws.minv_BT.leftCols(ni).noalias() = ws.minv * p.G.transpose();
-    ws.minv_BT.rightCols(ne).noalias() = ws.minv * p.A.transpose();
-    ws.schur_static.topRows(ni).noalias() = p.G * ws.minv_BT;
-    ws.schur_static.bottomRows(ne).noalias() = p.A * ws.minv_BT;
-    ws.schur_static.topLeftCorner(ni, ni) -= p.F;
-    choose_eliminated_rows(p, ws);
+    prepare_blocks(p, ws);
     return;
   }
   ws.K.setZero();
@@ -259,62 +671,21 @@ void prepare_kkt(const MixedLcpTpl<S>& p, bool allow_schur, IpmWorkspaceTpl<S>& 
   ws.K.block(nx + ni, 0, ne, nx) = p.A;
 }
 
-// Factors K with D = diag(d_scale) (the s / z ratios). reduce: the Schur path eliminates the rows
-// choose_eliminated_rows picked first (the iterations); otherwise (the backward pass's factorisation
-// at the solution, where a tiny D_e would make that elimination lose accuracy) the whole Schur
-// complement is LU-factored with pivoting.
+// Factors K with D = diag(d_scale): the iterations' (Schur path: factor_blocks), or, at_solution,
+// the Schur complement in the original basis LU-factored with pivoting over all its rows (the
+// backward pass: no threshold choices, and solves with K^T too).
 template <class S>
-void factor_with(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const VectorX<S>& d_scale, bool reduce) {
+void factor_with(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const VectorX<S>& d_scale, bool at_solution) {
   const Eigen::Index nx = ws.n_x, ni = ws.n_ineq;
   if (ws.use_schur) {
-    ws.schur_reduced = reduce && ws.n_elim > 0;
-    if (!ws.schur_reduced) {
-      ws.schur = ws.schur_static;
-      ws.schur.topLeftCorner(ni, ni).diagonal() += d_scale;
-      lu_in_place(ws.schur.data(), ws.schur.rows(), ws.schur_pivots.data());
+    if (!at_solution) {
+      factor_blocks(ws, d_scale);
       return;
     }
-    // Eliminate a candidate only where its pivot is at least a tenth of its couplings (threshold
-    // pivoting: the updates grow entries by at most 10x); a sliding contact's gamma, whose D tends
-    // to 0, stays in the pivoted LU. elim_pivot = 0 marks a candidate kept this time.
-    const Eigen::Index nw = ws.n_ineq + ws.n_eq;
-    Eigen::VectorXi& position = ws.schur_pivots;  // w row -> kept index (-1: eliminated), until the LU
-    position.setZero();
-    for (Eigen::Index e = 0; e < ws.n_elim; ++e) {
-      const S pivot = d_scale[ws.elim[e]] + ws.elim_static[e];
-      S coupling(0);
-      for (int c = ws.elim_col_start[e]; c < ws.elim_col_start[e + 1]; ++c)
-        coupling = std::max(coupling, std::abs(ws.elim_col_value[c]));
-      for (int r = ws.elim_row_start[e]; r < ws.elim_row_start[e + 1]; ++r)
-        coupling = std::max(coupling, std::abs(ws.elim_row_value[r]));
-      const bool eliminate = pivot >= S(0.1) * coupling && pivot > S(0);
-      ws.elim_pivot[e] = eliminate ? pivot : S(0);
-      if (eliminate) position[ws.elim[e]] = -1;
-    }
-    ws.n_kept = 0;
-    for (Eigen::Index r = 0; r < nw; ++r)
-      if (position[r] == 0) position[r] = static_cast<int>(ws.n_kept), ws.kept[ws.n_kept++] = static_cast<int>(r);
-      else position[r] = -1;
-    for (Eigen::Index k = 0; k < ws.n_kept; ++k) position[ws.kept[k]] = static_cast<int>(k);
-    const Eigen::Index nr = ws.n_kept;
-    S* a = ws.schur.data();  // the reduced matrix, compact n_r x n_r (column-major)
-    for (Eigen::Index c = 0; c < nr; ++c) {
-      const S* column = ws.schur_static.data() + ws.kept[c] * nw;
-      for (Eigen::Index r = 0; r < nr; ++r) a[r + c * nr] = column[ws.kept[r]];
-    }
-    for (Eigen::Index k = 0; k < nr; ++k)
-      if (ws.kept[k] < ni) a[k + k * nr] += d_scale[ws.kept[k]];
-    for (Eigen::Index e = 0; e < ws.n_elim; ++e) {  // S_kept -= S(:, e) S(e, :) / S(e, e)
-      const S pivot = ws.elim_pivot[e];
-      if (pivot == S(0)) continue;
-      for (int c = ws.elim_col_start[e]; c < ws.elim_col_start[e + 1]; ++c) {
-        const S factor = ws.elim_col_value[c] / pivot;
-        const int i = position[ws.elim_col_index[c]];
-        for (int r = ws.elim_row_start[e]; r < ws.elim_row_start[e + 1]; ++r)
-          a[i + position[ws.elim_row_index[r]] * nr] -= factor * ws.elim_row_value[r];
-      }
-    }
-    lu_in_place(a, nr, ws.schur_pivots.data());
+    prepare_full_schur(p, ws);
+    ws.schur = ws.schur_static;
+    ws.schur.topLeftCorner(ni, ni).diagonal() += d_scale;
+    lu_in_place(ws.schur.data(), ws.schur.rows(), ws.schur_pivots.data());
     return;
   }
   ws.K.block(nx, nx, ni, ni) = p.F;
@@ -322,51 +693,9 @@ void factor_with(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const VectorX<
   ws.lu.compute(ws.K);
 }
 
-// w = S^-1 w (transposed: S^-T w) with the Schur complement's current factorisation.
+// sol = K^-1 rhs (transposed: K^-T rhs) with the factorisation at the solution; sol may be rhs.
 template <class S>
-void solve_schur(IpmWorkspaceTpl<S>& ws, VectorX<S>& w, bool transposed) {
-  if (!ws.schur_reduced) {
-    if (transposed)
-      lu_solve_transposed_in_place(ws.schur.data(), ws.schur.rows(), ws.schur_pivots.data(), w.data());
-    else
-      lu_solve_in_place(ws.schur.data(), ws.schur.rows(), ws.schur_pivots.data(), w.data());
-    return;
-  }
-  // S = [S_kk S_ke; S_ek S_ee] with S_ee diagonal: the kept rows solve the reduced system
-  // (S_kk - S_ke S_ee^-1 S_ek) w_k = r_k - S_ke S_ee^-1 r_e, then w_e = S_ee^-1 (r_e - S_ek w_k);
-  // transposed, S_ke and S_ek trade places. (The couplings of an eliminated row are kept rows.)
-  const Eigen::VectorXi& in_start = transposed ? ws.elim_row_start : ws.elim_col_start;
-  const Eigen::VectorXi& in_index = transposed ? ws.elim_row_index : ws.elim_col_index;
-  const VectorX<S>& in_value = transposed ? ws.elim_row_value : ws.elim_col_value;
-  const Eigen::VectorXi& out_start = transposed ? ws.elim_col_start : ws.elim_row_start;
-  const Eigen::VectorXi& out_index = transposed ? ws.elim_col_index : ws.elim_row_index;
-  const VectorX<S>& out_value = transposed ? ws.elim_col_value : ws.elim_row_value;
-  for (Eigen::Index e = 0; e < ws.n_elim; ++e) {
-    if (ws.elim_pivot[e] == S(0)) continue;  // kept this time
-    const S t = w[ws.elim[e]] / ws.elim_pivot[e];
-    for (int c = in_start[e]; c < in_start[e + 1]; ++c) w[in_index[c]] -= in_value[c] * t;
-  }
-  const Eigen::Index nr = ws.n_kept;
-  S* y = ws.rhs_kept.data();
-  for (Eigen::Index k = 0; k < nr; ++k) y[k] = w[ws.kept[k]];
-  if (transposed)
-    lu_solve_transposed_in_place(ws.schur.data(), nr, ws.schur_pivots.data(), y);
-  else
-    lu_solve_in_place(ws.schur.data(), nr, ws.schur_pivots.data(), y);
-  for (Eigen::Index k = 0; k < nr; ++k) w[ws.kept[k]] = y[k];
-  for (Eigen::Index e = 0; e < ws.n_elim; ++e) {
-    if (ws.elim_pivot[e] == S(0)) continue;
-    S sum = w[ws.elim[e]];
-    for (int c = out_start[e]; c < out_start[e + 1]; ++c) sum -= out_value[c] * w[out_index[c]];
-    w[ws.elim[e]] = sum / ws.elim_pivot[e];
-  }
-}
-
-// sol = K^-1 rhs (transposed: K^-T rhs) with the current factorisation; sol may be rhs.
-// dual_rows_zero: rhs's first n_x entries are zero (the Schur path then skips M^-1 r_x).
-template <class S>
-void solve_factored(IpmWorkspaceTpl<S>& ws, const VectorX<S>& rhs, VectorX<S>& sol, bool transposed,
-                    bool dual_rows_zero = false) {
+void solve_factored(IpmWorkspaceTpl<S>& ws, const VectorX<S>& rhs, VectorX<S>& sol, bool transposed) {
   if (!ws.use_schur) {
     if (transposed)
       sol = ws.lu.transpose().solve(rhs);
@@ -377,51 +706,63 @@ void solve_factored(IpmWorkspaceTpl<S>& ws, const VectorX<S>& rhs, VectorX<S>& s
   // K = [M B^T; B C] (M symmetric): with t = M^-1 r_x, (B M^-1 B^T - C) w = B t - r_w, x = t - M^-1 B^T w;
   // K^T = [M B^T; B C^T] the same with the Schur complement transposed.
   const Eigen::Index nx = ws.n_x, nw = ws.n_ineq + ws.n_eq;
-  if (dual_rows_zero) {
-    ws.rhs_w = -rhs.tail(nw);
-    solve_schur(ws, ws.rhs_w, transposed);
-    sol.tail(nw) = ws.rhs_w;
-    sol.head(nx).noalias() = -(ws.minv_BT * ws.rhs_w);
-    return;
-  }
   ws.rhs_w.noalias() = ws.minv_BT.transpose() * rhs.head(nx);  // B M^-1 r_x
   ws.rhs_w -= rhs.tail(nw);
   ws.rhs_x.noalias() = ws.minv * rhs.head(nx);
-  solve_schur(ws, ws.rhs_w, transposed);
+  if (transposed)
+    lu_solve_transposed_in_place(ws.schur.data(), nw, ws.schur_pivots.data(), ws.rhs_w.data());
+  else
+    lu_solve_in_place(ws.schur.data(), nw, ws.schur_pivots.data(), ws.rhs_w.data());
   sol.tail(nw) = ws.rhs_w;
   sol.head(nx) = ws.rhs_x;
   sol.head(nx).noalias() -= ws.minv_BT * sol.tail(nw);
 }
 
-// Newton direction (dx, dz, dy, ds) for the current residuals with the complementarity residual
-// comp (rows of Z ds + S dz = -comp); K must be factored at the current iterate.
+// The Newton direction (dx, dz, dy, ds) for the current residuals with the complementarity residual
+// comp (rows of Z ds + S dz = -comp); K factored at the current iterate. Schur path: dw = S^-1
+// [r_ineq - comp / z; r_eq] (the dual residual is zero), no dx.
 template <class S>
 void newton_direction(IpmWorkspaceTpl<S>& ws, const VectorX<S>& comp) {
   const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
-  ws.rhs.head(nx) = -ws.r_dual;
-  ws.rhs.segment(nx, ni) = comp.cwiseQuotient(ws.z) - ws.r_ineq;
-  ws.rhs.tail(ne) = -ws.r_eq;
-  solve_factored(ws, ws.rhs, ws.sol, false);
-  ws.dx = ws.sol.head(nx);
-  ws.dz = ws.sol.segment(nx, ni);
-  ws.dy = ws.sol.tail(ne);
+  if (ws.use_schur) {
+    ws.rhs_w.head(ni) = ws.r_ineq - comp.cwiseQuotient(ws.z);
+    ws.rhs_w.tail(ne) = ws.r_eq;
+    solve_blocks(ws, ws.rhs_w);
+    ws.dz = ws.rhs_w.head(ni);
+    ws.dy = ws.rhs_w.tail(ne);
+  } else {
+    ws.rhs.head(nx) = -ws.r_dual;
+    ws.rhs.segment(nx, ni) = comp.cwiseQuotient(ws.z) - ws.r_ineq;
+    ws.rhs.tail(ne) = -ws.r_eq;
+    ws.sol = ws.lu.solve(ws.rhs);
+    ws.dx = ws.sol.head(nx);
+    ws.dz = ws.sol.segment(nx, ni);
+    ws.dy = ws.sol.tail(ne);
+  }
   // ds = -(comp + S dz) / z
   ws.ds = -(comp + ws.s.cwiseProduct(ws.dz)).cwiseQuotient(ws.z);
 }
 
 // The Newton direction for complementarity residual comp, given (dx, dz, dy) of the same system
-// with comp - delta: K is linear, so only [0; delta / z; 0] is solved for and added (the Schur
-// path's solve then needs no M^-1 r_x).
+// with comp - delta: K is linear, so only [0; delta / z; 0] is solved for and added.
 template <class S>
 void corrected_direction(IpmWorkspaceTpl<S>& ws, const VectorX<S>& comp, const VectorX<S>& delta) {
   const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
-  ws.rhs.head(nx).setZero();
-  ws.rhs.segment(nx, ni) = delta.cwiseQuotient(ws.z);
-  ws.rhs.tail(ne).setZero();
-  solve_factored(ws, ws.rhs, ws.sol, false, true);
-  ws.dx += ws.sol.head(nx);
-  ws.dz += ws.sol.segment(nx, ni);
-  ws.dy += ws.sol.tail(ne);
+  if (ws.use_schur) {
+    ws.rhs_w.head(ni) = -delta.cwiseQuotient(ws.z);
+    ws.rhs_w.tail(ne).setZero();
+    solve_blocks(ws, ws.rhs_w);
+    ws.dz += ws.rhs_w.head(ni);
+    ws.dy += ws.rhs_w.tail(ne);
+  } else {
+    ws.rhs.head(nx).setZero();
+    ws.rhs.segment(nx, ni) = delta.cwiseQuotient(ws.z);
+    ws.rhs.tail(ne).setZero();
+    ws.sol = ws.lu.solve(ws.rhs);
+    ws.dx += ws.sol.head(nx);
+    ws.dz += ws.sol.segment(nx, ni);
+    ws.dy += ws.sol.tail(ne);
+  }
   ws.ds = -(comp + ws.s.cwiseProduct(ws.dz)).cwiseQuotient(ws.z);
 }
 
@@ -430,13 +771,9 @@ template <class S>
 void factor_at_solution(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
   if (ws.factored_at_solution) return;
   ws.ds_aff = ws.s.cwiseQuotient(ws.z);
-  factor_with(p, ws, ws.ds_aff, false);
+  factor_with(p, ws, ws.ds_aff, true);
   ws.factored_at_solution = true;
 }
-
-}  // namespace
-
-namespace {
 
 // Initial point (Mattingley & Boyd): solve the KKT system with D = I, i.e. s = -z, then shift s and z
 // into the positive orthant.
@@ -444,14 +781,27 @@ template <class S>
 void cold_start(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
   const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
   ws.s.setOnes();
-  factor_with(p, ws, ws.s, true);
-  ws.rhs.head(nx) = -p.q;
-  ws.rhs.segment(nx, ni) = p.m;
-  ws.rhs.tail(ne) = p.b;
-  solve_factored(ws, ws.rhs, ws.sol, false);
-  ws.x = ws.sol.head(nx);
-  ws.z = ws.sol.segment(nx, ni);
-  ws.y = ws.sol.tail(ne);
+  factor_with(p, ws, ws.s, false);
+  if (ws.use_schur) {  // S w = -B M^-1 q - [m; b]
+    ws.basis_w.setZero();
+    for (Eigen::Index pos = 0; pos < ni; ++pos)
+      if (ws.core_index[pos] >= 0) ws.basis_w[pos] = ws.core_c[ws.core_index[pos]];
+    from_block_basis(ws, ws.basis_w, ws.rhs_w);
+    ws.rhs_w.head(ni) += p.m;
+    ws.rhs_w.tail(ne) = ws.core_c.segment(ws.n_core_ineq, ne) + p.b;
+    ws.rhs_w = -ws.rhs_w;
+    solve_blocks(ws, ws.rhs_w);
+    ws.z = ws.rhs_w.head(ni);
+    ws.y = ws.rhs_w.tail(ne);
+  } else {
+    ws.rhs.head(nx) = -p.q;
+    ws.rhs.segment(nx, ni) = p.m;
+    ws.rhs.tail(ne) = p.b;
+    ws.sol = ws.lu.solve(ws.rhs);
+    ws.x = ws.sol.head(nx);
+    ws.z = ws.sol.segment(nx, ni);
+    ws.y = ws.sol.tail(ne);
+  }
   ws.s = -ws.z;
   if (ni > 0) {
     const S shift_s = -ws.s.minCoeff(), shift_z = -ws.z.minCoeff();
@@ -460,30 +810,22 @@ void cold_start(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
   }
 }
 
-// Warm start from the multipliers (z, y) the workspace holds: z raised to at least `floor`, x from
-// the dual rows (r_dual = 0: x = -M^-1 (q + G^T z + A^T y), Schur path only; the full path keeps the
-// old x), s from the inequality rows (r_ineq = 0) raised to at least `floor`. Only the raised entries
-// leave residuals; for a problem close to the last one the iteration starts next to its solution.
+// Warm start from the multipliers (z, y) the workspace holds: z raised to at least `floor`, s from
+// the inequality rows (r_ineq = 0) at x(w) (Schur path; the full path keeps the old x) raised to at
+// least `floor`. Only the raised entries leave residuals; for a problem close to the last one the
+// iteration starts next to its solution.
 template <class S>
 void warm_start(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, const S& floor) {
   ws.z = ws.z.cwiseMax(floor);
-  if (ws.use_schur) {
-    ws.rhs_x = -p.q;
-    ws.rhs_x.noalias() -= p.G.transpose() * ws.z;
-    ws.rhs_x.noalias() -= p.A.transpose() * ws.y;
-    ws.x.noalias() = ws.minv * ws.rhs_x;
-  }
-  ws.s = p.m;
-  ws.s.noalias() -= p.G * ws.x;
-  ws.s.noalias() -= p.F * ws.z;
-  ws.s = ws.s.cwiseMax(floor);
+  ws.s.setZero();
+  compute_residuals(p, ws, S(0));  // r_ineq = G x + F z - m with s = 0
+  ws.s = (-ws.r_ineq).cwiseMax(floor);
 }
 
 // Mehrotra predictor-corrector iterations from the point in ws, at most max_iterations Newton steps.
 template <class S>
 LcpIpmResult iterate(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& settings, const S& tolerance,
                      int max_iterations, IpmWorkspaceTpl<S>& ws) {
-  using std::pow;
   const S kappa = settings.kappa;
   LcpIpmResult result;
   const S n_comp = S(std::max<Eigen::Index>(ws.n_ineq, 1));
@@ -503,7 +845,7 @@ LcpIpmResult iterate(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& settings,
     if (iteration >= max_iterations) break;
 
     ws.ds_aff = ws.s.cwiseQuotient(ws.z);  // D, as scratch
-    factor_with(p, ws, ws.ds_aff, true);
+    factor_with(p, ws, ws.ds_aff, false);
     const S mu = ws.s.dot(ws.z) / n_comp;
 
     // Predictor: straight to the target s.z = kappa.
@@ -527,7 +869,7 @@ LcpIpmResult iterate(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& settings,
     ws.r_comp += ws.dz_aff;
     corrected_direction(ws, ws.r_comp, ws.dz_aff);
     const S alpha = std::min(S(1), settings.step_fraction * std::min(max_step(ws.s, ws.ds), max_step(ws.z, ws.dz)));
-    ws.x += alpha * ws.dx;
+    if (!ws.use_schur) ws.x += alpha * ws.dx;
     ws.z += alpha * ws.dz;
     ws.y += alpha * ws.dy;
     ws.s += alpha * ws.ds;
@@ -564,6 +906,11 @@ LcpIpmResult solve_mixed_lcp(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& s
     cold_start(p, ws);
     result = iterate(p, settings, settings.tolerance, settings.max_iterations, ws);
     result.iterations += warm_iterations;
+  }
+  if (ws.use_schur) {  // x(w) at the returned point, and the residuals of the problem as given
+    core_product(ws);
+    recover_x(ws);
+    report_residuals(p, ws, settings.kappa, result);
   }
 
   // K at the returned point (J^T reduces to K^T there) is factored by the first backward call.

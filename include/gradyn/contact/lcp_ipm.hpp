@@ -21,20 +21,30 @@
 // solves once for the affine direction and once for the centred-corrected one. Converged when all
 // residuals and |s.z - kappa| are <= tolerance.
 // K is solved by one of two paths, chosen per solve:
-//  * Schur (M exactly symmetric and positive definite, as every mass matrix): M is constant over the
-//    iterations, so it is factored once (LLT, then M^-1 formed explicitly: each solve is then products,
-//    not triangular solves) and x eliminated: with B = [G; A] and C = [F - D, 0; 0, 0] the multipliers
-//    w = [z; y] solve  (B M^-1 B^T - C) dw = B M^-1 r_x - r_w,  dx = M^-1 (r_x - B^T dw).
-//    Per iteration only this (n_ineq + n_eq)-square Schur complement S is LU-factored (partial pivoting:
-//    it is not symmetric when F is not); B M^-1 B^T - [F 0; 0 0] is formed once per solve.
-//    Rows with G = 0 whose F block among themselves is diagonal (with F(e, e) <= 0; in contact problems
-//    the friction cone's gamma rows) have the diagonal S(e, e) = D_e - F(e, e) > 0 and couple to the
-//    others only through F's sparse entries; the iterations eliminate them first (one division and a
-//    few sparse updates each), so the dense LU is n_w - n_elim square. Only where the pivot is at least
-//    a tenth of the row's and column's couplings (threshold pivoting: a sliding contact's gamma has
-//    D -> 0 and stays in the pivoted LU). The factorisation at the solution (the backward pass) pivots
-//    over all of S.
-//  * full: otherwise, K itself by partial-pivot LU.
+//  * Schur (M exactly symmetric and positive definite, as every mass matrix): x is eliminated for
+//    good. With B = [G; A], w = [z; y], C = [F 0; 0 0], x(w) = -M^-1 (q + B^T w) satisfies the dual
+//    rows exactly, so the iterations run on w and s alone (x is formed once, at the end), and each
+//    Newton step solves  S dw = r,  S = B M^-1 B^T - C + diag(D, 0).  M is factored once per solve
+//    (LLT). S is factored in a basis that exposes its structure: an orthogonal T of the inequality
+//    rows (IpmWorkspace::row_basis, from the caller; the identity by default) makes some rows of
+//    T^T G zero (a contact's N friction rows span only its 2 tangents: N - 2 of them; and the
+//    friction cone's gamma row). Such "local" rows of T^T S T couple only to rows of their block
+//    (rows coupled by F or T), through T_b^T (D_b - F_b) T_b; the others ("core", with A's rows) also
+//    through W = B_c M^-1 B_c^T, formed once per solve (B_c: the core rows of [T^T G; A]). Per
+//    iteration every block eliminates its local rows (a few dense updates each) and the core LU is
+//    dense with partial pivoting: for contact problems 3 rows per contact instead of N + 2.
+//    Two safeguards keep the factorisation accurate where D spans many orders of magnitude (near
+//    the solution D -> 0 on active rows and -> infinity on inactive ones):
+//     - a block takes T_b in an iteration only if the D of the rows T_b mixes are within
+//       kRotationSpread (1e4) of each other; otherwise that iteration factors it in its own rows
+//       (a sliding contact: mixing its huge and tiny D would cancel the tiny ones away);
+//     - a local row is eliminated only where its pivot is at least a tenth of its remaining
+//       couplings (threshold pivoting, the best candidate first); the others join the core LU
+//       (a sliding contact's gamma, whose D tends to 0).
+//    Rows of T^T G below 1e-12 of their block's largest G entry count as zero (rounding of T).
+//    The factorisation at the solution (backward pass, forward-mode AD) is S itself in the original
+//    basis (M^-1, M^-1 B^T, B M^-1 B^T - C formed then), LU-factored with pivoting over all rows.
+//  * full: otherwise, K itself by partial-pivot LU, iterating on (x, w, s).
 // Both solve the same linear systems (to rounding), so the iterates and the solution agree.
 // The corrector's direction is the predictor's plus the response to the change of the complementarity
 // residual alone (K is linear; that right-hand side has no dual rows, which the Schur path's solve
@@ -120,25 +130,51 @@ struct IpmWorkspaceTpl {
   Eigen::PartialPivLU<MatrixX<S>> lu;        // its factorisation
   // Schur path (see the file comment); w = [z; y], n_w = n_ineq + n_eq
   Eigen::LLT<MatrixX<S>> mass_llt;           // M = L L^T
-  MatrixX<S> minv;                           // M^-1, explicit (one product per solve instead of two triangular solves)
+  /// Optional orthogonal change of basis T of the inequality rows (n_ineq square; empty: identity),
+  /// set by the caller (it persists over solves): the iterations factor T^T S T, whose rows with
+  /// (T^T G)_r = 0 couple only within their block and are eliminated there (see the file comment).
+  /// T must be orthogonal and couple only rows that F couples (into one block).
+  MatrixX<S> row_basis;
+  // Row blocks: connected components of the inequality rows under F's and T's couplings. Position p
+  // (rows grouped by block, ascending within one) is inequality row block_row[p]; block b has the
+  // positions [block_start[b], block_start[b + 1]) and its dense n_b x n_b matrices (column-major)
+  // at block_entry[b] in block_basis (T_b), block_static (T_b^T (-F_b) T_b) and block_h (the current
+  // T_b^T (D_b - F_b) T_b, after the elimination: its factors).
+  // Per iteration a block is factored in T_b ("rotated") or, where the D of the rows T_b mixes
+  // differ too much (see the file comment), in its own rows ("plain": block_static_plain = -F_b,
+  // local rows those with G = 0).
+  Eigen::Index n_blocks = 0;
+  Eigen::VectorXi block_start, block_row, block_entry, block_of_row;
+  VectorX<S> block_basis, block_static, block_static_plain, block_h;
+  Eigen::VectorXi block_rotated;             // per block: this iteration's choice
+  Eigen::VectorXi basis_start, basis_col;    // T_b's nonzeros by row: position p's at [basis_start[p],
+  VectorX<S> basis_value;                    //   basis_start[p + 1]): its block columns and values
+  Eigen::VectorXi core_index;                // per position: its core row (a row of core_B), -1: local
+  Eigen::VectorXi plain_core;                // per position: row block_row[p]'s G row is not zero (1) or is (0)
+  Eigen::VectorXi lu_combo_start, lu_combo_index;  // per core-LU row: the core rows (of core_B) it combines
+  VectorX<S> lu_combo_weight;                //   ... and their weights (a plain row: its row of T_b)
+  Eigen::VectorXi elim_step;                 // per position: the step (in its block) that eliminated it, else n_ineq
+  Eigen::VectorXi elim_order;                // per block, at its first position: the eliminated positions in order
+  Eigen::VectorXi block_n_elim;              // per block: how many
+  Eigen::VectorXi lu_index;                  // per position: its row in the core LU, -1: eliminated
+  Eigen::Index n_core_ineq = 0, n_core = 0;  // core rows: those of T^T G that are not zero, then A's
+  Eigen::Index n_lu = 0;                     // rows of the core LU: the blocks' rows not eliminated, then A's
+  MatrixX<S> core_B;                         // n_w x n_x: the core rows of [T^T G; A] (first n_core)
+  MatrixX<S> core_X;                         // n_x x n_w: L^-1 core_B^T
+  MatrixX<S> core_W;                         // n_w x n_w: core_B M^-1 core_B^T
+  VectorX<S> core_c;                         // core_B M^-1 q
+  VectorX<S> mass_q;                         // L^-1 q
+  VectorX<S> core_w, core_g, basis_w;        // scratch: core multipliers, core_B x, rows in the block basis
+  // The backward pass's factorisation (at the solution, in the original basis), formed on demand
+  MatrixX<S> minv;                           // M^-1, explicit
   MatrixX<S> minv_BT;                        // M^-1 B^T (n_x x n_w)
   MatrixX<S> schur_static;                   // B M^-1 B^T - [F 0; 0 0] (n_w x n_w)
-  MatrixX<S> schur;                          // schur_static + diag(D, 0), then its LU in place (unit L below U);
-                                             // with rows eliminated, the reduced n_r x n_r one, stored compactly
+  bool full_schur_ready = false;             // minv, minv_BT and schur_static are the current problem's
+  MatrixX<S> schur;                          // the core LU (iterations; compact n_lu x n_lu) or that of
+                                             // schur_static + diag(D, 0) (at the solution), in place (unit L below U)
   Eigen::VectorXi schur_pivots;              // row k of that LU was row schur_pivots[k] when step k began
   VectorX<S> rhs_x, rhs_w;                   // scratch of the elimination
-  // Rows the iterations may eliminate from the Schur complement (see the file comment): inequality
-  // rows with G = 0 whose F block among themselves is diagonal (the friction cone's gamma rows).
-  Eigen::Index n_kept = 0, n_elim = 0;       // rows in the current (reduced) LU; candidates
-  Eigen::VectorXi kept, elim;                // w rows kept (in order) and the candidates for elimination
-  VectorX<S> elim_static;                    // -F(e, e) per candidate e
-  VectorX<S> elim_pivot;                     // D_e - F(e, e) of the current factorisation (0: kept this time)
-  Eigen::VectorXi elim_col_start, elim_col_index;  // per candidate e: the (w) rows i != e with S(i, e) != 0
-  VectorX<S> elim_col_value;                 //   ... and S(i, e) = -F(i, e)
-  Eigen::VectorXi elim_row_start, elim_row_index;  // per candidate e: the columns j != e with S(e, j) != 0
-  VectorX<S> elim_row_value;                 //   ... and S(e, j) = -F(e, j)
-  VectorX<S> rhs_kept;                       // the kept rows' right-hand side (n_kept used)
-  bool schur_reduced = false;                // the current factorisation is the reduced one
+  VectorX<S> rhs_kept;                       // the core LU's right-hand side
   // F's nonzeros (F is sparse in contact problems: its products in the residuals go through these)
   Eigen::Index f_nnz = 0;
   Eigen::VectorXi f_row, f_col;
