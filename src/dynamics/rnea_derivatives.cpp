@@ -36,11 +36,19 @@ using Mat6 = Matrix6<double>;
 using Mat3 = Matrix3<double>;
 
 // The matrix of x -> x x* f (for the force f = [n; f]): [[-[n], -[f]], [-[f], 0]].
+// Entry by entry, skipping the skew matrices' zeros (the same values as subtracting them).
 void add_force_cross_matrix_of(const Vec6& f, Mat6& m) {
-  const Mat3 n = skew<double>(Vector3<double>(f.head<3>())), l = skew<double>(Vector3<double>(f.tail<3>()));
-  m.topLeftCorner<3, 3>() -= n;
-  m.topRightCorner<3, 3>() -= l;
-  m.bottomLeftCorner<3, 3>() -= l;
+  auto subtract_skew = [&m](int r, int c, double x, double y, double z) {  // m(block) -= [(x, y, z)]x
+    m(r, c + 1) += z;
+    m(r, c + 2) -= y;
+    m(r + 1, c) -= z;
+    m(r + 1, c + 2) += x;
+    m(r + 2, c) += y;
+    m(r + 2, c + 1) -= x;
+  };
+  subtract_skew(0, 0, f[0], f[1], f[2]);
+  subtract_skew(0, 3, f[3], f[4], f[5]);
+  subtract_skew(3, 0, f[3], f[4], f[5]);
 }
 
 // cross_motion and cross_force (spatial.hpp), the same expressions, forced inline: the compiler
@@ -90,11 +98,15 @@ void add_force_cross_matrix_of(const Vec6& f, Mat6& m) {
     data.deriv_hc[i] = h;
     data.deriv_fv[i] = crf(V, h);
     data.oIc[i] = I;
-    const Mat3 w = skew<double>(Vector3<double>(V.head<3>())), u = skew<double>(Vector3<double>(V.tail<3>()));
+    // C = (V x*) I = [[w]x [u]x; 0 [w]x] I (w, u V's angular and linear parts), column by column
+    // as cross products: the skew products' values without their zero terms.
+    const Vector3<double> w = V.head<3>(), u = V.tail<3>();
     Mat6& C = data.deriv_Bc[i];
-    C.topRows<3>().noalias() = w * I.topRows<3>();
-    C.topRows<3>().noalias() += u * I.bottomRows<3>();
-    C.bottomRows<3>().noalias() = w * I.bottomRows<3>();
+    for (int c = 0; c < 6; ++c) {
+      const Vector3<double> top = I.col(c).head<3>(), bottom = I.col(c).tail<3>();
+      C.col(c).head<3>() = w.cross(top) + u.cross(bottom);
+      C.col(c).tail<3>() = w.cross(bottom);
+    }
   }
   for (int i = nb - 1; i > 0; --i) {
     const int p = model.parent[i];

@@ -95,7 +95,7 @@ void free_jacobians(const Eigen::Matrix<double, 6, 1>& h, Mat& Ad, Mat& Jexp) {
   Jexp.bottomRightCorner<3, 3>() = Jr;
 }
 
-void group_jacobians(JointType type, const VecIn& q_joint, const VecIn& h, Mat& Ad, Mat& Jexp) {
+[[gnu::flatten]] void group_jacobians(JointType type, const VecIn& q_joint, const VecIn& h, Mat& Ad, Mat& Jexp) {
   switch (type) {
     case JointType::Spherical: {
       Eigen::Matrix3d Rt, Jr;
@@ -242,7 +242,7 @@ void ltl_inverse(const Eigen::MatrixXd& LT, const DofPaths& paths, Eigen::Matrix
 
 // d tau_passive / d dq of joint i's spring: -stiffness (element-wise, by rows) times
 // d (q_rest (-) q (+) dq) / d dq, the latter by AD for multi-DoF joints.
-void add_spring_terms(const Model& model, const VecRef<double>& q, Eigen::Ref<Eigen::MatrixXd> rhs_q) {
+[[gnu::flatten]] void add_spring_terms(const Model& model, const VecRef<double>& q, Eigen::Ref<Eigen::MatrixXd> rhs_q) {
   Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 6, 1> d;
   for (int i = 0; i < model.nbodies(); ++i) {
     if (!detail::spring_displacement(model, q, i, d)) continue;
