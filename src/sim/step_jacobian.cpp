@@ -110,6 +110,18 @@ void free_jacobians(const Eigen::Matrix<double, 6, 1>& h, Mat& Ad, Mat& Jexp) {
   }
 }
 
+// out = J X for a 6 x 6 J, column by column with fixed-size vectors: each entry summed over k in
+// increasing order, as the dynamic-size product does (the same values), without its per-entry loops.
+void free_joint_rows(const Mat& J, const Eigen::Ref<const Eigen::MatrixXd>& X, Eigen::Ref<Eigen::MatrixXd> out) {
+  const Eigen::Matrix<double, 6, 6> J6 = J;
+  for (Eigen::Index c = 0; c < X.cols(); ++c) {
+    const Eigen::Matrix<double, 6, 1> x = X.col(c);
+    Eigen::Matrix<double, 6, 1> acc = J6.col(0) * x[0];
+    for (int k = 1; k < 6; ++k) acc += J6.col(k) * x[k];
+    out.col(c) = acc;
+  }
+}
+
 // The dofs on each dof's path to the root, as ranges of consecutive dofs (Data::deriv_path).
 struct DofPaths {
   const int* begin;
@@ -438,9 +450,14 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
     hj = h.segment(iv, n);
     group_jacobians(model.joint_type[i], qj, hj, Ad, Jexp);
     const Mat JexpDt = dt * Jexp;
-    A.block(iv, 0, n, 2 * nv).noalias() = JexpDt * A.block(nv + iv, 0, n, 2 * nv);
+    if (n == 6) {  // free joint: fixed-size columns, the dynamic-size product's sums in its order
+      free_joint_rows(JexpDt, A.middleRows(nv + iv, 6), A.middleRows(iv, 6));
+      free_joint_rows(JexpDt, B.middleRows(nv + iv, 6), B.middleRows(iv, 6));
+    } else {
+      A.block(iv, 0, n, 2 * nv).noalias() = JexpDt * A.block(nv + iv, 0, n, 2 * nv);
+      B.block(iv, 0, n, nv).noalias() = JexpDt * B.block(nv + iv, 0, n, nv);
+    }
     A.block(iv, iv, n, n) += Ad;
-    B.block(iv, 0, n, nv).noalias() = JexpDt * B.block(nv + iv, 0, n, nv);
   }
 }
 
