@@ -51,24 +51,36 @@ void add_force_cross_matrix_of(const Vec6& f, Mat6& m) {
   subtract_skew(3, 0, f[3], f[4], f[5]);
 }
 
-// cross_motion and cross_force (spatial.hpp), the same expressions, forced inline: the compiler
-// leaves the shared templates as calls, which cost ~10% of a step Jacobian (18 partials columns,
-// four products each).
+// cross_motion and cross_force (spatial.hpp), the same values (Eigen's cross expressions, entry by
+// entry), forced inline: the compiler leaves the shared templates as calls, which cost ~10% of a
+// step Jacobian (18 partials columns, four products each).
+[[gnu::always_inline]] inline void cross3(const double* a, const double* b, double* out) {
+  out[0] = a[1] * b[2] - a[2] * b[1];
+  out[1] = a[2] * b[0] - a[0] * b[2];
+  out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
 [[gnu::always_inline]] inline Vec6 crm(const Vec6& v, const Vec6& m) {
   Vec6 out;
-  const auto w = v.head<3>();
-  const auto vl = v.tail<3>();
-  out.head<3>() = w.cross(m.head<3>());
-  out.tail<3>() = w.cross(m.tail<3>()) + vl.cross(m.head<3>());
+  double t[3];
+  cross3(v.data(), m.data(), out.data());             // w x m_angular
+  cross3(v.data(), m.data() + 3, out.data() + 3);     // w x m_linear
+  cross3(v.data() + 3, m.data(), t);                  // + v_linear x m_angular
+  out[3] += t[0];
+  out[4] += t[1];
+  out[5] += t[2];
   return out;
 }
 
 [[gnu::always_inline]] inline Vec6 crf(const Vec6& v, const Vec6& f) {
   Vec6 out;
-  const auto w = v.head<3>();
-  const auto vl = v.tail<3>();
-  out.head<3>() = w.cross(f.head<3>()) + vl.cross(f.tail<3>());
-  out.tail<3>() = w.cross(f.tail<3>());
+  double t[3];
+  cross3(v.data(), f.data(), out.data());             // w x f_angular
+  cross3(v.data() + 3, f.data() + 3, t);              // + v_linear x f_linear
+  out[0] += t[0];
+  out[1] += t[1];
+  out[2] += t[2];
+  cross3(v.data(), f.data() + 3, out.data() + 3);     // w x f_linear
   return out;
 }
 }  // namespace
