@@ -9,6 +9,7 @@
 #include "gradyn/sim/step_jacobian.hpp"
 
 #include <cmath>
+#include <vector>
 #include <unsupported/Eigen/AutoDiff>
 
 #include "gradyn/autodiff.hpp"
@@ -94,7 +95,7 @@ void free_jacobians(const Eigen::Matrix<double, 6, 1>& h, Mat& Ad, Mat& Jexp) {
   Jexp.bottomRightCorner<3, 3>() = Jr;
 }
 
-void group_jacobians(JointType type, const VecIn& q_joint, const VecIn& h, Mat& Ad, Mat& Jexp) {
+[[gnu::flatten]] void group_jacobians(JointType type, const VecIn& q_joint, const VecIn& h, Mat& Ad, Mat& Jexp) {
   switch (type) {
     case JointType::Spherical: {
       Eigen::Matrix3d Rt, Jr;
@@ -109,6 +110,18 @@ void group_jacobians(JointType type, const VecIn& q_joint, const VecIn& h, Mat& 
   }
 }
 
+// out = J X for a 6 x 6 J, column by column with fixed-size vectors: each entry summed over k in
+// increasing order, as the dynamic-size product does (the same values), without its per-entry loops.
+void free_joint_rows(const Mat& J, const Eigen::Ref<const Eigen::MatrixXd>& X, Eigen::Ref<Eigen::MatrixXd> out) {
+  const Eigen::Matrix<double, 6, 6> J6 = J;
+  for (Eigen::Index c = 0; c < X.cols(); ++c) {
+    const Eigen::Matrix<double, 6, 1> x = X.col(c);
+    Eigen::Matrix<double, 6, 1> acc = J6.col(0) * x[0];
+    for (int k = 1; k < 6; ++k) acc += J6.col(k) * x[k];
+    out.col(c) = acc;
+  }
+}
+
 // The dofs on each dof's path to the root, as ranges of consecutive dofs (Data::deriv_path).
 struct DofPaths {
   const int* begin;
@@ -120,6 +133,11 @@ struct DofPaths {
       const int last = r + 1 == begin[k + 1] ? ranges[2 * r + 1] - 1 : ranges[2 * r + 1];
       if (ranges[2 * r] < last) f(ranges[2 * r], last);
     }
+  }
+  // f(first, last) for each range of k's path (k and its ancestors), in increasing order.
+  template <class F>
+  void for_each_path_range(int k, F&& f) const {
+    for (int r = begin[k]; r < begin[k + 1]; ++r) f(ranges[2 * r], ranges[2 * r + 1]);
   }
 };
 
@@ -166,9 +184,38 @@ void ltl_solve_in_place(const Eigen::MatrixXd& LT, Eigen::VectorXd& x) {
   }
 }
 
+// n ints of scratch: on the stack up to kStack, else (large models only) on the heap.
+class IndexBuffer {
+ public:
+  explicit IndexBuffer(int n) {
+    if (n > kStack) heap_.resize(n);
+  }
+  int* data() { return heap_.empty() ? stack_ : heap_.data(); }
+
+ private:
+  static constexpr int kStack = 128;
+  int stack_[kStack];
+  std::vector<int> heap_;
+};
+
+// f.template operator()<R>(row) for consecutive chunks of R rows covering [first, last), R = 16, 8,
+// 4, 2, 1: fixed-size chunks, whose partial sums stay in registers.
+template <class F>
+[[gnu::always_inline]] inline void for_each_row_chunk(int first, int last, F&& f) {
+  int row = first;
+  for (; row + 16 <= last; row += 16) f.template operator()<16>(row);
+  if (row + 8 <= last) f.template operator()<8>(row), row += 8;
+  if (row + 4 <= last) f.template operator()<4>(row), row += 4;
+  if (row + 2 <= last) f.template operator()<2>(row), row += 2;
+  if (row < last) f.template operator()<1>(row);
+}
+
 // M^-1 = L^-1 L^-T. L^-1 has L's sparsity; with W = L^-T (column k nonzero on k's path),
 // L(k, k) W(., k) = e_k - sum over k's ancestors i of L(k, i) W(., i), and M^-1(i, j) = W(., i) . W(., j),
-// to which only the common ancestors of i and j contribute (W(., j) is zero past j).
+// to which only the common ancestors of i and j contribute (W(., j) is zero past j). W's strictly
+// lower triangle (unused by that recursion) receives W^T, so that M^-1's column j accumulates
+// contiguous columns, sum over k on j's path of W(k, j) W^T(., k): the same products in the same
+// order as the dot products, but independent sums a vector unit runs side by side.
 void ltl_inverse(const Eigen::MatrixXd& LT, const DofPaths& paths, Eigen::MatrixXd& W, Eigen::MatrixXd& Minv) {
   const int n = static_cast<int>(LT.rows());
   for (int k = 0; k < n; ++k) {
@@ -185,21 +232,29 @@ void ltl_inverse(const Eigen::MatrixXd& LT, const DofPaths& paths, Eigen::Matrix
     const double inv = 1.0 / lk[k];
     for (int j = 0; j < k; ++j) wk[j] *= inv;
     wk[k] = inv;
+    for (int j = 0; j < k; ++j) W(k, j) = wk[j];
   }
+  IndexBuffer path_buffer(n);
+  int* path = path_buffer.data();
   for (int j = 0; j < n; ++j) {
-    const double* wj = W.col(j).data();
-    for (int i = j; i < n; ++i) {
-      const double* wi = W.col(i).data();
-      double s = 0.0;
-      for (int k = 0; k <= j; ++k) s += wi[k] * wj[k];
-      Minv(i, j) = Minv(j, i) = s;
-    }
+    int path_size = 0;
+    paths.for_each_path_range(j, [&](int first, int last) {
+      for (int k = first; k < last; ++k) path[path_size++] = k;
+    });
+    double* mj = Minv.col(j).data();
+    for_each_row_chunk(j, n, [&]<int R>(int row) {
+      using Chunk = Eigen::Matrix<double, R, 1>;
+      Chunk acc = Chunk::Zero();
+      for (int t = 0; t < path_size; ++t) acc.noalias() += W(path[t], j) * Eigen::Map<const Chunk>(W.col(path[t]).data() + row);
+      Eigen::Map<Chunk>(mj + row) = acc;
+    });
+    for (int i = j + 1; i < n; ++i) Minv(j, i) = mj[i];
   }
 }
 
 // d tau_passive / d dq of joint i's spring: -stiffness (element-wise, by rows) times
 // d (q_rest (-) q (+) dq) / d dq, the latter by AD for multi-DoF joints.
-void add_spring_terms(const Model& model, const VecRef<double>& q, Eigen::Ref<Eigen::MatrixXd> rhs_q) {
+[[gnu::flatten]] void add_spring_terms(const Model& model, const VecRef<double>& q, Eigen::Ref<Eigen::MatrixXd> rhs_q) {
   Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 6, 1> d;
   for (int i = 0; i < model.nbodies(); ++i) {
     if (!detail::spring_displacement(model, q, i, d)) continue;
@@ -223,6 +278,52 @@ void add_spring_terms(const Model& model, const VecRef<double>& q, Eigen::Ref<Ei
       for (int r = 0; r < nvi; ++r)
         for (int s = 0; s < kADChunk && first + s < nvi; ++s)
           rhs_q(iv + r, iv + first + s) -= model.stiffness[iv + r] * dd[r].derivatives()[s];
+    }
+  }
+}
+
+// acc = sum over t of x[nz[t]] M^-1(row0 .. row0 + R, nz[t]): R accumulators in registers.
+template <int R>
+[[gnu::always_inline]] inline void minv_times_sparse_column(const Eigen::MatrixXd& Minv, const double* x, const int* nz,
+                                                             int nnz, int row0, Eigen::Matrix<double, R, 1>& acc) {
+  acc.setZero();
+  for (int t = 0; t < nnz; ++t)
+    acc.noalias() += x[nz[t]] * Eigen::Map<const Eigen::Matrix<double, R, 1>>(Minv.col(nz[t]).data() + row0);
+}
+
+// Without contact forces, the state columns of both row blocks in one pass over dtau_dx:
+//   Av = dt M^-1 dtau_dx + [0 I],   Aq = dt Av + [I 0]
+// (Aq as for 1-DoF joints; the multi-DoF joints' rows are redone after). A dof's column of
+// dtau_dx is nonzero only on the rows of its path and subtree (rnea's partials, the damping
+// diagonal, the springs' joint blocks), so the product runs over each column's nonzeros only:
+// about half of laikago's entries, and no packing for a general product.
+void state_rows_without_contact(const Eigen::MatrixXd& Minv, const Eigen::MatrixXd& dtau_dx, double dt,
+                                Eigen::Ref<Eigen::MatrixXd> A) {
+  const int nv = static_cast<int>(Minv.rows());
+  IndexBuffer nz_buffer(nv);
+  int* nz = nz_buffer.data();
+  for (int c = 0; c < 2 * nv; ++c) {
+    const double* x = dtau_dx.col(c).data();
+    int nnz = 0;
+    for (int r = 0; r < nv; ++r)
+      if (x[r] != 0.0) nz[nnz++] = r;
+    double* av = A.col(c).data() + nv;
+    double* aq = A.col(c).data();
+    auto rows = [&]<int R>(int row0) {
+      Eigen::Matrix<double, R, 1> acc;
+      minv_times_sparse_column<R>(Minv, x, nz, nnz, row0, acc);
+      for (int s = 0; s < R; ++s) {
+        const double y = dt * acc[s];
+        av[row0 + s] = y;
+        aq[row0 + s] = dt * y;
+      }
+    };
+    for_each_row_chunk(0, nv, rows);
+    if (c >= nv) {
+      av[c - nv] += 1.0;
+      aq[c - nv] = dt * av[c - nv];
+    } else {
+      aq[c] += 1.0;
     }
   }
 }
@@ -314,6 +415,17 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
     Bv.noalias() = (dt * T) * Minv;
     Av.noalias() += Bv * dtau_dx;
     Av.rightCols(nv) += T;
+  } else if (contact == ContactModel::None) {
+    state_rows_without_contact(Minv, dtau_dx, dt, A);
+    for (int j = 0; j < nv; ++j) {
+      const double* m = Minv.col(j).data();
+      double* bq = B.col(j).data();
+      double* bv = bq + nv;
+      for (int i = 0; i < nv; ++i) {
+        bv[i] = dt * m[i];
+        bq[i] = dt * bv[i];
+      }
+    }
   } else {
     Av.noalias() = (dt * Minv) * dtau_dx;
     Av.rightCols(nv).diagonal().array() += 1.0;
@@ -321,10 +433,13 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   }
 
   // Configuration rows: dq+ = Ad dq + Jexp dt dv+. For 1-DoF joints (R) Ad = Jexp = 1: all rows as
-  // if every joint were one (column by column, contiguous), then the multi-DoF joints' rows.
-  A.topRows(nv) = dt * A.bottomRows(nv);
-  A.topLeftCorner(nv, nv).diagonal().array() += 1.0;
-  B.topRows(nv) = dt * B.bottomRows(nv);
+  // if every joint were one (column by column, contiguous), then the multi-DoF joints' rows (the
+  // path without contact formed the former already).
+  if (contact != ContactModel::None) {
+    A.topRows(nv) = dt * A.bottomRows(nv);
+    A.topLeftCorner(nv, nv).diagonal().array() += 1.0;
+    B.topRows(nv) = dt * B.bottomRows(nv);
+  }
   Mat Ad, Jexp;
   Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 7, 1> qj;
   Eigen::Matrix<double, Eigen::Dynamic, 1, 0, 6, 1> hj;
@@ -335,9 +450,14 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
     hj = h.segment(iv, n);
     group_jacobians(model.joint_type[i], qj, hj, Ad, Jexp);
     const Mat JexpDt = dt * Jexp;
-    A.block(iv, 0, n, 2 * nv).noalias() = JexpDt * A.block(nv + iv, 0, n, 2 * nv);
+    if (n == 6) {  // free joint: fixed-size columns, the dynamic-size product's sums in its order
+      free_joint_rows(JexpDt, A.middleRows(nv + iv, 6), A.middleRows(iv, 6));
+      free_joint_rows(JexpDt, B.middleRows(nv + iv, 6), B.middleRows(iv, 6));
+    } else {
+      A.block(iv, 0, n, 2 * nv).noalias() = JexpDt * A.block(nv + iv, 0, n, 2 * nv);
+      B.block(iv, 0, n, nv).noalias() = JexpDt * B.block(nv + iv, 0, n, nv);
+    }
     A.block(iv, iv, n, n) += Ad;
-    B.block(iv, 0, n, nv).noalias() = JexpDt * B.block(nv + iv, 0, n, nv);
   }
 }
 

@@ -67,6 +67,30 @@ TEST(StepJacobian, MatchesForwardModeADWithoutContact) {
   }
 }
 
+// The path without contact forms its rows from dtau_dx's nonzeros only (the tree's pattern); the
+// penalty path, with nothing to touch, from the dense product: the two agree to rounding, on
+// branching trees with every joint type and passive terms.
+TEST(StepJacobian, WithoutContactMatchesTheDenseProduct) {
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    for (bool floating : {false, true}) {
+      const Model model = test::random_model(10, seed, floating, true);
+      ASSERT_TRUE(model.geoms.empty());
+      Model penalty = model;
+      penalty.contact.model = ContactModel::Penalty;
+      std::mt19937 rng(seed);
+      const Eigen::VectorXd q = test::random_configuration(model, rng);
+      const Eigen::VectorXd v = test::random_vector(model.nv, rng, 2.0), tau = test::random_vector(model.nv, rng);
+      const int nv = model.nv;
+      Eigen::MatrixXd A(2 * nv, 2 * nv), B(2 * nv, nv), A_dense(2 * nv, 2 * nv), B_dense(2 * nv, nv);
+      Data data(model), data_dense(penalty);
+      step_jacobian(model, data, q, v, tau, 0.01, Integrator::SemiImplicitEuler, A, B);
+      step_jacobian(penalty, data_dense, q, v, tau, 0.01, Integrator::SemiImplicitEuler, A_dense, B_dense);
+      EXPECT_LT(test::relative_error(A, A_dense), 1e-13) << "seed " << seed << (floating ? " floating" : "");
+      EXPECT_LT(test::relative_error(B, B_dense), 1e-13) << "seed " << seed << (floating ? " floating" : "");
+    }
+  }
+}
+
 TEST(StepJacobian, MatchesForwardModeADThroughPenaltyContact) {
   ContactSettings contact;
   contact.model = ContactModel::Penalty;
