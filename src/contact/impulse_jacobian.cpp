@@ -252,16 +252,32 @@ void ipm_row_map(const Model& model, Data& data, int rows) {
   }
 }
 
-// y = P x for one column x of length m (y of length rows).
-template <class In, class Out>
-void apply_row_map(const Data& data, const In& x, Out&& y) {
+// out = in P^T: out's column a combines in's columns as P's row a does (one branch per column).
+template <class In>
+void times_row_map_transpose(const Data& data, const In& in, Eigen::MatrixXd& out) {
   const auto& index = data.deriv_impulse_P_index;
   const auto& coeff = data.deriv_impulse_P_coeff;
   for (Eigen::Index a = 0; a < index.cols(); ++a) {
-    double value = 0.0;
-    if (index(0, a) >= 0) value = coeff(0, a) * x[index(0, a)];
-    if (index(1, a) >= 0) value += coeff(1, a) * x[index(1, a)];
-    y[a] = value;
+    if (index(0, a) < 0)
+      out.col(a).setZero();
+    else if (index(1, a) < 0)
+      out.col(a) = coeff(0, a) * in.col(index(0, a));
+    else
+      out.col(a) = coeff(0, a) * in.col(index(0, a)) + coeff(1, a) * in.col(index(1, a));
+  }
+}
+
+// out = P in, by rows.
+void row_map_times(const Data& data, const Eigen::MatrixXd& in, Eigen::MatrixXd& out) {
+  const auto& index = data.deriv_impulse_P_index;
+  const auto& coeff = data.deriv_impulse_P_coeff;
+  for (Eigen::Index a = 0; a < index.cols(); ++a) {
+    if (index(0, a) < 0)
+      out.row(a).setZero();
+    else if (index(1, a) < 0)
+      out.row(a) = coeff(0, a) * in.row(index(0, a));
+    else
+      out.row(a) = coeff(0, a) * in.row(index(0, a)) + coeff(1, a) * in.row(index(1, a));
   }
 }
 
@@ -327,19 +343,19 @@ void ipm_response(const Model& model, Data& data, int rows, int m, const Eigen::
   Y.noalias() = Minv * JrT;
   Eigen::MatrixXd& W = data.deriv_impulse_W;
   W.noalias() = JrT.transpose() * Y;
-  // S = P W P^T - F + D: W P^T by columns, then P times it (by rows, as columns of its transpose).
+  // S = P W P^T - F + D
   Eigen::MatrixXd& WPt = data.deriv_impulse_WPt;
-  for (int i = 0; i < m; ++i) apply_row_map(data, W.row(i), WPt.row(i));
+  times_row_map_transpose(data, W, WPt);
   Eigen::MatrixXd& S = data.deriv_impulse_S;
-  for (int b = 0; b < rows; ++b) apply_row_map(data, WPt.col(b), S.col(b));
+  row_map_times(data, WPt, S);
   S -= lcp.F;
   for (int r = 0; r < rows; ++r) S(r, r) += ws.s[r] / std::max(ws.z[r], std::numeric_limits<double>::min());
   Eigen::VectorXi& order = data.deriv_impulse_row_order;
   lu_factor_in_place(S, order);
-  // Y P^T S^-1: Y P^T by rows (P maps Y's rows), then with order's S = O^T L U, times U^-1 and L^-1
-  // from the right (in place) and O: column i is column order[i] of the product.
+  // Y P^T S^-1: Y P^T, then with order's S = O^T L U, times U^-1 and L^-1 from the right (in
+  // place) and O: column i is column order[i] of the product.
   Eigen::MatrixXd& YPS = data.deriv_impulse_YPS;
-  for (int i = 0; i < nv; ++i) apply_row_map(data, Y.row(i), YPS.row(i));
+  times_row_map_transpose(data, Y, YPS);
   S.triangularView<Eigen::Upper>().solveInPlace<Eigen::OnTheRight>(YPS);
   S.triangularView<Eigen::UnitLower>().solveInPlace<Eigen::OnTheRight>(YPS);
   // X = -(that) P: the LCP rows' columns gathered onto the frame rows they are made of
