@@ -185,17 +185,18 @@ Eigen::Vector2d contact_target_weights(const Model& model, const Data& data, int
   }
 }
 
-// w_row (1 x 3nv) -= d target / d(dq, v, tau) of contact k's normal row; Jn its Jacobian row.
+// w_row (1 x 3nv) -= d target / d(dq, v, tau) of contact k's normal row; Jn its Jacobian row. True
+// if the target depends on v (w_row's v columns changed).
 template <class Row, class JRow>
-void subtract_contact_target(const Model& model, const Data& data, int k, double dt, const VecRef<double>& v,
+bool subtract_contact_target(const Model& model, const Data& data, int k, double dt, const VecRef<double>& v,
                              const JRow& Jn, Row&& w_row) {
   const int nv = model.nv;
   const Eigen::Vector2d weight = contact_target_weights(model, data, k, dt, Jn.dot(v));
   if (weight[0] != 0.0) w_row.head(nv) -= weight[0] * data.deriv_contact_depth.row(k);
-  if (weight[1] != 0.0) {
-    w_row.head(nv) -= weight[1] * data.deriv_contact_approach.row(k);
-    w_row.segment(nv, nv) -= weight[1] * Jn;
-  }
+  if (weight[1] == 0.0) return false;
+  w_row.head(nv) -= weight[1] * data.deriv_contact_approach.row(k);
+  w_row.segment(nv, nv) -= weight[1] * Jn;
+  return true;
 }
 
 template <class Matrix>
@@ -220,6 +221,163 @@ void add_impulse_forces_jacobian(const Model& model, Data& data, const VecRef<do
   add_limit_force_terms(model, data, q, dt, dtau_dq);
 }
 
+namespace {
+
+// The ipm's LCP rows as combinations of the contact-frame and limit rows Jr (ipm_contact.hpp:
+// G = -[J_n; J_f; 0; J_l] = -P Jr): normal k -> Jr row 3 k, friction direction j of contact k ->
+// cos Jr(3 k + 1) + sin Jr(3 k + 2), gamma -> none, limit l -> Jr row 3 nc + l. Into data's
+// deriv_impulse_P_* (re-sized only when the row count changes).
+void ipm_row_map(const Model& model, Data& data, int rows) {
+  const int nc = data.ncontacts, N = model.contact.ipm_friction_directions;
+  auto& index = data.deriv_impulse_P_index;
+  auto& coeff = data.deriv_impulse_P_coeff;
+  if (index.cols() != rows) index.resize(2, rows), coeff.resize(2, rows);  // allocates: a new row count
+  index.setConstant(-1);
+  coeff.setZero();
+  for (int k = 0; k < nc; ++k) {
+    index(0, k) = 3 * k;
+    coeff(0, k) = 1.0;
+  }
+  for (int j = 0; j < N; ++j) {
+    const Eigen::Vector2d d = ipm_friction_direction(j, N);
+    for (int k = 0; k < nc; ++k) {
+      const int r = nc + N * k + j;
+      index.col(r) << 3 * k + 1, 3 * k + 2;
+      coeff.col(r) = d;
+    }
+  }
+  for (int l = 0; l < data.ipm_nlimits; ++l) {
+    index(0, (N + 2) * nc + l) = 3 * nc + l;
+    coeff(0, (N + 2) * nc + l) = 1.0;
+  }
+}
+
+// out = in P^T: out's column a combines in's columns as P's row a does (one branch per column).
+template <class In>
+void times_row_map_transpose(const Data& data, const In& in, Eigen::MatrixXd& out) {
+  const auto& index = data.deriv_impulse_P_index;
+  const auto& coeff = data.deriv_impulse_P_coeff;
+  for (Eigen::Index a = 0; a < index.cols(); ++a) {
+    if (index(0, a) < 0)
+      out.col(a).setZero();
+    else if (index(1, a) < 0)
+      out.col(a) = coeff(0, a) * in.col(index(0, a));
+    else
+      out.col(a) = coeff(0, a) * in.col(index(0, a)) + coeff(1, a) * in.col(index(1, a));
+  }
+}
+
+// out = P in, by rows.
+void row_map_times(const Data& data, const Eigen::MatrixXd& in, Eigen::MatrixXd& out) {
+  const auto& index = data.deriv_impulse_P_index;
+  const auto& coeff = data.deriv_impulse_P_coeff;
+  for (Eigen::Index a = 0; a < index.cols(); ++a) {
+    if (index(0, a) < 0)
+      out.row(a).setZero();
+    else if (index(1, a) < 0)
+      out.row(a) = coeff(0, a) * in.row(index(0, a));
+    else
+      out.row(a) = coeff(0, a) * in.row(index(0, a)) + coeff(1, a) * in.row(index(1, a));
+  }
+}
+
+// S <- its LU factorisation with partial pivoting (row swaps; L unit lower and U in place, as
+// Eigen::PartialPivLU), order[i] the original row now at i. A zero pivot leaves the column unscaled
+// (U singular: the solves give inf). Hand-written: at the ipm's sizes (~24) Eigen's blocked LU costs
+// about twice as much.
+void lu_factor_in_place(Eigen::MatrixXd& S, Eigen::VectorXi& order) {
+  const Eigen::Index n = S.rows();
+  if (order.size() != n) order.resize(n);  // allocates: a new row count
+  for (Eigen::Index i = 0; i < n; ++i) order[i] = static_cast<int>(i);
+  double* __restrict a = S.data();
+  for (Eigen::Index k = 0; k < n; ++k) {
+    double* __restrict col_k = a + k * n;
+    Eigen::Index pivot = k;
+    double largest = std::abs(col_k[k]);
+    for (Eigen::Index i = k + 1; i < n; ++i)
+      if (std::abs(col_k[i]) > largest) largest = std::abs(col_k[i]), pivot = i;
+    if (pivot != k) {
+      for (Eigen::Index j = 0; j < n; ++j) std::swap(a[j * n + k], a[j * n + pivot]);
+      std::swap(order[k], order[pivot]);
+    }
+    if (col_k[k] == 0.0) continue;
+    const double inverse = 1.0 / col_k[k];
+    for (Eigen::Index i = k + 1; i < n; ++i) col_k[i] *= inverse;
+    for (Eigen::Index j = k + 1; j < n; ++j) {  // the trailing block's rank-one update
+      double* __restrict col_j = a + j * n;
+      const double factor = col_j[k];
+      if (factor == 0.0) continue;
+      for (Eigen::Index i = k + 1; i < n; ++i) col_j[i] -= col_k[i] * factor;
+    }
+  }
+}
+
+// The ipm's response (impulse_response's doc; J = -G = P Jr, dz = -S^-1 (J dv + w),
+// S = J M^-1 J^T - F + D) with the products in the m = 3 nc + nl contact-frame and limit rows
+// instead of the (N + 2) nc + nl LCP rows: with Y = M^-1 Jr^T and w = P wr (the rows' change is
+// made of the frame rows' too, the normal targets on rows P maps one to one),
+//   T = I + X Jr,  QR = X wr,  X = -Y P^T S^-1 P,  S = P (Jr Y) P^T - F + D.
+// S is factored with partial pivoting (D = s / z spans many orders of magnitude at the solution)
+// and solved from the right of Y P^T, as before the reduction: P^T S^-1 P alone can be huge where
+// contacts are redundant (~1 / cfm along J's null space, which Jr^T ... Jr cancels), and forming it
+// first loses those digits (~1e-9 relative on a box face down).
+void ipm_response(const Model& model, Data& data, int rows, int m, const Eigen::MatrixXd& Minv, bool v_columns,
+                  Eigen::Ref<Eigen::MatrixXd> T, Eigen::Ref<Eigen::MatrixXd> QR) {
+  const int nv = model.nv, nc = data.ncontacts;
+  const MixedLcp& lcp = data.ipm_problem;
+  const IpmWorkspace& ws = data.ipm_workspace;
+  if (data.deriv_impulse_W.cols() != m || data.deriv_impulse_Y.cols() != m || data.deriv_impulse_S.cols() != rows) {  // allocates: a new size
+    data.deriv_impulse_JrT.resize(nv, m);
+    data.deriv_impulse_Y.resize(nv, m);
+    data.deriv_impulse_YPS.resize(nv, rows);
+    data.deriv_impulse_X.resize(nv, m);
+    data.deriv_impulse_W.resize(m, m);
+    data.deriv_impulse_WPt.resize(m, rows);
+    data.deriv_impulse_S.resize(rows, rows);
+  }
+  ipm_row_map(model, data, rows);
+  Eigen::MatrixXd& JrT = data.deriv_impulse_JrT;
+  JrT.leftCols(3 * nc) = data.ipm_JT.leftCols(3 * nc);
+  for (int l = 0; l < data.ipm_nlimits; ++l) JrT.col(3 * nc + l) = -lcp.G.row(first_limit_row(model, data) + l).transpose();
+  Eigen::MatrixXd& Y = data.deriv_impulse_Y;
+  Y.noalias() = Minv * JrT;
+  Eigen::MatrixXd& W = data.deriv_impulse_W;
+  W.noalias() = JrT.transpose() * Y;
+  // S = P W P^T - F + D
+  Eigen::MatrixXd& WPt = data.deriv_impulse_WPt;
+  times_row_map_transpose(data, W, WPt);
+  Eigen::MatrixXd& S = data.deriv_impulse_S;
+  row_map_times(data, WPt, S);
+  S -= lcp.F;
+  for (int r = 0; r < rows; ++r) S(r, r) += ws.s[r] / std::max(ws.z[r], std::numeric_limits<double>::min());
+  Eigen::VectorXi& order = data.deriv_impulse_row_order;
+  lu_factor_in_place(S, order);
+  // Y P^T S^-1: Y P^T, then with order's S = O^T L U, times U^-1 and L^-1 from the right (in
+  // place) and O: column i is column order[i] of the product.
+  Eigen::MatrixXd& YPS = data.deriv_impulse_YPS;
+  times_row_map_transpose(data, Y, YPS);
+  S.triangularView<Eigen::Upper>().solveInPlace<Eigen::OnTheRight>(YPS);
+  S.triangularView<Eigen::UnitLower>().solveInPlace<Eigen::OnTheRight>(YPS);
+  // X = -(that) P: the LCP rows' columns gathered onto the frame rows they are made of
+  Eigen::MatrixXd& X = data.deriv_impulse_X;
+  X.setZero();
+  const auto& index = data.deriv_impulse_P_index;
+  const auto& coeff = data.deriv_impulse_P_coeff;
+  for (int i = 0; i < rows; ++i)
+    for (int t = 0; t < 2; ++t)
+      if (const int a = order[i]; index(t, a) >= 0) X.col(index(t, a)) -= coeff(t, a) * YPS.col(i);
+  T.noalias() = X * JrT.transpose();
+  const auto wr = data.deriv_impulse_w.topRows(m);
+  if (v_columns) {
+    QR.noalias() = X * wr.leftCols(2 * nv);
+  } else {  // no target depends on v
+    QR.leftCols(nv).noalias() = X * wr.leftCols(nv);
+    QR.rightCols(nv).setZero();
+  }
+}
+
+}  // namespace
+
 bool impulse_response(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
                       const VecRef<double>& v_next, double dt, const Eigen::MatrixXd& Minv, Eigen::Ref<Eigen::MatrixXd> T,
                       Eigen::Ref<Eigen::MatrixXd> QR) {
@@ -230,70 +388,45 @@ bool impulse_response(const Model& model, Data& data, const VecRef<double>& q, c
   if (rows == 0) return false;
   if (T.rows() != nv || T.cols() != nv || QR.rows() != nv || QR.cols() != 2 * nv)
     throw ArgumentError("impulse_response: T must be nv x nv and QR nv x 2 nv");
-  // R: the rows' own motion (v+ held) and their targets (columns dq, v).
+  // R: the rows' own motion (v+ held) and their targets (columns dq, v), per contact-frame row
+  // (normal, tangent1, tangent2) and limit row: the PGS rows, and the ipm's before P (ipm_response).
+  const int nl = limit_rows(model, data), m = 3 * nc + nl;
   ensure_shape(data.deriv_impulse_w, rows, 3 * nv);
-  auto w = data.deriv_impulse_w.topRows(rows);
+  auto w = data.deriv_impulse_w.topRows(m);
   w.setZero();
-  const int N = model.contact.ipm_friction_directions;
+  bool v_columns = false;
   for (int k = 0; k < nc; ++k) {
-    const auto rate = data.deriv_contact_rate.middleRows<3>(3 * k);
-    if (pgs) {
-      w.middleRows<3>(3 * k).leftCols(nv) += rate;
-      subtract_contact_target(model, data, k, dt, v, data.pgs_JT.col(3 * k).transpose(), w.row(3 * k));
-    } else {
-      w.row(k).head(nv) += rate.row(0);
-      for (int j = 0; j < N; ++j) {
-        const Eigen::Vector2d d = ipm_friction_direction(j, N);
-        w.row(nc + N * k + j).head(nv) += d[0] * rate.row(1) + d[1] * rate.row(2);
-      }
-      subtract_contact_target(model, data, k, dt, v, -data.ipm_problem.G.row(k), w.row(k));
-    }
+    w.middleRows<3>(3 * k).leftCols(nv) += data.deriv_contact_rate.middleRows<3>(3 * k);
+    const auto Jn = pgs ? data.pgs_JT.col(3 * k) : data.ipm_JT.col(3 * k);
+    v_columns |= subtract_contact_target(model, data, k, dt, v, Jn.transpose(), w.row(3 * k));
   }
   Eigen::VectorXd& ambient = data.q_tmp;
   Eigen::VectorXd& tangent = data.pgs_column;
-  for (int l = 0; l < limit_rows(model, data); ++l) {
+  for (int l = 0; l < nl; ++l) {
     int coord, side;
     limit_row(model, data, l, coord, side);
     ambient.setZero();
     joint_limit_jacobian_vjp(model, q, coord, side, 1.0, v_next, ambient);  // d(J_l v+)/dq, v+ held
     ambient[coord] -= joint_limit_target_slope(model, q, coord, side, dt);
     to_tangent(model, data, q, ambient, tangent);
-    w.row(first_limit_row(model, data) + l).head(nv) += tangent.transpose();
+    w.row(3 * nc + l).head(nv) += tangent.transpose();
   }
 
-  // Q = M^-1 J^T (the map from the rows' change to dz): Y = M^-1 J^T times it from the right, nv
-  // outputs instead of 3 nv directions.
-  if (data.deriv_impulse_Y.cols() != rows) {  // allocates: a new row count
-    data.deriv_impulse_Y.resize(nv, rows);
-    data.deriv_impulse_S.resize(rows, rows);
-  }
-  Eigen::MatrixXd& Q = data.deriv_impulse_Y;
-  if (pgs) {  // J = JT^T; dz = pgs_implicit_jvp(J dv + R)
+  if (pgs) {  // J = JT^T; dz = pgs_implicit_jvp(J dv + R); Q = M^-1 J^T (the map from the rows'
+              // change to dz) times it from the right, nv outputs instead of 3 nv directions
+    if (data.deriv_impulse_Y.cols() != rows) data.deriv_impulse_Y.resize(nv, rows);  // allocates: a new row count
+    Eigen::MatrixXd& Q = data.deriv_impulse_Y;
     PgsAdjointWorkspace& aws = data.pgs_adj_workspace;
     if (aws.lambda_bar.size() != rows) aws.resize(rows);  // allocates: a new row count
     const auto JT = data.pgs_JT.leftCols(rows);
     Q = data.pgs_MinvJT.leftCols(rows);
     pgs_implicit_jvp_left(data.pgs_problem, data.pgs_lambda.head(rows), aws, Q);
     T.noalias() = Q * JT.transpose();
-  } else {  // J = -G; dz = -S^-1 (J dv + R), S = J M^-1 J^T - F + D
-    const MixedLcp& lcp = data.ipm_problem;
-    const IpmWorkspace& ws = data.ipm_workspace;
-    Q.noalias() = -Minv * lcp.G.transpose();  // M^-1 J^T
-    Eigen::MatrixXd& S = data.deriv_impulse_S;
-    S.noalias() = -lcp.G * Q;  // J M^-1 J^T
-    S -= lcp.F;
-    for (int r = 0; r < rows; ++r) S(r, r) += ws.s[r] / std::max(ws.z[r], std::numeric_limits<double>::min());
-    Eigen::PartialPivLU<Eigen::MatrixXd>& lu = data.deriv_impulse_lu;
-    lu.compute(S);
-    // Q <- -Q S^-1, S = P^-1 L U: times U^-1, L^-1, then P (in place)
-    lu.matrixLU().triangularView<Eigen::Upper>().solveInPlace<Eigen::OnTheRight>(Q);
-    lu.matrixLU().triangularView<Eigen::UnitLower>().solveInPlace<Eigen::OnTheRight>(Q);
-    Q = Q * lu.permutationP();
-    Q = -Q;
-    T.noalias() = -Q * lcp.G;
+    QR.noalias() = Q * w.leftCols(2 * nv);
+  } else {
+    ipm_response(model, data, rows, m, Minv, v_columns, T, QR);
   }
   T.diagonal().array() += 1.0;
-  QR.noalias() = Q * w.leftCols(2 * nv);
   return true;
 }
 

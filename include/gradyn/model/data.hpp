@@ -224,9 +224,18 @@ struct DataTpl {
   MatrixX<S> deriv_contact_depth;     // contacts x nv: d depth / dq
   MatrixX<S> deriv_contact_approach;  // contacts x nv: d(normal . u(q, v))/dq with v held (restitution targets)
   MatrixX<S> deriv_impulse_w;         // rows x 3nv: d(J v+ - target) with the impulses held, then d impulses
-  MatrixX<S> deriv_impulse_Y;         // nv x rows: M^-1 J^T (ipm)
-  MatrixX<S> deriv_impulse_S;         // rows x rows: the ipm's Schur complement J M^-1 J^T - F + D
-  Eigen::PartialPivLU<MatrixX<S>> deriv_impulse_lu;
+  MatrixX<S> deriv_impulse_Y;         // pgs: nv x rows, M^-1 J^T then times the response; ipm: nv x m, M^-1 Jr^T
+  MatrixX<S> deriv_impulse_S;         // rows x rows: the ipm's Schur complement J M^-1 J^T - F + D, then its LU
+  Eigen::VectorXi deriv_impulse_row_order;  // rows of S in the order partial pivoting put them (ipm)
+  // ipm: the LCP rows are P times the contact-frame and limit rows Jr (m = 3 contacts + limits rows),
+  // row a = coeff(0, a) Jr(index(0, a)) + coeff(1, a) Jr(index(1, a)) (index -1: no term)
+  Eigen::Matrix<int, 2, Eigen::Dynamic> deriv_impulse_P_index;
+  Eigen::Matrix<double, 2, Eigen::Dynamic> deriv_impulse_P_coeff;
+  MatrixX<S> deriv_impulse_JrT;       // nv x m: Jr^T (the contact frames' columns, then the limits')
+  MatrixX<S> deriv_impulse_W;         // m x m: Jr M^-1 Jr^T
+  MatrixX<S> deriv_impulse_WPt;       // m x rows: W P^T
+  MatrixX<S> deriv_impulse_YPS;       // nv x rows: M^-1 Jr^T P^T S^-1
+  MatrixX<S> deriv_impulse_X;         // nv x m: -M^-1 Jr^T P^T S^-1 P
   // ---- end of analytical derivatives ----
 
   std::uint32_t status = kStatusOk;
