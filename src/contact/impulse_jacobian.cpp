@@ -15,6 +15,7 @@
 
 #include "gradyn/collision/collide_vjp.hpp"
 #include "gradyn/contact/detail/contact_force_derivatives.hpp"
+#include "gradyn/contact/detail/small_lu.hpp"
 #include "gradyn/contact/ipm_contact.hpp"
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/contact/pgs.hpp"
@@ -281,37 +282,6 @@ void row_map_times(const Data& data, const Eigen::MatrixXd& in, Eigen::MatrixXd&
   }
 }
 
-// S <- its LU factorisation with partial pivoting (row swaps; L unit lower and U in place, as
-// Eigen::PartialPivLU), order[i] the original row now at i. A zero pivot leaves the column unscaled
-// (U singular: the solves give inf). Hand-written: at the ipm's sizes (~24) Eigen's blocked LU costs
-// about twice as much.
-void lu_factor_in_place(Eigen::MatrixXd& S, Eigen::VectorXi& order) {
-  const Eigen::Index n = S.rows();
-  if (order.size() != n) order.resize(n);  // allocates: a new row count
-  for (Eigen::Index i = 0; i < n; ++i) order[i] = static_cast<int>(i);
-  double* __restrict a = S.data();
-  for (Eigen::Index k = 0; k < n; ++k) {
-    double* __restrict col_k = a + k * n;
-    Eigen::Index pivot = k;
-    double largest = std::abs(col_k[k]);
-    for (Eigen::Index i = k + 1; i < n; ++i)
-      if (std::abs(col_k[i]) > largest) largest = std::abs(col_k[i]), pivot = i;
-    if (pivot != k) {
-      for (Eigen::Index j = 0; j < n; ++j) std::swap(a[j * n + k], a[j * n + pivot]);
-      std::swap(order[k], order[pivot]);
-    }
-    if (col_k[k] == 0.0) continue;
-    const double inverse = 1.0 / col_k[k];
-    for (Eigen::Index i = k + 1; i < n; ++i) col_k[i] *= inverse;
-    for (Eigen::Index j = k + 1; j < n; ++j) {  // the trailing block's rank-one update
-      double* __restrict col_j = a + j * n;
-      const double factor = col_j[k];
-      if (factor == 0.0) continue;
-      for (Eigen::Index i = k + 1; i < n; ++i) col_j[i] -= col_k[i] * factor;
-    }
-  }
-}
-
 // The ipm's response (impulse_response's doc; J = -G = P Jr, dz = -S^-1 (J dv + w),
 // S = J M^-1 J^T - F + D) with the products in the m = 3 nc + nl contact-frame and limit rows
 // instead of the (N + 2) nc + nl LCP rows: with Y = M^-1 Jr^T and w = P wr (the rows' change is
@@ -351,7 +321,8 @@ void ipm_response(const Model& model, Data& data, int rows, int m, const Eigen::
   S -= lcp.F;
   for (int r = 0; r < rows; ++r) S(r, r) += ws.s[r] / std::max(ws.z[r], std::numeric_limits<double>::min());
   Eigen::VectorXi& order = data.deriv_impulse_row_order;
-  lu_factor_in_place(S, order);
+  if (order.size() != rows) order.resize(rows);  // allocates: a new row count
+  detail::lu_in_place(S.data(), rows, nullptr, order.data());
   // Y P^T S^-1: Y P^T, then with order's S = O^T L U, times U^-1 and L^-1 from the right (in
   // place) and O: column i is column order[i] of the product.
   Eigen::MatrixXd& YPS = data.deriv_impulse_YPS;
