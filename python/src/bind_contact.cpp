@@ -86,7 +86,12 @@ void bind_contact(nb::module_& m) {
              std::optional<double> limit_margin, std::optional<bool> ipm_warm_start) {
             Model copy = s.model;
             ContactSettings& c = copy.contact;
-            c.model = model ? parse_contact_model(*model) : ContactModel::Penalty;
+            // No model given: keep this model's (tuning a setting must not switch it); one without
+            // contact gets 'penalty'.
+            if (model)
+              c.model = parse_contact_model(*model);
+            else if (c.model == ContactModel::None)
+              c.model = ContactModel::Penalty;
             if (stiffness) c.stiffness = *stiffness;
             if (exponent) c.exponent = *exponent;
             if (damping) c.damping = *damping;
@@ -113,7 +118,7 @@ void bind_contact(nb::module_& m) {
             check_contact_settings(c);  // every field finite and in range (limit_*: >= 0), else ModelError
             return std::make_unique<PyModel>(std::move(copy));
           },
-          nb::arg("model") = "penalty", nb::arg("stiffness") = nb::none(), nb::arg("exponent") = nb::none(),
+          nb::arg("model") = nb::none(), nb::arg("stiffness") = nb::none(), nb::arg("exponent") = nb::none(),
           nb::arg("damping") = nb::none(), nb::arg("friction") = nb::none(), nb::arg("velocity_scale") = nb::none(),
           nb::arg("static_friction_ratio") = nb::none(), nb::arg("viscous_friction") = nb::none(),
           nb::arg("margin") = nb::none(), nb::arg("pgs_iterations") = nb::none(),
@@ -125,8 +130,9 @@ void bind_contact(nb::module_& m) {
           nb::arg("limit_damping") = nb::none(), nb::arg("limit_margin") = nb::none(),
           nb::arg("ipm_warm_start") = nb::none(),
           R"doc(
-A copy of this model with contact enabled ('penalty') or disabled ('none'); settings not given are
-kept (defaults: stiffness 1e5 N/m^p, exponent 1.5, damping 1 s/m, friction 'smooth_coulomb',
+A copy of this model with contact model `model` ('penalty', 'pgs', 'ipm', or 'none' to disable
+contact; not given: this model's, or 'penalty' if it has none); settings not given are kept
+(defaults: stiffness 1e5 N/m^p, exponent 1.5, damping 1 s/m, friction 'smooth_coulomb',
 velocity_scale 0.01 m/s, static_friction_ratio 1.2, viscous_friction 0, margin 0).
 
 Per contact (depth d > 0, penetration rate d_dot): normal force k d^p (1 + c d_dot), never

@@ -60,6 +60,16 @@ def test_friction_models_and_defaults(ball_path):
         assert 0 <= v[0] < 0.95
 
 
+def test_tuning_a_setting_keeps_the_contact_model(ball_path):
+    # with_contact without model= changes only what it is given; a model without contact gets 'penalty'
+    for name in ("penalty", "pgs", "ipm"):
+        tuned = gradyn.load(ball_path, contact=name).with_contact(cfm=1e-6)
+        assert tuned.contact_model == name
+        assert tuned.contact_settings["cfm"] == 1e-6
+    assert gradyn.load(ball_path).with_contact(stiffness=2e5).contact_model == "penalty"
+    assert gradyn.load(ball_path, contact="ipm").with_contact("none").contact_model is None
+
+
 def test_bad_settings_raise(ball_path):
     model = gradyn.load(ball_path)
     with pytest.raises(ValueError, match="contact: expected None, 'penalty', 'pgs' or 'ipm'"):
