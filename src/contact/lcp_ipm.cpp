@@ -714,10 +714,13 @@ void factor_at_solution(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
   ws.factored_at_solution = true;
 }
 
-// Initial point (Mattingley & Boyd): solve the KKT system with D = I, i.e. s = -z, then shift s and z
-// into the positive orthant.
+// Initial point: solve the KKT system with D = I, i.e. s = -z (Mattingley & Boyd), then shift s and z
+// into the positive orthant. kappa = 0: Mehrotra's (1992) shifts, 1.5 x the most negative entry and
+// then half of s.z over the other's sum (scale-aware: the standing quadruped takes 6 Newton
+// iterations instead of 8); kappa > 0 (or where those are degenerate): 1 + the most negative entry,
+// which keeps the iterates away from the boundary the relaxed problem stops short of.
 template <class S>
-void cold_start(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
+void cold_start(const MixedLcpTpl<S>& p, const S& kappa, IpmWorkspaceTpl<S>& ws) {
   const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
   ws.s.setOnes();
   factor_with(p, ws, ws.s, false);
@@ -742,6 +745,20 @@ void cold_start(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
     ws.y = ws.sol.tail(ne);
   }
   ws.s = -ws.z;
+  if (ni > 0 && kappa == S(0)) {
+    const S shift_s = std::max(S(-1.5) * ws.s.minCoeff(), S(0)), shift_z = std::max(S(-1.5) * ws.z.minCoeff(), S(0));
+    S sz(0), sum_s(0), sum_z(0);
+    for (Eigen::Index i = 0; i < ni; ++i) {
+      sz += (ws.s[i] + shift_s) * (ws.z[i] + shift_z);
+      sum_s += ws.s[i] + shift_s;
+      sum_z += ws.z[i] + shift_z;
+    }
+    if (sz > S(0) && sum_s > S(0) && sum_z > S(0)) {
+      ws.s.array() += shift_s + S(0.5) * sz / sum_z;
+      ws.z.array() += shift_z + S(0.5) * sz / sum_s;
+      return;
+    }
+  }
   if (ni > 0) {
     const S shift_s = -ws.s.minCoeff(), shift_z = -ws.z.minCoeff();
     if (shift_s >= S(0)) ws.s.array() += S(1) + shift_s;
@@ -842,7 +859,7 @@ LcpIpmResult solve_mixed_lcp(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& s
       result.converged = true;  // short of tolerance / 100 (rounding may not allow it), but converged
   }
   if (!result.converged) {  // no warm start, or it failed: from the cold initial point
-    cold_start(p, ws);
+    cold_start(p, settings.kappa, ws);
     result = iterate(p, settings, settings.tolerance, settings.max_iterations, ws);
     result.iterations += warm_iterations;
   }
