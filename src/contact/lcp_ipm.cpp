@@ -237,14 +237,16 @@ void prepare_blocks(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
     // zero are core rows (rows of B_c).
     const Eigen::Index nx = ws.n_x;
     S* Gt = ws.core_X.data();
-    S* g = ws.core_g.data();  // scratch: one column of G_b
     S largest(0);
-    for (Eigen::Index c = 0; c < nx; ++c) {
-      for (int i = 0; i < nb; ++i) g[i] = p.G(ws.block_row[first + i], c), largest = std::max(largest, abs(g[i]));
-      for (int j = 0; j < nb; ++j) {
-        S sum(0);
-        for (int i = 0; i < nb; ++i) sum += T[i + j * nb] * g[i];
-        Gt[j + c * nb] = sum;
+    for (Eigen::Index c = 0; c < nx; ++c) {  // column c of T^T G_b = sum over T's rows i of T(i, :)^T G(i, c)
+      S* column = Gt + c * nb;
+      for (int j = 0; j < nb; ++j) column[j] = S(0);
+      for (int i = 0; i < nb; ++i) {
+        const S g_ic = p.G(ws.block_row[first + i], c);
+        largest = std::max(largest, abs(g_ic));
+        if (g_ic == S(0)) continue;
+        for (int k = ws.basis_start[first + i]; k < ws.basis_start[first + i + 1]; ++k)
+          column[ws.basis_col[k]] += ws.basis_value[k] * g_ic;
       }
     }
     const S cutoff = S(kLocalRowTolerance) * largest;
