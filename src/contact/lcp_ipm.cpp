@@ -325,6 +325,96 @@ void recover_x(IpmWorkspaceTpl<S>& ws) {
   ws.x = -ws.x;
 }
 
+// Eliminates the local rows (is_core false) of one block's dense n x n matrix h in place, the best
+// candidate first, while one's pivot is at least kEliminationThreshold of its couplings to the rows
+// left: h then holds the eliminated rows' U rows and L columns and the reduced matrix of the rest.
+// step[i] is set to the step that eliminated row i (rows left keep the caller's value); order gets
+// the eliminated rows in order; left and row are scratch (nb ints each). Returns how many.
+template <class S, class IsCore>
+int eliminate_local_rows(S* h, int nb, const IsCore& is_core, int* step, int* order, int* left, int* row) {
+  using std::abs;
+  int n_left = nb;
+  for (int i = 0; i < nb; ++i) left[i] = i;
+  int n_elim = 0;
+  for (;;) {
+    int best = -1;
+    S best_ratio(0);
+    for (int a = 0; a < n_left; ++a) {
+      const int e = left[a];
+      if (is_core(e)) continue;
+      const S pivot = abs(h[e + e * nb]);
+      if (pivot == S(0)) continue;
+      S coupling(0);
+      for (int c = 0; c < n_left; ++c) {
+        const int i = left[c];
+        if (i == e) continue;
+        coupling = std::max(coupling, std::max(abs(h[i + e * nb]), abs(h[e + i * nb])));
+      }
+      if (pivot < S(kEliminationThreshold) * coupling) continue;
+      const S ratio = coupling == S(0) ? std::numeric_limits<S>::infinity() : pivot / coupling;
+      if (best < 0 || ratio > best_ratio) best = a, best_ratio = ratio;
+    }
+    if (best < 0) return n_elim;
+    const int e = left[best];
+    left[best] = left[--n_left];
+    step[e] = n_elim;
+    order[n_elim++] = e;
+    const S inv = S(1) / h[e + e * nb];
+    int n_row = 0;  // the pivot row's nonzeros among the rows left (their columns in `row`)
+    for (int c = 0; c < n_left; ++c)
+      if (h[e + left[c] * nb] != S(0)) row[n_row++] = left[c];
+    for (int a = 0; a < n_left; ++a) {
+      const int i = left[a];
+      S& l = h[i + e * nb];
+      if (l == S(0)) continue;
+      l *= inv;
+      for (int c = 0; c < n_row; ++c) h[i + row[c] * nb] -= l * h[e + row[c] * nb];
+    }
+  }
+}
+
+// The core LU's matrix (ws.schur, compact n_lu x n_lu): the W part of the rows left (combinations of
+// core_W's rows, lu_combo_*) plus each block's reduced matrix among its rows left.
+template <class S>
+void assemble_core_matrix(IpmWorkspaceTpl<S>& ws) {
+  const Eigen::Index n = ws.n_lu;
+  S* a = ws.schur.data();  // compact n x n, column-major
+  bool single = true;      // every row one core row of weight 1 (all blocks rotated): a gather
+  for (Eigen::Index r = 0; single && r < n; ++r)
+    single = ws.lu_combo_start[r + 1] == ws.lu_combo_start[r] ||
+             (ws.lu_combo_start[r + 1] == ws.lu_combo_start[r] + 1 && ws.lu_combo_weight[ws.lu_combo_start[r]] == S(1));
+  if (single) {
+    for (Eigen::Index c = 0; c < n * n; ++c) a[c] = S(0);
+    for (Eigen::Index c = 0; c < n; ++c) {
+      if (ws.lu_combo_start[c + 1] == ws.lu_combo_start[c]) continue;
+      const S* w_col = &ws.core_W(0, ws.lu_combo_index[ws.lu_combo_start[c]]);
+      for (Eigen::Index r = 0; r < n; ++r)
+        if (ws.lu_combo_start[r + 1] > ws.lu_combo_start[r]) a[r + c * n] = w_col[ws.lu_combo_index[ws.lu_combo_start[r]]];
+    }
+  } else {
+    for (Eigen::Index c = 0; c < n; ++c)
+      for (Eigen::Index r = 0; r < n; ++r) {
+        S sum(0);
+        for (int kc = ws.lu_combo_start[c]; kc < ws.lu_combo_start[c + 1]; ++kc)
+          for (int kr = ws.lu_combo_start[r]; kr < ws.lu_combo_start[r + 1]; ++kr)
+            sum += ws.lu_combo_weight[kr] * ws.core_W(ws.lu_combo_index[kr], ws.lu_combo_index[kc]) * ws.lu_combo_weight[kc];
+        a[r + c * n] = sum;
+      }
+  }
+  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) {
+    const int first = ws.block_start[b], nb = ws.block_start[b + 1] - first;
+    const S* h = ws.block_h.data() + ws.block_entry[b];
+    for (int j = 0; j < nb; ++j) {
+      const int c = ws.lu_index[first + j];
+      if (c < 0) continue;
+      for (int i = 0; i < nb; ++i) {
+        const int r = ws.lu_index[first + i];
+        if (r >= 0) a[r + c * n] += h[i + j * nb];
+      }
+    }
+  }
+}
+
 // Factors T^T S T with D = diag(d_scale), per block in the basis chosen for this iteration (rotated:
 // T_b^T (D_b - F_b) T_b; plain: D_b - F_b): its local rows eliminated (threshold pivoting, the best
 // candidate first), then the core LU over the rows left, whose W part combines core_W's rows.
@@ -367,48 +457,11 @@ void factor_blocks(IpmWorkspaceTpl<S>& ws, const VectorX<S>& d_scale) {
       for (int i = 0; i < nb; ++i) h[i + i * nb] += d_scale[ws.block_row[first + i]];
     }
     int* step = ws.elim_step.data() + first;
-    int* order = ws.elim_order.data() + first;
-    int* left = ws.lu_index.data() + first;  // scratch until the core LU's numbering: positions not eliminated
-    int* row = ws.lu_combo_index.data() + ws.lu_combo_start[ws.n_lu];  // scratch: past the combinations so far
-    int n_left = nb;
-    for (int i = 0; i < nb; ++i) step[i] = never, left[i] = i;
-    int n_elim = 0;
-    for (;;) {
-      int best = -1;
-      S best_ratio(0);
-      for (int a = 0; a < n_left; ++a) {
-        const int e = left[a];
-        if (is_core(e)) continue;
-        const S pivot = abs(h[e + e * nb]);
-        if (pivot == S(0)) continue;
-        S coupling(0);
-        for (int c = 0; c < n_left; ++c) {
-          const int i = left[c];
-          if (i == e) continue;
-          coupling = std::max(coupling, std::max(abs(h[i + e * nb]), abs(h[e + i * nb])));
-        }
-        if (pivot < S(kEliminationThreshold) * coupling) continue;
-        const S ratio = coupling == S(0) ? std::numeric_limits<S>::infinity() : pivot / coupling;
-        if (best < 0 || ratio > best_ratio) best = a, best_ratio = ratio;
-      }
-      if (best < 0) break;
-      const int e = left[best];
-      left[best] = left[--n_left];
-      step[e] = n_elim;
-      order[n_elim++] = e;
-      const S inv = S(1) / h[e + e * nb];
-      int n_row = 0;  // the pivot row's nonzeros among the rows left (their columns in `row`)
-      for (int c = 0; c < n_left; ++c)
-        if (h[e + left[c] * nb] != S(0)) row[n_row++] = left[c];
-      for (int a = 0; a < n_left; ++a) {
-        const int i = left[a];
-        S& l = h[i + e * nb];
-        if (l == S(0)) continue;
-        l *= inv;
-        for (int c = 0; c < n_row; ++c) h[i + row[c] * nb] -= l * h[e + row[c] * nb];
-      }
-    }
-    ws.block_n_elim[b] = n_elim;
+    for (int i = 0; i < nb; ++i) step[i] = never;
+    // scratch: lu_index until the core LU's numbering below; lu_combo_index past the combinations so far
+    ws.block_n_elim[b] = eliminate_local_rows(h, nb, is_core, step, ws.elim_order.data() + first,
+                                              ws.lu_index.data() + first,
+                                              ws.lu_combo_index.data() + ws.lu_combo_start[ws.n_lu]);
     // The rows left join the core LU; a core row's W part: rotated, its own row of core_W; plain, row
     // i of T_b times the block's rotated core rows (G_i = sum_j T(i, j) (T^T G)_j).
     for (int i = 0; i < nb; ++i) {
@@ -433,43 +486,8 @@ void factor_blocks(IpmWorkspaceTpl<S>& ws, const VectorX<S>& d_scale) {
     ws.lu_combo_index[n_combo] = static_cast<int>(ws.n_core_ineq + e), ws.lu_combo_weight[n_combo++] = S(1);
     ws.lu_combo_start[++ws.n_lu] = n_combo;
   }
-  const Eigen::Index n = ws.n_lu;
-  S* a = ws.schur.data();  // compact n x n, column-major
-  bool single = true;      // every row one core row of weight 1 (all blocks rotated): a gather
-  for (Eigen::Index r = 0; single && r < n; ++r)
-    single = ws.lu_combo_start[r + 1] == ws.lu_combo_start[r] ||
-             (ws.lu_combo_start[r + 1] == ws.lu_combo_start[r] + 1 && ws.lu_combo_weight[ws.lu_combo_start[r]] == S(1));
-  if (single) {
-    for (Eigen::Index c = 0; c < n * n; ++c) a[c] = S(0);
-    for (Eigen::Index c = 0; c < n; ++c) {
-      if (ws.lu_combo_start[c + 1] == ws.lu_combo_start[c]) continue;
-      const S* w_col = &ws.core_W(0, ws.lu_combo_index[ws.lu_combo_start[c]]);
-      for (Eigen::Index r = 0; r < n; ++r)
-        if (ws.lu_combo_start[r + 1] > ws.lu_combo_start[r]) a[r + c * n] = w_col[ws.lu_combo_index[ws.lu_combo_start[r]]];
-    }
-  } else {
-    for (Eigen::Index c = 0; c < n; ++c)
-      for (Eigen::Index r = 0; r < n; ++r) {
-        S sum(0);
-        for (int kc = ws.lu_combo_start[c]; kc < ws.lu_combo_start[c + 1]; ++kc)
-          for (int kr = ws.lu_combo_start[r]; kr < ws.lu_combo_start[r + 1]; ++kr)
-            sum += ws.lu_combo_weight[kr] * ws.core_W(ws.lu_combo_index[kr], ws.lu_combo_index[kc]) * ws.lu_combo_weight[kc];
-        a[r + c * n] = sum;
-      }
-  }
-  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) {
-    const int first = ws.block_start[b], nb = ws.block_start[b + 1] - first;
-    const S* h = ws.block_h.data() + ws.block_entry[b];
-    for (int j = 0; j < nb; ++j) {
-      const int c = ws.lu_index[first + j];
-      if (c < 0) continue;
-      for (int i = 0; i < nb; ++i) {
-        const int r = ws.lu_index[first + i];
-        if (r >= 0) a[r + c * n] += h[i + j * nb];
-      }
-    }
-  }
-  lu_in_place(a, n, ws.schur_pivots.data());
+  assemble_core_matrix(ws);
+  lu_in_place(ws.schur.data(), ws.n_lu, ws.schur_pivots.data());
 }
 
 // w = S^-1 w (original basis, w = [z rows; y rows]) with factor_blocks' factorisation.

@@ -145,8 +145,10 @@ GradcheckResult gradcheck(const Model& model, const Eigen::VectorXd& q0, const E
     ModelTangent tangent(model);
     Eigen::VectorXd q0_bar = Eigen::VectorXd::Zero(L.nq), v0_bar = Eigen::VectorXd::Zero(L.nv);
     MatrixXr<double> taus_bar = MatrixXr<double>::Zero(L.T, L.nv);
+    CheckpointOptions checkpoints;
+    checkpoints.max_snapshots = options.max_snapshots;
     rollout_vjp<double>(model, data, q0, v0, taus, dt, options.integrator, Wq, Wv, q0_bar, v0_bar, taus_bar, tangent,
-                        CheckpointOptions{options.max_snapshots});
+                        checkpoints);
     Eigen::VectorXd& g = result.adjoint_gradient;
     g.resize(L.total());
     g.segment(L.offset(0), L.nq) = q0_bar;
