@@ -36,9 +36,17 @@ void minv_solve(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& b, 
       const S u = b[iv] - data.oS[i].col(0).dot(data.minv_pA[i]);
       data.minv_u[i](0) = u;
       if (p >= 0) data.minv_pA[p] += data.minv_pA[i] + data.U[i].col(0) * (data.Dinv[i](0, 0) * u);
-    } else {
-      data.minv_u[i] = b.segment(iv, nvi) - data.oS[i].transpose() * data.minv_pA[i];
-      if (p >= 0) data.minv_pA[p] += data.minv_pA[i] + data.U[i] * (data.Dinv[i] * data.minv_u[i]);
+    } else {  // the products into fixed-capacity vectors: no heap temporaries
+      auto& u = data.minv_u[i];
+      u = b.segment(iv, nvi);
+      u.noalias() -= data.oS[i].transpose() * data.minv_pA[i];
+      if (p >= 0) {
+        typename DataTpl<S>::VectorDof Dinv_u;
+        Dinv_u.noalias() = data.Dinv[i] * u;
+        Vector6<S> passed = data.minv_pA[i];
+        passed.noalias() += data.U[i] * Dinv_u;
+        data.minv_pA[p] += passed;
+      }
     }
   }
   for (int i = 0; i < nb; ++i) {
@@ -54,8 +62,11 @@ void minv_solve(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& b, 
       x[iv] = xi;
       acc += data.oS[i].col(0) * xi;
     } else {
-      x.segment(iv, nvi) = data.Dinv[i] * (data.minv_u[i] - data.U[i].transpose() * acc);
-      acc += data.oS[i] * x.segment(iv, nvi);
+      typename DataTpl<S>::VectorDof r = data.minv_u[i];
+      r.noalias() -= data.U[i].transpose() * acc;
+      auto xi = x.segment(iv, nvi);
+      xi.noalias() = data.Dinv[i] * r;
+      acc.noalias() += data.oS[i] * xi;
     }
   }
 }
