@@ -136,7 +136,8 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
 
   // M v+ = M v_free + J^T z  ->  q = -M v_free (x = v+).
   lcp.M = crba<S>(model, data, q);
-  lcp.q.noalias() = -(lcp.M * data.ipm_v_free);
+  lcp.q.noalias() = lcp.M * data.ipm_v_free;  // then negated in place: -(M v) would evaluate into a temporary
+  lcp.q = -lcp.q;
 
   lcp.G.setZero();
   lcp.F.setZero();

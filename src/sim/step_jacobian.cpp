@@ -382,7 +382,9 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
     detail::rnea_derivatives_forces(model, data, data.ddq);  // the bias forces rnea(q, v, 0)
     for (int i = 0; i < model.nbodies(); ++i) {
       const int iv = model.idx_v[i], nvi = model.joint_nv(i);
-      data.ddq.segment(iv, nvi) = data.tau_total.segment(iv, nvi) - data.oS[i].transpose() * data.deriv_Fc[i];
+      // (in two statements: a - B c as one would evaluate into a temporary)
+      data.ddq.segment(iv, nvi) = data.tau_total.segment(iv, nvi);
+      data.ddq.segment(iv, nvi).noalias() -= data.oS[i].transpose() * data.deriv_Fc[i];
     }
     if (!ltl_factor(data.M, dof_paths, LT)) data.status |= kStatusSingularInertia;
     ltl_solve_in_place(LT, data.ddq);
