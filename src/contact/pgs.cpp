@@ -186,6 +186,10 @@ void PgsAdjointWorkspace::resize(int n) {
   rhs.resize(n);
   y.resize(n);
   active.assign(static_cast<size_t>(n), 0);
+  cod = Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>(n, n);
+  least_norm.resize(n, 0);  // its columns: pgs_implicit_jvp_left's output count, at its first call
+  reflector_scratch.resize(n);
+  permuted.assign(static_cast<size_t>(n), 0);
 }
 
 namespace {
@@ -292,6 +296,58 @@ bool factor_active_set_system(const BoxedLcp& problem, const Eigen::Ref<const Ei
   return !(aws.lu.matrixLU().diagonal().cwiseAbs().array() <= pivot_floor).any();
 }
 
+// X <- P X (rows) or X P (columns), in place: Eigen's in-place permutation product (the same
+// swaps, following P's cycles) with the caller's mask instead of one allocated per call.
+enum class PermuteSide { Rows, Columns };
+template <PermuteSide side>
+void permute_in_place(const Eigen::PermutationMatrix<Eigen::Dynamic>& P, Eigen::Ref<Eigen::MatrixXd> X,
+                      std::vector<char>& visited) {
+  const Eigen::Index n = P.size();
+  std::fill(visited.begin(), visited.begin() + n, 0);
+  for (Eigen::Index seed = 0; seed < n; ++seed) {
+    if (visited[static_cast<size_t>(seed)]) continue;
+    visited[static_cast<size_t>(seed)] = 1;
+    Eigen::Index previous = seed;
+    for (Eigen::Index k = P.indices()(seed); k != seed; k = P.indices()(k)) {
+      if constexpr (side == PermuteSide::Rows)
+        X.row(k).swap(X.row(seed));
+      else
+        X.col(k).swap(X.col(previous));
+      visited[static_cast<size_t>(k)] = 1;
+      previous = k;
+    }
+  }
+}
+
+// c <- y where x = P y is the least-norm solution of (cod's matrix) x = c, column by column
+// (P = cod.colsPermutation(), left to the caller). Eigen's CompleteOrthogonalDecomposition::solve
+// step for step (the same values: c = Q^* rhs, T z = c(top rank), y = Z^* [z; 0]), in place and with
+// the caller's scratch (at least c.cols() entries) instead of its per-call copies and workspaces.
+// Allocation-free below rank 48, where Eigen applies Q's reflectors one at a time (by blocks, with
+// temporaries, from 48 on).
+void least_norm_solve_unpermuted(const Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>& cod,
+                                 Eigen::Ref<Eigen::MatrixXd> c, Eigen::RowVectorXd& scratch) {
+  const Eigen::Index rank = cod.rank(), n = cod.cols();
+  if (rank == 0) {
+    c.setZero();
+    return;
+  }
+  Eigen::Map<Eigen::RowVectorXd> workspace(scratch.data(), c.cols());
+  auto Q = cod.householderQ();
+  Q.setLength(rank).adjoint().applyThisOnTheLeft(c, workspace);
+  cod.matrixT().topLeftCorner(rank, rank).triangularView<Eigen::Upper>().solveInPlace(c.topRows(rank));
+  if (rank < n) {  // Z^* [z; 0]: Eigen's applyZAdjointOnTheLeftInPlace
+    c.bottomRows(n - rank).setZero();
+    for (Eigen::Index k = 0; k < rank; ++k) {
+      if (k != rank - 1) c.row(k).swap(c.row(rank - 1));
+      c.middleRows(rank - 1, n - rank + 1)
+          .applyHouseholderOnTheLeft(cod.matrixQTZ().row(k).tail(n - rank).adjoint(), cod.zCoeffs()(k),
+                                     scratch.data());
+      if (k != rank - 1) c.row(k).swap(c.row(rank - 1));
+    }
+  }
+}
+
 }  // namespace
 
 bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::VectorXd>& lambda,
@@ -305,7 +361,12 @@ bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::Vec
                         std::to_string(n));
   // dF/dlambda = system; theta_bar = -(dF/dtheta)^T system^-T lambda_bar.
   if (!factor_active_set_system(problem, lambda, aws, active_tolerance)) return false;
-  aws.y = aws.lu.transpose().solve(lambda_bar);
+  // y = system^-T lambda_bar: Eigen's PartialPivLU::transpose().solve step for step, its last
+  // (in-place) permutation into y instead (Eigen's allocates a mask).
+  aws.rhs = lambda_bar;
+  aws.lu.matrixLU().triangularView<Eigen::Upper>().transpose().solveInPlace(aws.rhs);
+  aws.lu.matrixLU().triangularView<Eigen::UnitLower>().transpose().solveInPlace(aws.rhs);
+  aws.y = aws.lu.permutationP().transpose() * aws.rhs;
 
   for (int i = 0; i < n; ++i) {
     const double yi = aws.y(i);
@@ -337,13 +398,16 @@ bool pgs_implicit_jvp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::Vec
   // d lambda = -system^-1 dF, dF = the free rows of directions (bounds and mu held).
   for (int i = 0; i < n; ++i)
     if (aws.active[static_cast<size_t>(i)] != 0) directions.row(i).setZero();
+  if (aws.reflector_scratch.size() < directions.cols())
+    aws.reflector_scratch.resize(directions.cols());  // allocates: more directions than before
   if (regular) {
-    directions = aws.lu.permutationP() * directions;  // in place (Eigen permutes by cycles)
+    permute_in_place<PermuteSide::Rows>(aws.lu.permutationP(), directions, aws.permuted);
     aws.lu.matrixLU().triangularView<Eigen::UnitLower>().solveInPlace(directions);
     aws.lu.matrixLU().triangularView<Eigen::Upper>().solveInPlace(directions);
   } else {  // redundant rows: the least-norm change of lambda (v+ is unique even where lambda is not)
-    const Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(aws.system);
-    directions = cod.solve(Eigen::MatrixXd(directions));
+    aws.cod.compute(aws.system);
+    least_norm_solve_unpermuted(aws.cod, directions, aws.reflector_scratch);
+    permute_in_place<PermuteSide::Rows>(aws.cod.colsPermutation(), directions, aws.permuted);
   }
   directions = -directions;
   return regular;
@@ -358,14 +422,20 @@ bool pgs_implicit_jvp_left(const BoxedLcp& problem, const Eigen::Ref<const Eigen
                         std::to_string(outputs.cols()) + ") and the workspace must all be sized for " +
                         std::to_string(n) + " rows");
   const bool regular = factor_active_set_system(problem, lambda, aws, active_tolerance);
+  // the least-norm branch's buffers, sized on either branch (a later call taking the other allocates nothing)
+  const Eigen::Index k = outputs.rows();
+  if (aws.least_norm.cols() != k) aws.least_norm.resize(n, k);  // allocates: a new output count
+  if (aws.reflector_scratch.size() < k) aws.reflector_scratch.resize(k);
   // outputs <- -outputs system^-1 P_free, system = P^-1 L U: times U^-1, L^-1, then P.
   if (regular) {
     aws.lu.matrixLU().triangularView<Eigen::Upper>().solveInPlace<Eigen::OnTheRight>(outputs);
     aws.lu.matrixLU().triangularView<Eigen::UnitLower>().solveInPlace<Eigen::OnTheRight>(outputs);
-    outputs = outputs * aws.lu.permutationP();  // in place (Eigen permutes by cycles)
+    permute_in_place<PermuteSide::Columns>(aws.lu.permutationP(), outputs, aws.permuted);
   } else {  // the least-norm map pinv(system): outputs pinv(system) = (pinv(system^T) outputs^T)^T
-    const Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod(aws.system.transpose());
-    outputs = cod.solve(Eigen::MatrixXd(outputs.transpose())).transpose();
+    aws.cod.compute(aws.system.transpose());
+    aws.least_norm = outputs.transpose();
+    least_norm_solve_unpermuted(aws.cod, aws.least_norm, aws.reflector_scratch);
+    outputs.transpose() = aws.cod.colsPermutation() * aws.least_norm;
   }
   for (int i = 0; i < n; ++i)
     if (aws.active[static_cast<size_t>(i)] != 0) outputs.col(i).setZero();

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include <Eigen/LU>
+#include <Eigen/QR>
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/spatial/spatial.hpp"
@@ -127,6 +128,12 @@ struct PgsAdjointWorkspace {
   Eigen::PartialPivLU<Eigen::MatrixXd> lu;
   Eigen::VectorXd rhs, y;
   std::vector<signed char> active;  ///< implicit: 0 free, -1 at lower bound, +1 at upper bound, 2 inert
+  // pgs_implicit_jvp(_left)'s least-norm branch (a singular active-set system) and the in-place
+  // permutations, so that they allocate nothing once sized:
+  Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd> cod;  ///< of system (jvp) or system^T (jvp_left)
+  Eigen::MatrixXd least_norm;            ///< jvp_left: n x outputs, outputs^T solved in place
+  Eigen::RowVectorXd reflector_scratch;  ///< Householder reflectors' workspace (max(n, columns))
+  std::vector<char> permuted;            ///< in-place permutations: the rows / columns visited
 };
 
 /// Reverse of the sweeps pgs_solve ran last with `ws` (needs options.record_iterates):
