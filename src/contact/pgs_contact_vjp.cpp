@@ -62,14 +62,20 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
     // the LCP
     BoxedLcpAdjoint& adj = data.pgs_adj;
     adj.resize(n);
-    if (data.pgs_adj_workspace.lambda_bar.size() != n) data.pgs_adj_workspace.resize(n);  // allocates: new row count
+    if (data.pgs_adj_workspace.lambda_bar.size() != n) {  // allocates: a new row count
+      // every branch's buffers, so that a later step taking another branch allocates nothing
+      data.pgs_adj_workspace.resize(n);
+      data.pgs_adj_lambda.resize(n);
+      data.pgs_adj_A_sym.resize(n, n);
+      data.pgs_adj_eigen.resize(n);
+    }
+    if (data.pgs_record_workspace.n != n || data.pgs_record_workspace.capacity < settings.pgs_iterations)
+      data.pgs_record_workspace.resize(n, settings.pgs_iterations);  // allocates: as above
     bool done = false;
     if (settings.pgs_gradient == PgsGradient::Implicit)
       done = pgs_implicit_vjp(lcp, lambda, data.pgs_adj_lambda_bar, data.pgs_adj_workspace, adj);
     const bool rank_one_A = done;  // A_bar = -u lambda^T (pgs.hpp)
     if (!done) {  // Sweeps, or a singular active-set system: replay the sweeps from the warm start
-      if (data.pgs_record_workspace.n != n || data.pgs_record_workspace.capacity < settings.pgs_iterations)
-        data.pgs_record_workspace.resize(n, settings.pgs_iterations);
       data.pgs_adj_lambda = data.pgs_warm_start.head(n);  // what the forward solve started from
       PgsOptions options;
       options.max_iterations = settings.pgs_iterations;
@@ -143,11 +149,11 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
       }
       data.pgs_adj_A_sym *= 0.5;
       data.pgs_adj_eigen.compute(data.pgs_adj_A_sym);
-      const double largest = data.pgs_adj_eigen.eigenvalues().cwiseAbs().maxCoeff();
+      const double largest = data.pgs_adj_eigen.eigenvalues.cwiseAbs().maxCoeff();
       for (int k = 0; k < n; ++k) {
-        const double sigma = data.pgs_adj_eigen.eigenvalues()[k];
+        const double sigma = data.pgs_adj_eigen.eigenvalues[k];
         if (std::abs(sigma) <= 1e-15 * largest) continue;
-        data.pgs_adj_x.noalias() = X * data.pgs_adj_eigen.eigenvectors().col(k);
+        data.pgs_adj_x.noalias() = X * data.pgs_adj_eigen.eigenvectors.col(k);
         mass_quadratic_vjp<double>(model, data, data.pgs_adj_x, -sigma, data.adj_pose_bar, model_bar);
       }
     }

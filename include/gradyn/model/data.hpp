@@ -8,6 +8,7 @@
 #include <Eigen/Eigenvalues>
 #include <vector>
 
+#include "gradyn/contact/detail/symmetric_eigen.hpp"
 #include "gradyn/contact/lcp_ipm.hpp"
 #include "gradyn/contact/pgs.hpp"
 #include "gradyn/model/model.hpp"
@@ -193,7 +194,7 @@ struct DataTpl {
   VectorX<S> pgs_adj_v_free_bar, pgs_adj_y_bar, pgs_adj_x, pgs_adj_column, pgs_adj_scratch;  // (nv)
   VectorX<S> pgs_adj_lambda_bar, pgs_adj_lambda, pgs_adj_row;  // (rows)
   MatrixX<S> pgs_adj_A_sym;                  // A_bar + A_bar^T, then its half
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> pgs_adj_eigen;
+  detail::SymmetricEigen pgs_adj_eigen;      // of pgs_adj_A_sym
   BoxedLcpAdjoint pgs_adj;
   PgsAdjointWorkspace pgs_adj_workspace;
   PgsWorkspaceTpl<S> pgs_record_workspace;   // the sweeps replayed with their iterates recorded
