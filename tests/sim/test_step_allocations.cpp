@@ -1,0 +1,186 @@
+// "A step never allocates": once Data's workspaces are sized (the first call with a given contact
+// count), step, step_vjp and step_jacobian make no heap allocation, for every contact model. Counted
+// by interposing malloc in this test binary (glibc: the other tests only pay a relaxed atomic load).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "gradyn/dynamics/kinematics.hpp"
+#include "gradyn/io/load.hpp"
+#include "gradyn/model/builder.hpp"
+#include "gradyn/model/params.hpp"
+#include "gradyn/sim/integrate.hpp"
+#include "gradyn/sim/step.hpp"
+#include "gradyn/sim/step_jacobian.hpp"
+
+#if defined(__GLIBC__)
+extern "C" void* __libc_malloc(std::size_t);
+extern "C" void* __libc_calloc(std::size_t, std::size_t);
+extern "C" void* __libc_realloc(void*, std::size_t);
+
+namespace {
+std::atomic<bool> counting{false};
+std::atomic<long> allocations{0};
+void count() {
+  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+extern "C" void* malloc(std::size_t n) {
+  count();
+  return __libc_malloc(n);
+}
+extern "C" void* calloc(std::size_t n, std::size_t size) {
+  count();
+  return __libc_calloc(n, size);
+}
+extern "C" void* realloc(void* p, std::size_t n) {
+  count();
+  return __libc_realloc(p, n);
+}
+#endif
+
+namespace gradyn {
+namespace {
+
+// Heap allocations made by f().
+template <class F>
+long allocations_in(F&& f) {
+#if defined(__GLIBC__)
+  allocations = 0;
+  counting = true;
+  f();
+  counting = false;
+  return allocations.load();
+#else
+  f();
+  return 0;
+#endif
+}
+
+struct Scene {
+  std::string name;
+  Model model;
+  Eigen::VectorXd q;
+  int contacts;  // resting contacts at q
+};
+
+// A box resting on a plane on its four corners (a free joint: the multi-DoF paths; PGS's active-set
+// system is singular there, four contacts for six dofs: its least-norm branch) or a sphere on one
+// point (a regular system), and a pendulum on a hinge next to its upper limit (a limit row).
+Scene body_on_plane(GeomType shape, ContactModel contact) {
+  ModelBuilder b;
+  GeomSpec plane, body;
+  plane.type = GeomType::Plane;
+  body.type = shape;
+  body.size = shape == GeomType::Box ? Vector3<double>(0.1, 0.08, 0.05) : Vector3<double>(0.05, 0, 0);
+  b.add_link({"world", std::nullopt, {}, {plane}});
+  b.add_link({"box", Inertia<double>(1.0, Vector3<double>::Zero(), Matrix3<double>::Identity() * 4e-3), {}, {body}});
+  JointSpec free;
+  free.name = "free";
+  free.type = JointType::Free;
+  free.parent = "world";
+  free.child = "box";
+  b.add_joint(free);
+  b.add_link({"arm", Inertia<double>(0.5, Vector3<double>(0.1, 0, 0), Matrix3<double>::Identity() * 1e-3), {}, {}});
+  JointSpec hinge;
+  hinge.name = "hinge";
+  hinge.type = JointType::Revolute;
+  hinge.parent = "box";
+  hinge.child = "arm";
+  hinge.axis = Vector3<double>(0, 1, 0);
+  hinge.lower = -0.2;
+  hinge.upper = 0.2;
+  b.add_joint(hinge);
+  Scene s{shape == GeomType::Box ? "box" : "sphere", b.build(), {}, shape == GeomType::Box ? 4 : 1};
+  s.model.contact.model = contact;
+  s.q = neutral_configuration<double>(s.model);
+  s.q[2] = 0.05 - 1e-4;        // resting, slightly deep
+  s.q[s.model.nq - 1] = 0.19;  // the arm next to its upper limit
+  return s;
+}
+
+// laikago (a free base and 12 hinges) standing on its four toe spheres.
+Scene laikago_standing(ContactModel contact) {
+  std::vector<std::string> warnings;  // its mesh files are not shipped
+  LoadOptions options;
+  options.warnings = &warnings;
+  options.floating_base = true;
+  Scene s{"laikago", load_urdf(std::string(GRADYN_MODELS) + "/laikago/laikago_toes_zup.urdf", options), {}, 4};
+  Geom ground;
+  ground.name = "ground";
+  ground.type = GeomType::Plane;
+  ground.body = -1;
+  s.model.geoms.push_back(ground);
+  s.model.contact.model = contact;
+  s.q = neutral_configuration<double>(s.model);
+  for (const std::string leg : {"FR", "FL", "RR", "RL"}) {
+    s.q[s.model.idx_q[s.model.joint_id(leg + "_upper_leg_2_hip_motor_joint")]] = -0.1;
+    s.q[s.model.idx_q[s.model.joint_id(leg + "_lower_leg_2_upper_leg_joint")]] = -0.45;
+  }
+  Data d(s.model);
+  forward_kinematics<double>(s.model, d, s.q);
+  double lowest = 1e9;  // the lowest toe centre
+  for (const Geom& g : s.model.geoms)
+    if (g.body >= 0) lowest = std::min(lowest, (d.oMi[g.body].R * g.placement.p + d.oMi[g.body].p)[2]);
+  s.q[2] -= lowest - 0.03 + 1e-4;  // toes of radius 3 cm, slightly deep
+  return s;
+}
+
+// After a first call of each (which sizes the workspaces), no call allocates: at the same state, and
+// one step later with the same contact count (where PGS's active-set system may change between
+// regular and singular).
+void expect_no_allocations(const Scene& scene) {
+  const Model& m = scene.model;
+  Data d(m);
+  Eigen::VectorXd q = scene.q, v(m.nv);
+  for (int i = 0; i < m.nv; ++i) v[i] = 0.01 * std::sin(1.0 + i);  // a little motion: friction rows at work
+  const Eigen::VectorXd tau = Eigen::VectorXd::Zero(m.nv);
+  const double dt = 1e-3;
+  Eigen::VectorXd q_next(m.nq), v_next(m.nv), q_bar(m.nq), v_bar(m.nv), tau_bar(m.nv);
+  const Eigen::VectorXd q_next_bar = Eigen::VectorXd::Ones(m.nq), v_next_bar = Eigen::VectorXd::Ones(m.nv);
+  Eigen::MatrixXd A(2 * m.nv, 2 * m.nv), B(2 * m.nv, m.nv);
+  ModelTangent tangent(m);
+  auto call_step = [&] { step<double>(m, d, q, v, tau, dt, Integrator::SemiImplicitEuler, q_next, v_next); };
+  auto call_vjp = [&] {
+    step_vjp<double>(m, d, q, v, tau, dt, Integrator::SemiImplicitEuler, q_next_bar, v_next_bar, q_bar, v_bar,
+                     tau_bar, tangent);
+  };
+  auto call_jacobian = [&] { step_jacobian(m, d, q, v, tau, dt, Integrator::SemiImplicitEuler, A, B); };
+  call_step(), call_vjp(), call_jacobian();  // sizes the workspaces for this contact count
+  for (int state = 0; state < 2; ++state) {
+    SCOPED_TRACE(state == 0 ? "the sizing call's state" : "one step later");
+    EXPECT_EQ(allocations_in(call_step), 0) << "step";
+    if (m.contact.model != ContactModel::None) EXPECT_EQ(d.ncontacts, scene.contacts);
+    EXPECT_EQ(allocations_in(call_vjp), 0) << "step_vjp";
+    EXPECT_EQ(allocations_in(call_jacobian), 0) << "step_jacobian";
+    q = q_next, v = v_next;
+  }
+}
+
+TEST(StepAllocations, NoneAfterTheFirstStep) {
+#if !defined(__GLIBC__)
+  GTEST_SKIP() << "counts allocations by interposing glibc's malloc";
+#endif
+  for (ContactModel contact : {ContactModel::None, ContactModel::Penalty, ContactModel::Pgs, ContactModel::Ipm}) {
+    for (PgsGradient gradient : {PgsGradient::Implicit, PgsGradient::Sweeps}) {
+      if (gradient == PgsGradient::Sweeps && contact != ContactModel::Pgs) continue;
+      SCOPED_TRACE(std::string(contact_model_name(contact)) +
+                   (gradient == PgsGradient::Sweeps ? " (sweeps gradient)" : ""));
+      for (Scene scene : {body_on_plane(GeomType::Box, contact), body_on_plane(GeomType::Sphere, contact),
+                          laikago_standing(contact)}) {
+        SCOPED_TRACE(scene.name);
+        scene.model.contact.pgs_gradient = gradient;
+        expect_no_allocations(scene);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gradyn
