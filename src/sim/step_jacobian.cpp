@@ -9,7 +9,6 @@
 #include "gradyn/sim/step_jacobian.hpp"
 
 #include <cmath>
-#include <vector>
 #include <unsupported/Eigen/AutoDiff>
 
 #include "gradyn/autodiff.hpp"
@@ -184,20 +183,6 @@ void ltl_solve_in_place(const Eigen::MatrixXd& LT, Eigen::VectorXd& x) {
   }
 }
 
-// n ints of scratch: on the stack up to kStack, else (large models only) on the heap.
-class IndexBuffer {
- public:
-  explicit IndexBuffer(int n) {
-    if (n > kStack) heap_.resize(n);
-  }
-  int* data() { return heap_.empty() ? stack_ : heap_.data(); }
-
- private:
-  static constexpr int kStack = 128;
-  int stack_[kStack];
-  std::vector<int> heap_;
-};
-
 // f.template operator()<R>(row) for consecutive chunks of R rows covering [first, last), R = 16, 8,
 // 4, 2, 1: fixed-size chunks, whose partial sums stay in registers.
 template <class F>
@@ -215,8 +200,10 @@ template <class F>
 // to which only the common ancestors of i and j contribute (W(., j) is zero past j). W's strictly
 // lower triangle (unused by that recursion) receives W^T, so that M^-1's column j accumulates
 // contiguous columns, sum over k on j's path of W(k, j) W^T(., k): the same products in the same
-// order as the dot products, but independent sums a vector unit runs side by side.
-void ltl_inverse(const Eigen::MatrixXd& LT, const DofPaths& paths, Eigen::MatrixXd& W, Eigen::MatrixXd& Minv) {
+// order as the dot products, but independent sums a vector unit runs side by side. path: n ints of
+// scratch (Data::deriv_index_scratch).
+void ltl_inverse(const Eigen::MatrixXd& LT, const DofPaths& paths, Eigen::MatrixXd& W, Eigen::MatrixXd& Minv,
+                 int* path) {
   const int n = static_cast<int>(LT.rows());
   for (int k = 0; k < n; ++k) {
     const double* lk = LT.col(k).data();
@@ -234,8 +221,6 @@ void ltl_inverse(const Eigen::MatrixXd& LT, const DofPaths& paths, Eigen::Matrix
     wk[k] = inv;
     for (int j = 0; j < k; ++j) W(k, j) = wk[j];
   }
-  IndexBuffer path_buffer(n);
-  int* path = path_buffer.data();
   for (int j = 0; j < n; ++j) {
     int path_size = 0;
     paths.for_each_path_range(j, [&](int first, int last) {
@@ -296,12 +281,10 @@ template <int R>
 // (Aq as for 1-DoF joints; the multi-DoF joints' rows are redone after). A dof's column of
 // dtau_dx is nonzero only on the rows of its path and subtree (rnea's partials, the damping
 // diagonal, the springs' joint blocks), so the product runs over each column's nonzeros only:
-// about half of laikago's entries, and no packing for a general product.
+// about half of laikago's entries, and no packing for a general product. nz: nv ints of scratch.
 void state_rows_without_contact(const Eigen::MatrixXd& Minv, const Eigen::MatrixXd& dtau_dx, double dt,
-                                Eigen::Ref<Eigen::MatrixXd> A) {
+                                Eigen::Ref<Eigen::MatrixXd> A, int* nz) {
   const int nv = static_cast<int>(Minv.rows());
-  IndexBuffer nz_buffer(nv);
-  int* nz = nz_buffer.data();
   for (int c = 0; c < 2 * nv; ++c) {
     const double* x = dtau_dx.col(c).data();
     int nnz = 0;
@@ -405,7 +388,7 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   if (impulses) add_impulse_forces_jacobian(model, data, q, v_next, dt, dq);
   // M^-1 explicitly (its rows are B's), then one product for the state columns.
   Eigen::MatrixXd& Minv = data.deriv_minv;
-  ltl_inverse(LT, dof_paths, data.deriv_LinvT, Minv);
+  ltl_inverse(LT, dof_paths, data.deriv_LinvT, Minv, data.deriv_index_scratch.data());
 
   // Velocity rows: v+ = v + dt a, i.e. [dt M^-1 dtau_dx + [0 I], dt M^-1] with the impulses held;
   // their response maps those rows by T and adds [QR 0] (impulse_jacobian.hpp), applied to M^-1
@@ -418,7 +401,7 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
     Av.noalias() += Bv * dtau_dx;
     Av.rightCols(nv) += T;
   } else if (contact == ContactModel::None) {
-    state_rows_without_contact(Minv, dtau_dx, dt, A);
+    state_rows_without_contact(Minv, dtau_dx, dt, A, data.deriv_index_scratch.data());
     for (int j = 0; j < nv; ++j) {
       const double* m = Minv.col(j).data();
       double* bq = B.col(j).data();

@@ -182,5 +182,32 @@ TEST(StepAllocations, NoneAfterTheFirstStep) {
   }
 }
 
+// A chain of 150 hinges without contact: more dofs than step_jacobian once kept on the stack.
+TEST(StepAllocations, NoneOnALongChain) {
+#if !defined(__GLIBC__)
+  GTEST_SKIP() << "counts allocations by interposing glibc's malloc";
+#endif
+  ModelBuilder b;
+  b.add_link({"world", std::nullopt, {}, {}});
+  std::string parent = "world";
+  for (int i = 0; i < 150; ++i) {
+    const std::string link = "link" + std::to_string(i);
+    b.add_link({link, Inertia<double>(0.1, Vector3<double>(0.05, 0, 0), Matrix3<double>::Identity() * 1e-4), {}, {}});
+    JointSpec hinge;
+    hinge.name = "hinge" + std::to_string(i);
+    hinge.type = JointType::Revolute;
+    hinge.parent = parent;
+    hinge.child = link;
+    hinge.axis = i % 2 == 0 ? Vector3<double>(0, 1, 0) : Vector3<double>(1, 0, 0);
+    hinge.origin.p = Vector3<double>(i == 0 ? 0.0 : 0.1, 0, 0);
+    b.add_joint(hinge);
+    parent = link;
+  }
+  Scene s{"chain", b.build(), {}, 0};
+  s.q = Eigen::VectorXd::Constant(s.model.nq, 0.1);
+  ASSERT_GT(s.model.nv, 128);
+  expect_no_allocations(s);
+}
+
 }  // namespace
 }  // namespace gradyn

@@ -218,6 +218,7 @@ struct DataTpl {
   // increasing order (a chain of joints is one range): [deriv_path[2 r], deriv_path[2 r + 1]) for
   // r in [deriv_path_begin[k], deriv_path_begin[k + 1]). The last range ends at k + 1.
   std::vector<int> deriv_path_begin, deriv_path;
+  std::vector<int> deriv_index_scratch;  // (nv) step_jacobian's scratch: a dof path, a column's nonzero rows
   std::vector<Eigen::Matrix<double, 13, 12>> deriv_contact_jac;  // collide_jacobian's, per contact
   // velocity-level contact (contact/impulse_jacobian.cpp); "rows" are the solver's LCP rows
   std::vector<Vector6<S>> deriv_ov_next;  // per body: world twist at v+
@@ -403,6 +404,7 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
       }
       deriv_path_begin.push_back(static_cast<int>(deriv_path.size()) / 2);
     }
+    deriv_index_scratch.assign(model.nv, 0);
   }
   deriv_contact_jac.assign(contacts.size(), Eigen::Matrix<double, 13, 12>::Zero());
   deriv_ov_next.assign(nb, Vector6<S>::Zero());
