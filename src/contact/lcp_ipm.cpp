@@ -72,7 +72,8 @@ IpmWorkspaceTpl<S>::IpmWorkspaceTpl(Eigen::Index nx, Eigen::Index ne, Eigen::Ind
       rhs_kept(VectorX<S>::Zero(ni + ne)),
       f_row(Eigen::VectorXi::Zero(ni * ni)),
       f_col(Eigen::VectorXi::Zero(ni * ni)),
-      f_value(VectorX<S>::Zero(ni * ni)) {}
+      f_value(VectorX<S>::Zero(ni * ni)),
+      structure_F(MatrixX<S>::Zero(ni, ni)) {}
 
 using detail::lu_in_place;
 using detail::lu_solve_in_place;
@@ -194,14 +195,16 @@ void find_row_blocks(IpmWorkspaceTpl<S>& ws) {
 
 // The parts of the Schur path fixed over a solve: blocks, T_b, T_b^T (-F_b) T_b, the core rows
 // B_c of [T^T G; A], L^-1 B_c^T, W = B_c M^-1 B_c^T, B_c M^-1 q and L^-1 q (M = L L^T factored).
+// The blocks' setup (find_row_blocks, T_b and its nonzeros by row, -F_b and T_b^T (-F_b) T_b) depends
+// on F and the row basis only: kept from the last solve where both are unchanged (same_structure).
 template <class S>
-void prepare_blocks(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
+void prepare_blocks(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, bool same_structure) {
   using std::abs;
   const Eigen::Index ne = ws.n_eq;
-  find_row_blocks(ws);
+  if (!same_structure) find_row_blocks(ws);
   ws.n_core_ineq = 0;
   ws.basis_start[0] = 0;
-  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) {
+  for (Eigen::Index b = 0; !same_structure && b < ws.n_blocks; ++b) {
     const int first = ws.block_start[b], nb = ws.block_start[b + 1] - first;
     S* T = ws.block_basis.data() + ws.block_entry[b];
     S* H = ws.block_static.data() + ws.block_entry[b];
@@ -233,6 +236,9 @@ void prepare_blocks(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
         H[i + j * nb] = sum;
       }
     }
+  }
+  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) {
+    const int first = ws.block_start[b], nb = ws.block_start[b + 1] - first;
     // T^T G_b (into core_X's storage, as scratch: nb x n_x), column by column; its rows that are not
     // zero are core rows (rows of B_c).
     const Eigen::Index nx = ws.n_x;
@@ -330,9 +336,10 @@ void recover_x(IpmWorkspaceTpl<S>& ws) {
 // left: h then holds the eliminated rows' U rows and L columns and the reduced matrix of the rest.
 // step[i] is set to the step that eliminated row i (rows left keep the caller's value); order gets
 // the eliminated rows in order; left and row are scratch (nb ints each). Returns how many.
-template <class S, class IsCore>
-int eliminate_local_rows(S* h, int nb, const IsCore& is_core, int* step, int* order, int* left, int* row) {
+template <int NB, class S, class IsCore>
+int eliminate_local_rows(S* h, int nb_runtime, const IsCore& is_core, int* step, int* order, int* left, int* row) {
   using std::abs;
+  const int nb = NB > 0 ? NB : nb_runtime;  // a compile-time size where the caller has one
   int n_left = nb;
   for (int i = 0; i < nb; ++i) left[i] = i;
   int n_elim = 0;
@@ -415,6 +422,21 @@ void assemble_core_matrix(IpmWorkspaceTpl<S>& ws) {
   }
 }
 
+// f.template operator()<NB>() with NB = nb for the common block sizes (a limit row; a contact with 3
+// to 6 friction directions), else NB = 0 (the size at run time): fixed-size loops for the blocks'
+// small dense work.
+template <class F>
+void with_block_size(int nb, F&& f) {
+  switch (nb) {
+    case 1: f.template operator()<1>(); break;
+    case 5: f.template operator()<5>(); break;
+    case 6: f.template operator()<6>(); break;
+    case 7: f.template operator()<7>(); break;
+    case 8: f.template operator()<8>(); break;
+    default: f.template operator()<0>(); break;
+  }
+}
+
 // Factors T^T S T with D = diag(d_scale), per block in the basis chosen for this iteration (rotated:
 // T_b^T (D_b - F_b) T_b; plain: D_b - F_b): its local rows eliminated (threshold pivoting, the best
 // candidate first), then the core LU over the rows left, whose W part combines core_W's rows.
@@ -426,8 +448,8 @@ void factor_blocks(IpmWorkspaceTpl<S>& ws, const VectorX<S>& d_scale) {
   ws.n_lu = 0;
   int n_combo = 0;
   ws.lu_combo_start[0] = 0;
-  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) {
-    const int first = ws.block_start[b], nb = ws.block_start[b + 1] - first;
+  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) with_block_size(ws.block_start[b + 1] - ws.block_start[b], [&]<int NB>() {
+    const int first = ws.block_start[b], nb = NB > 0 ? NB : ws.block_start[b + 1] - first;
     const S* T = ws.block_basis.data() + ws.block_entry[b];
     // Rotate only where the D of the rows T_b mixes are of one magnitude (see kRotationSpread).
     S d_min = std::numeric_limits<S>::infinity(), d_max(0);
@@ -443,13 +465,14 @@ void factor_blocks(IpmWorkspaceTpl<S>& ws, const VectorX<S>& d_scale) {
     S* h = ws.block_h.data() + ws.block_entry[b];
     if (rotated) {
       std::copy_n(ws.block_static.data() + ws.block_entry[b], nb * nb, h);
-      for (int i = 0; i < nb; ++i) {  // h += T^T diag(d) T: d_i t_i t_i^T over T's rows t_i (their nonzeros)
+      for (int i = 0; i < nb; ++i) {  // h += T^T diag(d) T: d_i t_i t_i^T over T's rows t_i
         const S d = d_scale[ws.block_row[first + i]];
-        const int begin = ws.basis_start[first + i], end = ws.basis_start[first + i + 1];
-        for (int a = begin; a < end; ++a) {
-          const S dt = d * ws.basis_value[a];
-          S* h_col = h + ws.basis_col[a] * nb;
-          for (int c = begin; c < end; ++c) h_col[ws.basis_col[c]] += dt * ws.basis_value[c];
+        for (int a = 0; a < nb; ++a) {
+          const S t_a = T[i + a * nb];
+          if (t_a == S(0)) continue;
+          const S dt = d * t_a;
+          S* h_col = h + a * nb;
+          for (int c = 0; c < nb; ++c) h_col[c] += dt * T[i + c * nb];
         }
       }
     } else {
@@ -459,7 +482,7 @@ void factor_blocks(IpmWorkspaceTpl<S>& ws, const VectorX<S>& d_scale) {
     int* step = ws.elim_step.data() + first;
     for (int i = 0; i < nb; ++i) step[i] = never;
     // scratch: lu_index until the core LU's numbering below; lu_combo_index past the combinations so far
-    ws.block_n_elim[b] = eliminate_local_rows(h, nb, is_core, step, ws.elim_order.data() + first,
+    ws.block_n_elim[b] = eliminate_local_rows<NB>(h, nb, is_core, step, ws.elim_order.data() + first,
                                               ws.lu_index.data() + first,
                                               ws.lu_combo_index.data() + ws.lu_combo_start[ws.n_lu]);
     // The rows left join the core LU; a core row's W part: rotated, its own row of core_W; plain, row
@@ -481,7 +504,7 @@ void factor_blocks(IpmWorkspaceTpl<S>& ws, const VectorX<S>& d_scale) {
       }
       ws.lu_combo_start[ws.n_lu] = n_combo;
     }
-  }
+  });
   for (Eigen::Index e = 0; e < ws.n_eq; ++e) {  // A's rows, last
     ws.lu_combo_index[n_combo] = static_cast<int>(ws.n_core_ineq + e), ws.lu_combo_weight[n_combo++] = S(1);
     ws.lu_combo_start[++ws.n_lu] = n_combo;
@@ -496,17 +519,19 @@ void solve_blocks(IpmWorkspaceTpl<S>& ws, VectorX<S>& w) {
   VectorX<S>& t = ws.basis_w;  // by position, in each block's basis of this iteration
   S* y = ws.rhs_kept.data();
   const Eigen::Index eq_first = ws.n_lu - ws.n_eq;
-  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) {  // t = T_b^T w_b, then L^-1 within the block
-    const int first = ws.block_start[b], nb = ws.block_start[b + 1] - first;
+  // t = T_b^T w_b, then L^-1 within the block
+  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) with_block_size(ws.block_start[b + 1] - ws.block_start[b], [&]<int NB>() {
+    const int first = ws.block_start[b], nb = NB > 0 ? NB : ws.block_start[b + 1] - first;
     const S* h = ws.block_h.data() + ws.block_entry[b];
     const int* step = ws.elim_step.data() + first;
     const int* order = ws.elim_order.data() + first;
     S* tb = t.data() + first;
     if (ws.block_rotated[b]) {
+      const S* T = ws.block_basis.data() + ws.block_entry[b];
       for (int j = 0; j < nb; ++j) tb[j] = S(0);
       for (int i = 0; i < nb; ++i) {
         const S v = w[ws.block_row[first + i]];
-        for (int k = ws.basis_start[first + i]; k < ws.basis_start[first + i + 1]; ++k) tb[ws.basis_col[k]] += ws.basis_value[k] * v;
+        for (int j = 0; j < nb; ++j) tb[j] += T[i + j * nb] * v;
       }
     } else {
       for (int i = 0; i < nb; ++i) tb[i] = w[ws.block_row[first + i]];
@@ -520,12 +545,13 @@ void solve_blocks(IpmWorkspaceTpl<S>& ws, VectorX<S>& w) {
     }
     for (int i = 0; i < nb; ++i)
       if (ws.lu_index[first + i] >= 0) y[ws.lu_index[first + i]] = tb[i];
-  }
+  });
   for (Eigen::Index e = 0; e < ws.n_eq; ++e) y[eq_first + e] = w[ws.n_ineq + e];
   lu_solve_in_place(ws.schur.data(), ws.n_lu, ws.schur_pivots.data(), y);
   for (Eigen::Index e = 0; e < ws.n_eq; ++e) w[ws.n_ineq + e] = y[eq_first + e];
-  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) {  // U^-1 of the eliminated rows, then w_b = T_b t
-    const int first = ws.block_start[b], nb = ws.block_start[b + 1] - first;
+  // U^-1 of the eliminated rows, then w_b = T_b t
+  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) with_block_size(ws.block_start[b + 1] - ws.block_start[b], [&]<int NB>() {
+    const int first = ws.block_start[b], nb = NB > 0 ? NB : ws.block_start[b + 1] - first;
     const S* h = ws.block_h.data() + ws.block_entry[b];
     const int* step = ws.elim_step.data() + first;
     const int* order = ws.elim_order.data() + first;
@@ -540,15 +566,16 @@ void solve_blocks(IpmWorkspaceTpl<S>& ws, VectorX<S>& w) {
       tb[e] = sum / h[e + e * nb];
     }
     if (ws.block_rotated[b]) {
+      const S* T = ws.block_basis.data() + ws.block_entry[b];
       for (int i = 0; i < nb; ++i) {
         S sum(0);
-        for (int k = ws.basis_start[first + i]; k < ws.basis_start[first + i + 1]; ++k) sum += ws.basis_value[k] * tb[ws.basis_col[k]];
+        for (int j = 0; j < nb; ++j) sum += T[i + j * nb] * tb[j];
         w[ws.block_row[first + i]] = sum;
       }
     } else {
       for (int i = 0; i < nb; ++i) w[ws.block_row[first + i]] = tb[i];
     }
-  }
+  });
 }
 
 // ---- Residuals, factorisations and Newton directions of either path -----------------------------
@@ -611,7 +638,13 @@ void prepare_full_schur(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
 template <class S>
 void prepare_kkt(const MixedLcpTpl<S>& p, bool allow_schur, IpmWorkspaceTpl<S>& ws) {
   const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
-  collect_f_nonzeros(p, ws);
+  // F's nonzeros and the blocks' setup are kept while F and the row basis stay as they were (a
+  // contact problem's F holds cfm and the friction coefficients: it changes with the contact pairs).
+  const bool same_structure =
+      ws.structure_ready && ws.structure_F.rows() == ni && (ws.structure_F.array() == p.F.array()).all() &&
+      ws.structure_basis.rows() == ws.row_basis.rows() && ws.structure_basis.cols() == ws.row_basis.cols() &&
+      (ws.structure_basis.array() == ws.row_basis.array()).all();
+  if (!same_structure) collect_f_nonzeros(p, ws);
   ws.use_schur = false;
   ws.full_schur_ready = false;
   if (allow_schur && exactly_symmetric(p.M)) {
@@ -619,9 +652,11 @@ void prepare_kkt(const MixedLcpTpl<S>& p, bool allow_schur, IpmWorkspaceTpl<S>& 
     ws.use_schur = ws.mass_llt.info() == Eigen::Success;
   }
   if (ws.use_schur) {
-    prepare_blocks(p, ws);
+    prepare_blocks(p, ws, same_structure);
+    if (!same_structure) ws.structure_F = p.F, ws.structure_basis = ws.row_basis, ws.structure_ready = true;
     return;
   }
+  if (!same_structure) ws.structure_ready = false;  // F's nonzeros are current, the blocks are not
   ws.K.setZero();
   ws.K.topLeftCorner(nx, nx) = p.M;
   ws.K.block(0, nx, nx, ni) = p.G.transpose();

@@ -540,6 +540,36 @@ TEST(LcpIpm, RowBasisKeepsTheSolution) {
   EXPECT_EQ(reduced, 36) << "the basis makes the core smaller in every trial";
 }
 
+// A workspace reused for problems of one shape keeps F's nonzeros and its blocks' setup while F and
+// the row basis stay the same; a changed F (friction, cfm) or basis must be seen: every solve equals
+// a fresh workspace's, bit for bit.
+TEST(LcpIpm, ReusedWorkspaceFollowsChangesOfFAndTheBasis) {
+  std::mt19937 rng(71);
+  const Index nx = 7;
+  const int nc = 3, N = 4;
+  MatrixXd basis;
+  IpmWorkspace reused(nx, 0, (N + 2) * nc);
+  LcpIpmSettings<double> settings;
+  for (int trial = 0; trial < 8; ++trial) {
+    SCOPED_TRACE(::testing::Message() << "trial " << trial);
+    MixedLcp p = contact_lcp(rng, nx, nc, N, trial % 2 == 0 ? 0.0 : 1e-6, basis);  // new mu, every other cfm
+    if (trial % 4 == 3) p = contact_lcp(rng, nx, nc, N, 0.0, basis), basis.setIdentity();  // the identity basis
+    IpmWorkspace fresh(nx, 0, p.n_ineq());
+    fresh.row_basis = basis;
+    reused.row_basis = basis;
+    const LcpIpmResult rf = solve_mixed_lcp(p, settings, fresh);
+    const LcpIpmResult rr = solve_mixed_lcp(p, settings, reused);
+    ASSERT_TRUE(rf.converged);
+    EXPECT_EQ(rr.iterations, rf.iterations);
+    EXPECT_EQ(reused.x, fresh.x);
+    EXPECT_EQ(reused.z, fresh.z);
+    // and the same problem again (the setup kept): the same solution
+    const LcpIpmResult again = solve_mixed_lcp(p, settings, reused);
+    EXPECT_EQ(again.iterations, rf.iterations);
+    EXPECT_EQ(reused.x, fresh.x);
+  }
+}
+
 TEST(LcpIpm, ShapeMismatchThrows) {
   MixedLcp p(3, 1, 2);
   p.M.setIdentity();

@@ -181,6 +181,10 @@ struct IpmWorkspaceTpl {
   Eigen::Index f_nnz = 0;
   Eigen::VectorXi f_row, f_col;
   VectorX<S> f_value;
+  // F and the row basis the blocks' setup and F's nonzeros were built for (kept over solves while
+  // they stay the same)
+  MatrixX<S> structure_F, structure_basis;
+  bool structure_ready = false;
   bool use_schur = false;                    // the path of the last solve
   bool has_solution = false;                 // a solve_mixed_lcp left its point here
   bool converged = false;                    // ... and it had converged (warm starts need one)
