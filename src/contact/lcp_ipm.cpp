@@ -283,31 +283,48 @@ void prepare_blocks(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, bool same_s
   ws.core_c.head(nc).noalias() = X.transpose() * ws.mass_q;
 }
 
+// f.template operator()<NB>() with NB = nb for the common block sizes (a limit row; a contact with 3
+// to 6 friction directions), else NB = 0 (the size at run time): fixed-size loops for the blocks'
+// small dense work.
+template <class F>
+void with_block_size(int nb, F&& f) {
+  switch (nb) {
+    case 1: f.template operator()<1>(); break;
+    case 5: f.template operator()<5>(); break;
+    case 6: f.template operator()<6>(); break;
+    case 7: f.template operator()<7>(); break;
+    case 8: f.template operator()<8>(); break;
+    default: f.template operator()<0>(); break;
+  }
+}
+
 // out = T^T in (from_block_basis: out = T in) on the inequality rows: `in` by row, `out` by position.
 template <class S>
 void to_block_basis(const IpmWorkspaceTpl<S>& ws, const VectorX<S>& in, VectorX<S>& out) {
-  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) {
-    const int first = ws.block_start[b], nb = ws.block_start[b + 1] - first;
+  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) with_block_size(ws.block_start[b + 1] - ws.block_start[b], [&]<int NB>() {
+    const int first = ws.block_start[b], nb = NB > 0 ? NB : ws.block_start[b + 1] - first;
+    const S* T = ws.block_basis.data() + ws.block_entry[b];
     S* o = out.data() + first;
     for (int j = 0; j < nb; ++j) o[j] = S(0);
     for (int i = 0; i < nb; ++i) {
       const S v = in[ws.block_row[first + i]];
-      for (int k = ws.basis_start[first + i]; k < ws.basis_start[first + i + 1]; ++k) o[ws.basis_col[k]] += ws.basis_value[k] * v;
+      for (int j = 0; j < nb; ++j) o[j] += T[i + j * nb] * v;
     }
-  }
+  });
 }
 
 template <class S, class Out>
 void from_block_basis(const IpmWorkspaceTpl<S>& ws, const VectorX<S>& in, Out&& out) {
-  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) {
-    const int first = ws.block_start[b], nb = ws.block_start[b + 1] - first;
+  for (Eigen::Index b = 0; b < ws.n_blocks; ++b) with_block_size(ws.block_start[b + 1] - ws.block_start[b], [&]<int NB>() {
+    const int first = ws.block_start[b], nb = NB > 0 ? NB : ws.block_start[b + 1] - first;
+    const S* T = ws.block_basis.data() + ws.block_entry[b];
     const S* v = in.data() + first;
     for (int i = 0; i < nb; ++i) {
       S sum(0);
-      for (int k = ws.basis_start[first + i]; k < ws.basis_start[first + i + 1]; ++k) sum += ws.basis_value[k] * v[ws.basis_col[k]];
+      for (int j = 0; j < nb; ++j) sum += T[i + j * nb] * v[j];
       out[ws.block_row[first + i]] = sum;
     }
-  }
+  });
 }
 
 // The core multipliers w_c (the core rows of [T^T z; y]) and g = B_c x(w) = -B_c M^-1 q - W w_c.
@@ -419,21 +436,6 @@ void assemble_core_matrix(IpmWorkspaceTpl<S>& ws) {
         if (r >= 0) a[r + c * n] += h[i + j * nb];
       }
     }
-  }
-}
-
-// f.template operator()<NB>() with NB = nb for the common block sizes (a limit row; a contact with 3
-// to 6 friction directions), else NB = 0 (the size at run time): fixed-size loops for the blocks'
-// small dense work.
-template <class F>
-void with_block_size(int nb, F&& f) {
-  switch (nb) {
-    case 1: f.template operator()<1>(); break;
-    case 5: f.template operator()<5>(); break;
-    case 6: f.template operator()<6>(); break;
-    case 7: f.template operator()<7>(); break;
-    case 8: f.template operator()<8>(); break;
-    default: f.template operator()<0>(); break;
   }
 }
 
