@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <utility>
@@ -642,10 +643,12 @@ void prepare_kkt(const MixedLcpTpl<S>& p, bool allow_schur, IpmWorkspaceTpl<S>& 
   const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
   // F's nonzeros and the blocks' setup are kept while F and the row basis stay as they were (a
   // contact problem's F holds cfm and the friction coefficients: it changes with the contact pairs).
-  const bool same_structure =
-      ws.structure_ready && ws.structure_F.rows() == ni && (ws.structure_F.array() == p.F.array()).all() &&
-      ws.structure_basis.rows() == ws.row_basis.rows() && ws.structure_basis.cols() == ws.row_basis.cols() &&
-      (ws.structure_basis.array() == ws.row_basis.array()).all();
+  // (Compared bit for bit: a -0 for a 0 only rebuilds.)
+  auto same_bits = [](const MatrixX<S>& a, const MatrixX<S>& b) {
+    return a.rows() == b.rows() && a.cols() == b.cols() &&
+           (a.size() == 0 || std::memcmp(a.data(), b.data(), sizeof(S) * static_cast<size_t>(a.size())) == 0);
+  };
+  const bool same_structure = ws.structure_ready && same_bits(ws.structure_F, p.F) && same_bits(ws.structure_basis, ws.row_basis);
   if (!same_structure) collect_f_nonzeros(p, ws);
   ws.use_schur = false;
   ws.full_schur_ready = false;
