@@ -385,15 +385,27 @@ int eliminate_local_rows(S* h, int nb_runtime, const IsCore& is_core, int* step,
     step[e] = n_elim;
     order[n_elim++] = e;
     const S inv = S(1) / h[e + e * nb];
-    int n_row = 0;  // the pivot row's nonzeros among the rows left (their columns in `row`)
-    for (int c = 0; c < n_left; ++c)
-      if (h[e + left[c] * nb] != S(0)) row[n_row++] = left[c];
+    // The pivot row's nonzeros among the rows left: their offsets in h (a column's start; in `row`)
+    // and values (in u: fixed-size blocks keep them in registers), then the update of the rows left.
+    int n_row = 0;
+    constexpr int kValues = NB > 0 ? NB : 1;
+    S u[kValues];
+    for (int c = 0; c < n_left; ++c) {
+      const S value = h[e + left[c] * nb];
+      if (value == S(0)) continue;
+      if constexpr (NB > 0) u[n_row] = value;
+      row[n_row++] = left[c] * nb;
+    }
     for (int a = 0; a < n_left; ++a) {
       const int i = left[a];
       S& l = h[i + e * nb];
       if (l == S(0)) continue;
       l *= inv;
-      for (int c = 0; c < n_row; ++c) h[i + row[c] * nb] -= l * h[e + row[c] * nb];
+      S* h_i = h + i;
+      if constexpr (NB > 0)
+        for (int c = 0; c < n_row; ++c) h_i[row[c]] -= l * u[c];
+      else
+        for (int c = 0; c < n_row; ++c) h_i[row[c]] -= l * h[e + row[c]];
     }
   }
 }
