@@ -1,5 +1,9 @@
-// Data: the workspace of the algorithms for one Model. Allocated once by the constructor; no
-// algorithm allocates afterwards. Each field says which algorithm fills it and in which frame.
+// Data: the workspace of the algorithms for one Model. Allocated once by the constructor; after
+// that no algorithm allocates, except where a contact step needs an LCP of a new shape: the PGS
+// problem's storage grows when a step has more rows than every step before it, and the
+// interior-point problem and the PGS adjoint's buffers are re-sized when the row count changes
+// (contacts or limit rows appearing or vanishing; tests/sim/test_step_allocations.cpp checks the
+// rest). Each field says which algorithm fills it and in which frame.
 #pragma once
 
 #include <algorithm>
