@@ -299,32 +299,44 @@ void with_block_size(int nb, F&& f) {
   }
 }
 
+// One block's change of basis, its size NB fixed (0: nb at run time): o = T_b^T in (in's values at
+// the block's rows, o by position), and out = T_b t (t by position, out at the block's rows).
+template <int NB, class S, class In>
+void block_to_basis(const S* T, int nb, const In& in, const int* rows, S* o) {
+  const int n = NB > 0 ? NB : nb;
+  for (int j = 0; j < n; ++j) o[j] = S(0);
+  for (int i = 0; i < n; ++i) {
+    const S v = in[rows[i]];
+    for (int j = 0; j < n; ++j) o[j] += T[i + j * n] * v;
+  }
+}
+
+template <int NB, class S, class Out>
+void block_from_basis(const S* T, int nb, const S* t, const int* rows, Out&& out) {
+  const int n = NB > 0 ? NB : nb;
+  for (int i = 0; i < n; ++i) {
+    S sum(0);
+    for (int j = 0; j < n; ++j) sum += T[i + j * n] * t[j];
+    out[rows[i]] = sum;
+  }
+}
+
 // out = T^T in (from_block_basis: out = T in) on the inequality rows: `in` by row, `out` by position.
 template <class S>
 void to_block_basis(const IpmWorkspaceTpl<S>& ws, const VectorX<S>& in, VectorX<S>& out) {
   for (Eigen::Index b = 0; b < ws.n_blocks; ++b) with_block_size(ws.block_start[b + 1] - ws.block_start[b], [&]<int NB>() {
-    const int first = ws.block_start[b], nb = NB > 0 ? NB : ws.block_start[b + 1] - first;
-    const S* T = ws.block_basis.data() + ws.block_entry[b];
-    S* o = out.data() + first;
-    for (int j = 0; j < nb; ++j) o[j] = S(0);
-    for (int i = 0; i < nb; ++i) {
-      const S v = in[ws.block_row[first + i]];
-      for (int j = 0; j < nb; ++j) o[j] += T[i + j * nb] * v;
-    }
+    const int first = ws.block_start[b];
+    block_to_basis<NB>(ws.block_basis.data() + ws.block_entry[b], ws.block_start[b + 1] - first, in,
+                       ws.block_row.data() + first, out.data() + first);
   });
 }
 
 template <class S, class Out>
 void from_block_basis(const IpmWorkspaceTpl<S>& ws, const VectorX<S>& in, Out&& out) {
   for (Eigen::Index b = 0; b < ws.n_blocks; ++b) with_block_size(ws.block_start[b + 1] - ws.block_start[b], [&]<int NB>() {
-    const int first = ws.block_start[b], nb = NB > 0 ? NB : ws.block_start[b + 1] - first;
-    const S* T = ws.block_basis.data() + ws.block_entry[b];
-    const S* v = in.data() + first;
-    for (int i = 0; i < nb; ++i) {
-      S sum(0);
-      for (int j = 0; j < nb; ++j) sum += T[i + j * nb] * v[j];
-      out[ws.block_row[first + i]] = sum;
-    }
+    const int first = ws.block_start[b];
+    block_from_basis<NB>(ws.block_basis.data() + ws.block_entry[b], ws.block_start[b + 1] - first,
+                         in.data() + first, ws.block_row.data() + first, out);
   });
 }
 
@@ -542,12 +554,7 @@ void solve_blocks(IpmWorkspaceTpl<S>& ws, VectorX<S>& w) {
     const int* order = ws.elim_order.data() + first;
     S* tb = t.data() + first;
     if (ws.block_rotated[b]) {
-      const S* T = ws.block_basis.data() + ws.block_entry[b];
-      for (int j = 0; j < nb; ++j) tb[j] = S(0);
-      for (int i = 0; i < nb; ++i) {
-        const S v = w[ws.block_row[first + i]];
-        for (int j = 0; j < nb; ++j) tb[j] += T[i + j * nb] * v;
-      }
+      block_to_basis<NB>(ws.block_basis.data() + ws.block_entry[b], nb, w, ws.block_row.data() + first, tb);
     } else {
       for (int i = 0; i < nb; ++i) tb[i] = w[ws.block_row[first + i]];
     }
@@ -581,12 +588,7 @@ void solve_blocks(IpmWorkspaceTpl<S>& ws, VectorX<S>& w) {
       tb[e] = sum / h[e + e * nb];
     }
     if (ws.block_rotated[b]) {
-      const S* T = ws.block_basis.data() + ws.block_entry[b];
-      for (int i = 0; i < nb; ++i) {
-        S sum(0);
-        for (int j = 0; j < nb; ++j) sum += T[i + j * nb] * tb[j];
-        w[ws.block_row[first + i]] = sum;
-      }
+      block_from_basis<NB>(ws.block_basis.data() + ws.block_entry[b], nb, tb, ws.block_row.data() + first, w);
     } else {
       for (int i = 0; i < nb; ++i) w[ws.block_row[first + i]] = tb[i];
     }
