@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <Eigen/Cholesky>
-#include <Eigen/Eigenvalues>
 #include <vector>
 
 #include "gradyn/contact/detail/symmetric_eigen.hpp"
