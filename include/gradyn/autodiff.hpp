@@ -6,6 +6,8 @@
 // reference the hand-written gradients are checked against, never the fast path.
 #pragma once
 
+#include <cmath>
+
 #include <Eigen/Core>
 #include <unsupported/Eigen/AutoDiff>
 
@@ -18,6 +20,14 @@ using ADScalar = Eigen::AutoDiffScalar<ADDerivatives>;
 /// Value of a scalar, whether double or ADScalar.
 inline double value_of(double x) { return x; }
 inline double value_of(const ADScalar& x) { return x.value(); }
+
+/// True when every entry's value is finite (no NaN, no inf).
+template <class Derived>
+bool all_finite(const Eigen::MatrixBase<Derived>& x) {
+  for (Eigen::Index k = 0; k < x.size(); ++k)
+    if (!std::isfinite(value_of(x[k]))) return false;
+  return true;
+}
 
 /// True when x is zero and carries no derivative: a term it multiplies can be skipped without
 /// losing any derivative.

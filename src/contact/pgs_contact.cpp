@@ -185,7 +185,13 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
   v_next = data.pgs_v_free;
   v_next.noalias() += data.pgs_MinvJT.leftCols(n) * lambda;
 
-  // Remember the impulses for the next step's warm start.
+  // Remember the impulses for the next step's warm start; impulses that are not finite (a step that
+  // diverged) are forgotten, so that they cannot spoil the steps after it.
+  if (!all_finite(lambda)) {
+    data.pgs_memory_ncontacts = 0;
+    data.pgs_memory_limit.setZero();
+    return;
+  }
   for (int k = 0; k < nc; ++k) {
     const ContactTpl<S>& c = data.contacts[k];
     data.pgs_memory_pair[k] = {c.geom_a, c.geom_b};

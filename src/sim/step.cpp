@@ -35,13 +35,6 @@ const VectorX<S>& stage_dynamics(const ModelTpl<S>& model, DataTpl<S>& data, con
   flag_deep_penetration<S>(model, data);
   return forward_dynamics<S>(model, data, q, v, data.contact_tau_total);
 }
-
-template <class Derived>
-bool all_finite(const Eigen::MatrixBase<Derived>& x) {
-  for (Eigen::Index k = 0; k < x.size(); ++k)
-    if (!std::isfinite(value_of(x[k]))) return false;
-  return true;
-}
 }  // namespace
 
 template <class S>

@@ -1,9 +1,11 @@
 // Velocity-level (PGS) contact in the semi-implicit Euler step: resting contact without drift, the
 // friction cone on an incline (slide below the friction angle, stick above it), restitution, the
-// RK4 refusal (forward and adjoint) and settings validation.
+// RK4 refusal (forward and adjoint), settings validation, and a diverged step that the warm start
+// must not carry into the next.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "gradyn/contact/penalty.hpp"
 #include "gradyn/contact/pgs_contact.hpp"
@@ -66,6 +68,27 @@ TEST(PgsContact, SphereRestsOnPlane) {
   EXPECT_TRUE(d.pgs_result.converged);
   EXPECT_LE((q.head<3>() - q_start.head<3>()).norm(), 1e-4);
   EXPECT_NEAR(d.pgs_lambda[0], 9.81 * 1e-3, 1e-6) << "the normal impulse carries the weight";
+}
+
+// A step that diverges (a NaN torque) must not spoil the steps after it through the warm start: the
+// next step equals the one a fresh Data takes (no impulses remembered), bit for bit.
+TEST(PgsContact, ADivergedStepIsNotRememberedByTheWarmStart) {
+  const double r = 0.1;
+  Model m = free_body_on_plane(geom(GeomType::Sphere, V3(r, 0, 0)), 1.0, 0.8);
+  Data d(m), fresh(m);
+  const Eigen::VectorXd q = at_height(m, r - 1e-4);
+  Eigen::VectorXd v = Eigen::VectorXd::Zero(6), q_next(7), v_next(6), q_ref(7), v_ref(6);
+  v[0] = 0.5;  // sliding: normal and friction rows at work
+  Eigen::VectorXd tau = Eigen::VectorXd::Zero(6);
+  tau[0] = std::numeric_limits<double>::quiet_NaN();
+  step<double>(m, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q_next, v_next);
+  ASSERT_TRUE(d.status & kStatusNonFinite);
+  tau[0] = 0.0;
+  step<double>(m, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q_next, v_next);
+  step<double>(m, fresh, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q_ref, v_ref);
+  ASSERT_TRUE(v_next.allFinite());
+  EXPECT_EQ(v_next, v_ref);
+  EXPECT_EQ(q_next, q_ref);
 }
 
 TEST(PgsContact, BoxRestsOnPlane) {
