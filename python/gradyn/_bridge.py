@@ -167,7 +167,8 @@ def _exact_params_bar(model, params_row: np.ndarray, p_bar: np.ndarray) -> np.nd
 
 
 def step_forward(model, q, v, tau, params, dt, integrator):
-    """(q_next, v_next) for every world; shapes (*batch, nq) and (*batch, nv)."""
+    """(q_next, v_next, status) for every world; shapes (*batch, nq), (*batch, nv) and (*batch,),
+    status the gradyn.Status bits of each world's step (uint32)."""
     q, v, tau = _float64(q), _float64(v), _float64(tau)
     batch = _common_batch({"q": (q, 1), "v": (v, 1), "tau": (tau, 1)})
     qf, vf, tf = (_flatten(x, batch, 1) for x in (q, v, tau))
@@ -175,10 +176,12 @@ def step_forward(model, q, v, tau, params, dt, integrator):
     rows = _params_rows(params, batch, n)
     q_next = np.empty_like(qf)
     v_next = np.empty_like(vf)
+    status = np.empty(n, dtype=np.uint32)
     for i in range(n):
         world = MODELS.model_for(model, rows[i])
-        q_next[i], v_next[i] = _gradyn.step(world, qf[i], vf[i], tf[i], dt, integrator)
-    return q_next.reshape(q.shape), v_next.reshape(v.shape)
+        q_next[i], v_next[i], status[i] = _gradyn.step(world, qf[i], vf[i], tf[i], dt, integrator,
+                                                       return_status=True)
+    return q_next.reshape(q.shape), v_next.reshape(v.shape), status.reshape(batch)
 
 
 def step_backward(model, q, v, tau, params, dt, integrator, q_next_bar, v_next_bar):
@@ -203,8 +206,8 @@ def step_backward(model, q, v, tau, params, dt, integrator, q_next_bar, v_next_b
 
 
 def rollout_forward(model, q0, v0, taus, params, dt, integrator):
-    """(qs, vs) for every world; shapes (*batch, T + 1, nq) and (*batch, T + 1, nv), row 0 the
-    initial state."""
+    """(qs, vs, status) for every world; shapes (*batch, T + 1, nq) and (*batch, T + 1, nv), row 0
+    the initial state, and (*batch, T): the gradyn.Status bits of each step (uint32)."""
     q0, v0, taus = _float64(q0), _float64(v0), _float64(taus)
     batch = _common_batch({"q0": (q0, 1), "v0": (v0, 1), "taus": (taus, 2)})
     qf, vf = _flatten(q0, batch, 1), _flatten(v0, batch, 1)
@@ -213,10 +216,11 @@ def rollout_forward(model, q0, v0, taus, params, dt, integrator):
     rows = _params_rows(params, batch, n)
     qs = np.empty((n, horizon + 1, qf.shape[1]))
     vs = np.empty((n, horizon + 1, vf.shape[1]))
+    status = np.empty((n, horizon), dtype=np.uint32)
     for i in range(n):
         world = MODELS.model_for(model, rows[i])
-        qs[i], vs[i] = _gradyn.rollout(world, qf[i], vf[i], tf[i], dt, integrator)
-    return qs.reshape(batch + qs.shape[1:]), vs.reshape(batch + vs.shape[1:])
+        qs[i], vs[i], status[i] = _gradyn.rollout(world, qf[i], vf[i], tf[i], dt, integrator, return_status=True)
+    return qs.reshape(batch + qs.shape[1:]), vs.reshape(batch + vs.shape[1:]), status.reshape(batch + (horizon,))
 
 
 def rollout_backward(model, q0, v0, taus, params, dt, integrator, qs_bar, vs_bar, max_snapshots=0,

@@ -90,11 +90,12 @@ def _step_forward(static, q, v, tau, params):
     has_params = params is not None
 
     def host(q, v, tau, *rest):
-        q_next, v_next = _bridge.step_forward(static.model, q, v, tau, _unpack_params(has_params, rest),
-                                              static.dt, static.integrator)
-        return _cast(q_next, dtype), _cast(v_next, dtype)
+        q_next, v_next, status = _bridge.step_forward(static.model, q, v, tau, _unpack_params(has_params, rest),
+                                                      static.dt, static.integrator)
+        return _cast(q_next, dtype), _cast(v_next, dtype), status
 
-    return _callback(host, (_shape(q, dtype), _shape(v, dtype)), q, v, tau, params)
+    status = jax.ShapeDtypeStruct((), np.uint32)
+    return _callback(host, (_shape(q, dtype), _shape(v, dtype), status), q, v, tau, params)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
@@ -108,7 +109,7 @@ def _step_fwd(static, q, v, tau, params):
 
 def _step_bwd(static, residuals, cotangents):
     q, v, tau, params = residuals
-    q_next_bar, v_next_bar = cotangents
+    q_next_bar, v_next_bar, _ = cotangents  # the status output has no cotangent (integer)
     has_params = params is not None
 
     def host(q, v, tau, q_next_bar, v_next_bar, *rest):
@@ -135,12 +136,13 @@ def _rollout_forward(static, q0, v0, taus, params):
     horizon = taus.shape[-2]
 
     def host(q0, v0, taus, *rest):
-        qs, vs = _bridge.rollout_forward(static.model, q0, v0, taus, _unpack_params(has_params, rest),
-                                         static.dt, static.integrator)
-        return _cast(qs, dtype), _cast(vs, dtype)
+        qs, vs, status = _bridge.rollout_forward(static.model, q0, v0, taus, _unpack_params(has_params, rest),
+                                                 static.dt, static.integrator)
+        return _cast(qs, dtype), _cast(vs, dtype), status
 
     shapes = (jax.ShapeDtypeStruct((horizon + 1, q0.shape[-1]), dtype),
-              jax.ShapeDtypeStruct((horizon + 1, v0.shape[-1]), dtype))
+              jax.ShapeDtypeStruct((horizon + 1, v0.shape[-1]), dtype),
+              jax.ShapeDtypeStruct((horizon,), np.uint32))
     return _callback(host, shapes, q0, v0, taus, params)
 
 
@@ -155,7 +157,7 @@ def _rollout_fwd(static, q0, v0, taus, params):
 
 def _rollout_bwd(static, residuals, cotangents):
     q0, v0, taus, params = residuals
-    qs_bar, vs_bar = cotangents
+    qs_bar, vs_bar, _ = cotangents  # the status output has no cotangent (integer)
     has_params = params is not None
 
     def host(q0, v0, taus, qs_bar, vs_bar, *rest):
@@ -214,27 +216,34 @@ def _call(function, static, named):
     return jax.vmap(bound, in_axes=axes)(*args)
 
 
-def step(model, q, v, tau, dt: float, params=None, integrator: str = "euler"):
+def step(model, q, v, tau, dt: float, params=None, integrator: str = "euler", return_status: bool = False):
     """Differentiable :func:`gradyn.step`: returns (q_next, v_next) as JAX arrays.
 
     q (nq,), v (nv,), tau (nv,) or with a leading batch dimension B (see the module docstring);
     params: None or the flat parameter vector (nparams,) / (B, nparams).
+    return_status: also return status, a uint32 array of shape () or (B,) holding the
+    gradyn.Status bits of each world's step (0: all went well; numerical trouble never raises).
     """
     params = None if params is None else _as_float_array(params)
     named = {"q": (_as_float_array(q), 1, "nq"), "v": (_as_float_array(v), 1, "nv"),
              "tau": (_as_float_array(tau), 1, "nv"), "params": (params, 1, "nparams")}
-    return _call(_step, _Static(model, float(dt), integrator), named)
+    out = _call(_step, _Static(model, float(dt), integrator), named)
+    return out if return_status else out[:2]
 
 
-def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "euler", max_snapshots: int = 0):
+def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "euler", max_snapshots: int = 0,
+            return_status: bool = False):
     """Differentiable :func:`gradyn.rollout`: returns (qs, vs) of shapes (T+1, nq), (T+1, nv), row 0
     the initial state; with a batch dimension (B, T+1, nq), (B, T+1, nv).
 
     q0 (nq,), v0 (nv,), taus (T, nv) or with a leading batch dimension B;
     params: None or the flat parameter vector (nparams,) / (B, nparams).
     max_snapshots: memory/compute trade-off of the backward pass (0: keep every state).
+    return_status: also return status, a uint32 array of shape (T,) or (B, T) holding the
+    gradyn.Status bits of each step (0: all went well; numerical trouble never raises).
     """
     params = None if params is None else _as_float_array(params)
     named = {"q0": (_as_float_array(q0), 1, "nq"), "v0": (_as_float_array(v0), 1, "nv"),
              "taus": (_as_float_array(taus), 2, "nv"), "params": (params, 1, "nparams")}
-    return _call(_rollout, _Static(model, float(dt), integrator, int(max_snapshots)), named)
+    out = _call(_rollout, _Static(model, float(dt), integrator, int(max_snapshots)), named)
+    return out if return_status else out[:2]

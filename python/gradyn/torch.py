@@ -67,23 +67,26 @@ def _result_dtype(*tensors):
 
 class StepFunction(torch.autograd.Function):
     """One time step for a batch of worlds: apply(model, q (B, nq), v (B, nv), tau (B, nv),
-    params (B, nparams) or None, dt, integrator) -> (q_next (B, nq), v_next (B, nv)).
+    params (B, nparams) or None, dt, integrator) -> (q_next (B, nq), v_next (B, nv), status (B,)),
+    status the gradyn.Status bits of each world's step (int32, not differentiable).
 
     All tensors share the batch size B; the friendly wrapper :func:`step` broadcasts for you.
     """
 
     @staticmethod
     def forward(ctx, model, q, v, tau, params, dt, integrator):
-        q_next, v_next = _bridge.step_forward(model, _numpy(q), _numpy(v), _numpy(tau), _numpy(params),
-                                              dt, integrator)
+        q_next, v_next, status = _bridge.step_forward(model, _numpy(q), _numpy(v), _numpy(tau), _numpy(params),
+                                                      dt, integrator)
         ctx.save_for_backward(q, v, tau, params)
         ctx.handle, ctx.dt, ctx.integrator = _bridge.ModelHandle(model), dt, integrator
         dtype = _result_dtype(q, v, tau, params)
-        return _tensor(q_next, q, dtype), _tensor(v_next, q, dtype)
+        status = _tensor(status.astype(np.int32), q, torch.int32)
+        ctx.mark_non_differentiable(status)
+        return _tensor(q_next, q, dtype), _tensor(v_next, q, dtype), status
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, q_next_bar, v_next_bar):
+    def backward(ctx, q_next_bar, v_next_bar, status_bar):
         q, v, tau, params = ctx.saved_tensors
         q_next_bar = torch.zeros_like(q) if q_next_bar is None else q_next_bar
         v_next_bar = torch.zeros_like(v) if v_next_bar is None else v_next_bar
@@ -98,7 +101,8 @@ class StepFunction(torch.autograd.Function):
 class RolloutFunction(torch.autograd.Function):
     """T time steps for a batch of worlds: apply(model, q0 (B, nq), v0 (B, nv), taus (B, T, nv),
     params (B, nparams) or None, dt, integrator, max_snapshots) -> (qs (B, T+1, nq),
-    vs (B, T+1, nv)), row 0 the initial state.
+    vs (B, T+1, nv), status (B, T)), row 0 the initial state; status the gradyn.Status bits of each
+    step (int32, not differentiable).
 
     max_snapshots: 0 keeps every state for the backward pass; k > 0 keeps at most k per world
     and recomputes the rest (for long horizons).
@@ -106,8 +110,8 @@ class RolloutFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, model, q0, v0, taus, params, dt, integrator, max_snapshots):
-        qs, vs = _bridge.rollout_forward(model, _numpy(q0), _numpy(v0), _numpy(taus), _numpy(params),
-                                         dt, integrator)
+        qs, vs, status = _bridge.rollout_forward(model, _numpy(q0), _numpy(v0), _numpy(taus), _numpy(params),
+                                                 dt, integrator)
         ctx.save_for_backward(q0, v0, taus, params)
         ctx.handle = _bridge.ModelHandle(model)
         ctx.dt, ctx.integrator, ctx.max_snapshots = dt, integrator, max_snapshots
@@ -115,11 +119,13 @@ class RolloutFunction(torch.autograd.Function):
         # the caller asked for bounded memory.
         ctx.states = (qs, vs) if max_snapshots == 0 else (None, None)
         dtype = _result_dtype(q0, v0, taus, params)
-        return _tensor(qs, q0, dtype), _tensor(vs, q0, dtype)
+        status = _tensor(status.astype(np.int32), q0, torch.int32)
+        ctx.mark_non_differentiable(status)
+        return _tensor(qs, q0, dtype), _tensor(vs, q0, dtype), status
 
     @staticmethod
     @once_differentiable
-    def backward(ctx, qs_bar, vs_bar):
+    def backward(ctx, qs_bar, vs_bar, status_bar):
         q0, v0, taus, params = ctx.saved_tensors
         horizon = taus.shape[-2]
         if qs_bar is None:
@@ -175,11 +181,13 @@ def _params(params, device):
     return None if params is None else _as_float_tensor(params, "params", device)
 
 
-def step(model, q, v, tau, dt: float, params=None, integrator: str = "euler"):
+def step(model, q, v, tau, dt: float, params=None, integrator: str = "euler", return_status: bool = False):
     """Differentiable :func:`gradyn.step`: returns (q_next, v_next) as tensors.
 
     q (nq,), v (nv,), tau (nv,) or with a leading batch dimension B (see the module docstring);
     params: None or the flat parameter vector (nparams,) / (B, nparams).
+    return_status: also return status, an int32 tensor of shape () or (B,) holding the
+    gradyn.Status bits of each world's step (0: all went well; numerical trouble never raises).
     """
     q = _as_float_tensor(q, "q")
     v, tau = _as_float_tensor(v, "v", q.device), _as_float_tensor(tau, "tau", q.device)
@@ -187,19 +195,22 @@ def step(model, q, v, tau, dt: float, params=None, integrator: str = "euler"):
     _bridge.check_sizes(model, {"q": (q.shape, "nq"), "v": (v.shape, "nv"), "tau": (tau.shape, "nv"),
                                 "params": (None if params is None else params.shape, "nparams")})
     batch, t = _batched({"q": (q, 1), "v": (v, 1), "tau": (tau, 1), "params": (params, 1)})
-    q_next, v_next = StepFunction.apply(model, t["q"], t["v"], t["tau"], t["params"], float(dt), integrator)
+    out = StepFunction.apply(model, t["q"], t["v"], t["tau"], t["params"], float(dt), integrator)
     if batch is None:
-        return q_next[0], v_next[0]
-    return q_next, v_next
+        out = tuple(x[0] for x in out)
+    return out if return_status else out[:2]
 
 
-def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "euler", max_snapshots: int = 0):
+def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "euler", max_snapshots: int = 0,
+            return_status: bool = False):
     """Differentiable :func:`gradyn.rollout`: returns (qs, vs), shapes (T+1, nq), (T+1, nv), row 0
     the initial state; with a batch dimension (B, T+1, nq), (B, T+1, nv).
 
     q0 (nq,), v0 (nv,), taus (T, nv) or with a leading batch dimension B;
     params: None or the flat parameter vector (nparams,) / (B, nparams).
     max_snapshots: memory/compute trade-off of the backward pass (0: keep every state).
+    return_status: also return status, an int32 tensor of shape (T,) or (B, T) holding the
+    gradyn.Status bits of each step (0: all went well; numerical trouble never raises).
     """
     q0 = _as_float_tensor(q0, "q0")
     v0, taus = _as_float_tensor(v0, "v0", q0.device), _as_float_tensor(taus, "taus", q0.device)
@@ -207,8 +218,8 @@ def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "eule
     _bridge.check_sizes(model, {"q0": (q0.shape, "nq"), "v0": (v0.shape, "nv"), "taus": (taus.shape, "nv"),
                                 "params": (None if params is None else params.shape, "nparams")})
     batch, t = _batched({"q0": (q0, 1), "v0": (v0, 1), "taus": (taus, 2), "params": (params, 1)})
-    qs, vs = RolloutFunction.apply(model, t["q0"], t["v0"], t["taus"], t["params"], float(dt), integrator,
-                                   int(max_snapshots))
+    out = RolloutFunction.apply(model, t["q0"], t["v0"], t["taus"], t["params"], float(dt), integrator,
+                                int(max_snapshots))
     if batch is None:
-        return qs[0], vs[0]
-    return qs, vs
+        out = tuple(x[0] for x in out)
+    return out if return_status else out[:2]

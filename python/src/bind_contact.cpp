@@ -83,7 +83,8 @@ void bind_contact(nb::module_& m) {
              std::optional<int> ipm_iterations, std::optional<double> ipm_tolerance, std::optional<double> ipm_kappa,
              std::optional<int> ipm_friction_directions, std::optional<std::string> pgs_gradient,
              std::optional<double> limit_stiffness, std::optional<double> limit_damping,
-             std::optional<double> limit_margin, std::optional<bool> ipm_warm_start) {
+             std::optional<double> limit_margin, std::optional<bool> ipm_warm_start,
+             std::optional<double> max_penetration) {
             Model copy = s.model;
             ContactSettings& c = copy.contact;
             // No model given: keep this model's (tuning a setting must not switch it); one without
@@ -115,6 +116,7 @@ void bind_contact(nb::module_& m) {
             if (limit_damping) c.limit_damping = *limit_damping;
             if (limit_margin) c.limit_margin = *limit_margin;
             if (ipm_warm_start) c.ipm_warm_start = *ipm_warm_start;
+            if (max_penetration) c.max_penetration = *max_penetration;
             check_contact_settings(c);  // every field finite and in range (limit_*: >= 0), else ModelError
             return std::make_unique<PyModel>(std::move(copy));
           },
@@ -128,7 +130,7 @@ void bind_contact(nb::module_& m) {
           nb::arg("ipm_kappa") = nb::none(), nb::arg("ipm_friction_directions") = nb::none(),
           nb::arg("pgs_gradient") = nb::none(), nb::arg("limit_stiffness") = nb::none(),
           nb::arg("limit_damping") = nb::none(), nb::arg("limit_margin") = nb::none(),
-          nb::arg("ipm_warm_start") = nb::none(),
+          nb::arg("ipm_warm_start") = nb::none(), nb::arg("max_penetration") = nb::none(),
           R"doc(
 A copy of this model with contact model `model` ('penalty', 'pgs', 'ipm', or 'none' to disable
 contact; not given: this model's, or 'penalty' if it has none); settings not given are kept
@@ -146,7 +148,8 @@ Bad numbers raise gradyn.ModelError.
 friction rows per contact, solved by projected Gauss-Seidel) in the semi-implicit Euler step only
 (RK4 raises ValueError). pgs_gradient: how step_vjp differentiates the impulses, 'implicit' (the
 converged active set, default) or 'sweeps' (the reverse of the PGS sweeps as they ran). Settings:
-pgs_iterations 100, pgs_tolerance 1e-10, erp 0.2 (Baumgarte:
+pgs_iterations 100 (sweeps at most; a solve that reaches it before pgs_tolerance keeps its last iterate
+and is reported as gradyn.Status.SOLVER_NOT_CONVERGED), pgs_tolerance 1e-10, erp 0.2 (Baumgarte:
 fraction of depth - slop removed per step), slop 1e-4 m, cfm 0, restitution_threshold 0.1 m/s
 (slower approaches do not bounce; restitution e is the larger of the two geoms').
 
@@ -154,7 +157,8 @@ fraction of depth - slop removed per step), slop 1e-4 m, cfm 0, restitution_thre
 row, ipm_friction_directions rows spanning a polyhedral friction cone and one sliding-speed row),
 solved by a primal-dual interior-point method; semi-implicit Euler only (RK4 raises ValueError).
 Settings: ipm_iterations 50 (Newton steps at most; when reached before the tolerance the step keeps
-the last iterate and does not raise; C++ callers see kStatusSolverNotConverged), ipm_tolerance 1e-10 (on every
+the last iterate and does not raise; step/rollout(..., return_status=True) report
+gradyn.Status.SOLVER_NOT_CONVERGED), ipm_tolerance 1e-10 (on every
 residual and on |s z - kappa|), ipm_kappa 0 (complementarity relaxation s z = kappa: > 0 gives a
 slightly soft contact with smooth gradients), ipm_friction_directions 4 (>= 3; the cone holds
 cos(pi / N) of mu half-way between two directions: 71% for 4, 92% for 8), ipm_warm_start False
@@ -174,6 +178,10 @@ or N/m, 20 N m s/rad or N s/m; a load torque T rests T / limit_stiffness past th
 the step would cross; a limit not yet reached may be closed but not crossed, a violated one is pushed
 back by Baumgarte (erp, slop) like a contact. limit_stiffness, limit_damping and limit_margin must be
 finite and >= 0 (else gradyn.ModelError).
+
+max_penetration (default 0.05 m, finite and >= 0): a step with a contact deeper than this is
+reported as gradyn.Status.DEEP_PENETRATION (step/rollout with return_status=True), under every
+contact model; the step itself goes on.
 )doc");
 }
 

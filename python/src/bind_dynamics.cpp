@@ -4,6 +4,8 @@
 #include <nanobind/stl/pair.h>
 
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "common.hpp"
 
@@ -233,27 +235,54 @@ reference: 'local_world_aligned' (velocity of the frame's origin in world axes, 
       },
       model_, nb::arg("q0"), nb::arg("q1"), "q1 (-) q0: the tangent vector d with integrate(q0, d) = q1, shape (nv,).");
 
+  nb::enum_<StatusFlag>(m, "Status", nb::is_flag(), nb::is_arithmetic(), R"doc(
+What went wrong in a step, as bits (an enum.IntFlag); step(..., return_status=True) and
+rollout(..., return_status=True) report them. Numerical trouble never raises: the step finishes and
+sets its flag, so one bad world does not stop a batch.
+  NON_FINITE            a NaN or inf in the new state (it diverged)
+  SINGULAR_INERTIA      a joint's articulated inertia was not invertible (zero mass or inertia)
+  CONTACT_OVERFLOW      more contacts than the model's buffer holds; some were dropped
+  BROADPHASE_OVERFLOW   more overlapping bounding-box pairs than the broadphase holds; some were dropped
+  SOLVER_NOT_CONVERGED  the PGS or interior-point solve stopped at its iteration limit before its
+                        tolerance (the step keeps its last iterate)
+  DEEP_PENETRATION      a contact deeper than max_penetration (Model.with_contact)
+)doc")
+      .value("OK", kStatusOk)
+      .value("NON_FINITE", kStatusNonFinite)
+      .value("SINGULAR_INERTIA", kStatusSingularInertia)
+      .value("CONTACT_OVERFLOW", kStatusContactOverflow)
+      .value("BROADPHASE_OVERFLOW", kStatusBroadphaseOverflow)
+      .value("SOLVER_NOT_CONVERGED", kStatusSolverNotConverged)
+      .value("DEEP_PENETRATION", kStatusDeepPenetration);
+
   m.def(
       "step",
-      [](PyModel& s, nb::handle q, nb::handle v, nb::handle tau, double dt, const std::string& integrator) {
+      [](PyModel& s, nb::handle q, nb::handle v, nb::handle tau, double dt, const std::string& integrator,
+         bool return_status) -> nb::object {
         const Integrator scheme = parse_integrator(integrator);
         positive_dt(dt);
         VectorArg q_(q, "q", s.model.nq), v_(v, "v", s.model.nv), tau_(tau, "tau", s.model.nv);
         Eigen::VectorXd q_next(s.model.nq), v_next(s.model.nv);
         DataLease data(s);
+        (*data).status = kStatusOk;  // the flags of this step alone
         gradyn::step<double>(s.model, *data, q_.x, v_.x, tau_.x, dt, scheme, q_next, v_next);
-        return std::make_pair(to_numpy(q_next), to_numpy(v_next));
+        if (!return_status) return nb::make_tuple(to_numpy(q_next), to_numpy(v_next));
+        return nb::make_tuple(to_numpy(q_next), to_numpy(v_next), static_cast<StatusFlag>((*data).status));
       },
-      model_, nb::arg("q"), nb::arg("v"), nb::arg("tau"), nb::arg("dt"), nb::arg("integrator") = "euler", R"doc(
-One time step from (q, v) under joint torques tau (passive forces included; contact forces when
-model.contact_model is 'penalty', see Model.with_contact).
+      model_, nb::arg("q"), nb::arg("v"), nb::arg("tau"), nb::arg("dt"), nb::arg("integrator") = "euler",
+      nb::arg("return_status") = false, R"doc(
+One time step from (q, v) under joint torques tau (passive forces included; contact forces or
+impulses under the model's contact model, see Model.with_contact).
 integrator: 'euler' (semi-implicit: v+ = v + dt a, q+ = q (+) dt v+) or 'rk4'.
-Returns (q_next, v_next).
+Returns (q_next, v_next); with return_status=True (q_next, v_next, status), status a gradyn.Status
+(Status.OK, or the flags of what went wrong in this step: the step never raises for numerical
+trouble, e.g. a contact solver that did not converge or a state that became NaN).
 )doc");
 
   m.def(
       "rollout",
-      [](PyModel& s, nb::handle q0, nb::handle v0, nb::handle taus, double dt, const std::string& integrator) {
+      [](PyModel& s, nb::handle q0, nb::handle v0, nb::handle taus, double dt, const std::string& integrator,
+         bool return_status) -> nb::object {
         const Integrator scheme = parse_integrator(integrator);
         positive_dt(dt);
         VectorArg q_(q0, "q0", s.model.nq), v_(v0, "v0", s.model.nv);
@@ -262,16 +291,24 @@ Returns (q_next, v_next).
         const Eigen::Index T = static_cast<Eigen::Index>(taus_array.shape(0));
         Eigen::Map<const MatrixXr<double>> taus_(taus_array.data(), T, s.model.nv);
         MatrixXr<double> qs(T + 1, s.model.nq), vs(T + 1, s.model.nv);
+        auto* status = new std::vector<std::uint32_t>(return_status ? static_cast<size_t>(T) : 0);
+        nb::capsule status_owner(status, [](void* p) noexcept { delete static_cast<std::vector<std::uint32_t>*>(p); });
         {
           nb::gil_scoped_release no_gil;
           DataLease data(s);
-          gradyn::rollout<double>(s.model, *data, q_.x, v_.x, taus_, dt, scheme, qs, vs);
+          gradyn::rollout<double>(s.model, *data, q_.x, v_.x, taus_, dt, scheme, qs, vs, *status);
         }
-        return std::make_pair(take_numpy(std::move(qs)), take_numpy(std::move(vs)));
+        if (!return_status) return nb::make_tuple(take_numpy(std::move(qs)), take_numpy(std::move(vs)));
+        nb::ndarray<nb::numpy, std::uint32_t> statuses(status->data(), {status->size()}, status_owner);
+        return nb::make_tuple(take_numpy(std::move(qs)), take_numpy(std::move(vs)), statuses);
       },
-      model_, nb::arg("q0"), nb::arg("v0"), nb::arg("taus"), nb::arg("dt"), nb::arg("integrator") = "euler", R"doc(
+      model_, nb::arg("q0"), nb::arg("v0"), nb::arg("taus"), nb::arg("dt"), nb::arg("integrator") = "euler",
+      nb::arg("return_status") = false, R"doc(
 Simulate T steps from (q0, v0) with one torque row per step, taus of shape (T, nv).
-Returns (qs, vs) of shapes (T + 1, nq) and (T + 1, nv); row 0 is the initial state.
+Returns (qs, vs) of shapes (T + 1, nq) and (T + 1, nv); row 0 is the initial state. With
+return_status=True (qs, vs, status), status a uint32 array of shape (T,): entry t holds the
+gradyn.Status flags step t raised (0 where all went well), e.g. (status & gradyn.Status.NON_FINITE) != 0
+marks the steps that diverged. A step with trouble never raises; the rollout goes on.
 Runs without the GIL, so rollouts on different models can run in parallel threads.
 )doc");
 }

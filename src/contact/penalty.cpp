@@ -53,6 +53,7 @@ void check_contact_settings(const ContactSettings& c) {
   require("limit_stiffness", c.limit_stiffness, 0.0, ">= 0");
   require("limit_damping", c.limit_damping, 0.0, ">= 0");
   require("limit_margin", c.limit_margin, 0.0, ">= 0");
+  require("max_penetration", c.max_penetration, 0.0, ">= 0");
   if (c.ipm_iterations < 1)
     throw ModelError(where(), "ipm_iterations: expected >= 1, got " + std::to_string(c.ipm_iterations));
   require("ipm_tolerance", c.ipm_tolerance, 0.0, ">= 0");

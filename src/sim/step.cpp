@@ -85,7 +85,7 @@ void step(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const 
 template <class S>
 void rollout(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, const VecRef<S>& v0,
              const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& taus, const NoDeduce<S>& dt, Integrator integrator, MatrixXr<NoDeduce<S>>& qs,
-             MatrixXr<NoDeduce<S>>& vs) {
+             MatrixXr<NoDeduce<S>>& vs, std::span<std::uint32_t> step_status) {
   check_size("q0", q0.size(), model.nq);
   check_size("v0", v0.size(), model.nv);
   if (taus.cols() != model.nv) {
@@ -94,13 +94,23 @@ void rollout(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, co
     throw ArgumentError(s.str());
   }
   const Eigen::Index T = taus.rows();
+  const bool per_step = !step_status.empty();
+  if (per_step && static_cast<Eigen::Index>(step_status.size()) != T)
+    throw ArgumentError("step_status: expected " + std::to_string(T) + " entries (one per step), got " +
+                        std::to_string(step_status.size()));
   qs.resize(T + 1, model.nq);
   vs.resize(T + 1, model.nv);
   qs.row(0) = q0.transpose();
   vs.row(0) = v0.transpose();
-  for (Eigen::Index t = 0; t < T; ++t)
+  const std::uint32_t status_before = data.status;
+  std::uint32_t raised = kStatusOk;
+  for (Eigen::Index t = 0; t < T; ++t) {
+    if (per_step) data.status = kStatusOk;
     step<S>(model, data, qs.row(t).transpose(), vs.row(t).transpose(), taus.row(t).transpose(), dt, integrator,
             qs.row(t + 1).transpose(), vs.row(t + 1).transpose());
+    if (per_step) step_status[static_cast<size_t>(t)] = data.status, raised |= data.status;
+  }
+  if (per_step) data.status = status_before | raised;
 }
 
 #define GRADYN_INSTANTIATE(S)                                                                                \
@@ -108,7 +118,7 @@ void rollout(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, co
                         const NoDeduce<S>&, Integrator, VecOut<S>, VecOut<S>);               \
   template void rollout<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,               \
                            const Eigen::Ref<const MatrixXr<NoDeduce<S>>>&, const NoDeduce<S>&, Integrator, MatrixXr<NoDeduce<S>>&,          \
-                           MatrixXr<NoDeduce<S>>&);
+                           MatrixXr<NoDeduce<S>>&, std::span<std::uint32_t>);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

@@ -229,3 +229,29 @@ def test_batch_shapes_and_errors(pendulum):
         gjax.step(pendulum, j64(q[0]), j64(v[0]), j64(v[0]), DT, params=jnp.zeros(len(pendulum.params) + 1))
     with pytest.raises(ValueError, match=r"q: expected last dimension 2 \(nq\), got shape \(3,\)"):
         gjax.step(pendulum, jnp.zeros(3), j64(v[0]), j64(v[0]), DT)
+
+
+def test_status_per_world_and_step(pendulum):
+    """return_status: the gradyn.Status bits of each world's step (uint32), under vmap and jit;
+    jax.grad through the other outputs is unaffected."""
+    rng = np.random.default_rng(13)
+    q, v = random_state(pendulum, rng, 3)
+    tau = np.zeros((3, pendulum.nv))
+    tau[1, 0] = np.nan
+    _, _, status = gjax.step(pendulum, q, v, tau, DT, return_status=True)
+    assert status.dtype == jnp.uint32 and status.shape == (3,)
+    assert status.tolist() == [0, int(gradyn.Status.NON_FINITE), 0]
+    taus = np.zeros((3, 4, pendulum.nv))
+    taus[2, 1, 1] = np.nan
+    rollout = jax.jit(lambda q0: gjax.rollout(pendulum, q0, v, taus, DT, return_status=True))
+    _, _, status = rollout(q)
+    assert status.shape == (3, 4)
+    flagged = (np.asarray(status) & int(gradyn.Status.NON_FINITE)) != 0
+    assert flagged.tolist() == [[False] * 4, [False] * 4, [False, True, True, True]]
+
+    def loss(q0):
+        qs, _, status = gjax.rollout(pendulum, q0, v[0], taus[0], DT, return_status=True)
+        return jnp.sum(qs[-1] ** 2)
+
+    grad = jax.grad(loss)(q[0])
+    assert np.all(np.isfinite(np.asarray(grad)))

@@ -256,3 +256,26 @@ def test_batch_shapes_and_errors(pendulum):
         gtorch.step(pendulum, t64(q[0]), t64(v[0]), t64(v[0]), DT, params=t64(np.zeros(len(pendulum.params) + 1)))
     with pytest.raises(ValueError, match=r"q: expected last dimension 2 \(nq\), got shape \(3,\)"):
         gtorch.step(pendulum, t64(np.zeros(3)), t64(v[0]), t64(v[0]), DT)
+
+
+def test_status_per_world_and_step(pendulum):
+    """return_status: the gradyn.Status bits of each world's step, a NaN torque flagged in its own
+    world only; gradients still flow through the other outputs."""
+    rng = np.random.default_rng(13)
+    q, v = random_state(pendulum, rng, 3)
+    tau = np.zeros((3, pendulum.nv))
+    tau[1, 0] = np.nan
+    q_next, v_next, status = gtorch.step(pendulum, t64(q), t64(v), t64(tau), DT, return_status=True)
+    assert status.dtype == torch.int32 and status.shape == (3,) and not status.requires_grad
+    assert status.tolist() == [0, int(gradyn.Status.NON_FINITE), 0]
+    _, _, status = gtorch.step(pendulum, t64(q[0]), t64(v[0]), t64(tau[0]), DT, return_status=True)
+    assert status.shape == () and int(status) == 0
+    taus = np.zeros((3, 4, pendulum.nv))
+    taus[2, 1, 1] = np.nan
+    q0 = t64(q, grad=True)
+    qs, vs, status = gtorch.rollout(pendulum, q0, t64(v), t64(taus), DT, return_status=True)
+    assert status.shape == (3, 4)
+    flagged = (status & int(gradyn.Status.NON_FINITE)) != 0
+    assert flagged.tolist() == [[False] * 4, [False] * 4, [False, True, True, True]]
+    qs[:2, -1].sum().backward()
+    assert torch.all(torch.isfinite(q0.grad[:2]))

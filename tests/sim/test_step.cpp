@@ -2,9 +2,14 @@
 // the manifold operations, and numerical trouble reported through flags.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+#include <vector>
+
 #include "../support/random_model.hpp"
 #include "gradyn/dynamics/energy.hpp"
 #include "gradyn/io/load.hpp"
+#include "gradyn/model/errors.hpp"
 #include "gradyn/sim/integrate.hpp"
 #include "gradyn/sim/step.hpp"
 
@@ -146,6 +151,29 @@ TEST(Step, NonFiniteStateSetsFlagWithoutThrowing) {
   tau << std::numeric_limits<double>::quiet_NaN(), 0.0;
   EXPECT_NO_THROW(step<double>(model, data, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q, v));
   EXPECT_TRUE(data.status & kStatusNonFinite);
+}
+
+// step_status: the flags of each step alone; data.status keeps what it held and gathers them.
+TEST(Rollout, StepStatusMarksTheStepsThatRaisedFlags) {
+  const Model model = pendulum_chain(2);
+  Data data(model);
+  data.status = kStatusDeepPenetration;  // from some earlier call
+  const Eigen::VectorXd q0 = Eigen::VectorXd::Zero(2), v0 = Eigen::VectorXd::Zero(2);
+  MatrixXr<double> taus = MatrixXr<double>::Zero(5, 2);
+  taus(2, 1) = std::numeric_limits<double>::quiet_NaN();
+  MatrixXr<double> qs, vs;
+  std::vector<std::uint32_t> status(5, 99);
+  rollout<double>(model, data, q0, v0, taus, 1e-3, Integrator::SemiImplicitEuler, qs, vs, status);
+  EXPECT_EQ(status[0], kStatusOk);
+  EXPECT_EQ(status[1], kStatusOk);
+  EXPECT_EQ(status[2], kStatusNonFinite);
+  std::uint32_t raised = kStatusOk;
+  for (int t = 0; t < 5; ++t) raised |= status[static_cast<size_t>(t)];
+  for (int t = 3; t < 5; ++t) EXPECT_TRUE(status[static_cast<size_t>(t)] & kStatusNonFinite) << "step " << t;  // from NaN
+  EXPECT_EQ(data.status, kStatusDeepPenetration | raised);
+  std::vector<std::uint32_t> short_status(4);
+  EXPECT_THROW(rollout<double>(model, data, q0, v0, taus, 1e-3, Integrator::SemiImplicitEuler, qs, vs, short_status),
+               ArgumentError);
 }
 
 TEST(Rollout, StoresInitialStateFirstAndMatchesRepeatedSteps) {

@@ -7,7 +7,9 @@
 // the last two for semi-implicit Euler and double only.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <span>
 
 #include "gradyn/dynamics/kinematics.hpp"
 
@@ -26,11 +28,12 @@ void step(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const 
           const NoDeduce<S>& dt, Integrator integrator, VecOut<S> q_next, VecOut<S> v_next);
 
 /// T steps from (q0, v0) with taus (T x nv, one row per step, row-major like NumPy). Fills qs ((T+1) x nq) and
-/// vs ((T+1) x nv), the initial state in row 0.
+/// vs ((T+1) x nv), the initial state in row 0. step_status: empty, or T entries, entry t set to the
+/// StatusFlag bits step t raised (which step went wrong); data.status gathers them either way.
 template <class S>
 void rollout(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, const VecRef<S>& v0,
              const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& taus, const NoDeduce<S>& dt, Integrator integrator, MatrixXr<NoDeduce<S>>& qs,
-             MatrixXr<NoDeduce<S>>& vs);
+             MatrixXr<NoDeduce<S>>& vs, std::span<std::uint32_t> step_status = {});
 
 /// Adjoint of step: given the adjoints of (q_next, v_next), accumulates those of q (nq, ambient),
 /// v, tau and the model parameters. Recomputes the forward step from (q, v, tau) itself.
