@@ -252,6 +252,26 @@ def in_blocks(fn, seconds=2e-3):
     return block, calls
 
 
+def ipm_newton_iterations(gradyn, model, qs, vs, tau, samples=100):
+    """Newton iterations of the (cold-started) interior-point solve per step, at `samples` states of
+    the trajectory: the smallest ipm_iterations limit whose step is not flagged SOLVER_NOT_CONVERGED
+    (a limit stops the solver there, so each state's count is where it first converges)."""
+    picks = np.linspace(0, len(qs) - 2, samples).round().astype(int)
+    need = {}
+    for k in range(1, model.contact_settings["ipm_iterations"] + 1):
+        limited = model.with_contact(ipm_iterations=k)
+        for t in picks:
+            if t not in need:
+                _, _, status = gradyn.step(limited, qs[t], vs[t], tau, DT, return_status=True)
+                if not status & gradyn.Status.SOLVER_NOT_CONVERGED:
+                    need[t] = k
+        if len(need) == len(set(picks.tolist())):
+            break
+    require(len(need) == len(set(picks.tolist())), "gradyn ipm: a step did not converge at the default limit")
+    counts = np.array([need[t] for t in picks])
+    return {"mean": float(counts.mean()), "min": int(counts.min()), "max": int(counts.max()), "states": len(picks)}
+
+
 def bench_case(gradyn, mujoco, label, args, mj, log):
     """One benchmark row (ROWS[label]: a gradyn contact model and its settings) against its MuJoCo
     counterpart (mj: the MuJoCo side's dict)."""
@@ -275,7 +295,14 @@ def bench_case(gradyn, mujoco, label, args, mj, log):
         log(f"  gradyn {label}: stands at {qs[0, 2]:.4f} m -> {qs[-1, 2]:.4f} m after {T} steps, "
             f"contacts {min(counts)}-{max(counts)}")
 
+    if label == "ipm":
+        row["ipm_newton_iterations"] = ipm_newton_iterations(gradyn, model, qs, vs, tau)
+        log(f"  gradyn ipm: Newton iterations per step, mean {row['ipm_newton_iterations']['mean']:.2f} "
+            f"(range {row['ipm_newton_iterations']['min']}-{row['ipm_newton_iterations']['max']})")
+
     m, state0, ctrl = mj["model"], mj["state"], mj["ctrl"]
+    if "solver" in mj:
+        row["mujoco_solver"] = mj["solver"]
     d_roll, d_loop = mujoco.MjData(m), mujoco.MjData(m)
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
 
@@ -404,8 +431,20 @@ def mujoco_side(mujoco, contact_on, args, log):
             mujoco.mj_forward(m, probe)
             counts.append(int(probe.ncon))
         require(min(counts) == 4, f"MuJoCo: the robot does not stand on 4 toes through the timed trajectory ({counts})")
+        # Its constraint solver's iterations per step along the same trajectory (warm-started, as timed).
+        probe = mujoco.MjData(m)
+        mujoco.mj_setState(m, probe, state, spec)
+        iterations = []
+        for _ in range(args.steps):
+            mujoco.mj_step(m, probe)
+            iterations.append(int(probe.solver_niter[0]))
+        solver = {0: "PGS", 1: "CG", 2: "Newton"}.get(int(m.opt.solver), str(m.opt.solver))
+        log(f"  MuJoCo: {solver} solver, {np.mean(iterations):.2f} iterations per step")
         log(f"  MuJoCo: stands at {d.qpos[2]:.4f} m, contacts {min(counts)}-{max(counts)} over {args.steps} steps")
-    return {"model": m, "data": d, "state": state, "ctrl": ctrl, "maps": maps}
+    out = {"model": m, "data": d, "state": state, "ctrl": ctrl, "maps": maps}
+    if contact_on:
+        out["solver"] = {"name": solver, "iterations_per_step": float(np.mean(iterations))}
+    return out
 
 
 def gradyn_build(gradyn):
@@ -455,6 +494,15 @@ def write_markdown(path, info, rows, free_error, args, available, missing, mujoc
               "alone (repeated evaluations differ by about ipm_tolerance in v, gradients by about 1e-9 relative). "
               "Its gradient columns are measured as for 'ipm', on that model (rollout_vjp, step_jacobian and the "
               "single gradyn.step call also start from the last solve, here the same state's)."]
+    ipm = next((r for r in rows if "ipm_newton_iterations" in r and "mujoco_solver" in r), None)
+    if ipm is not None:
+        it, mj_solver = ipm["ipm_newton_iterations"], ipm["mujoco_solver"]
+        L += ["", f"Solver iterations per step along the timed trajectories: MuJoCo's {mj_solver['name']} solver "
+              f"{mj_solver['iterations_per_step']:.2f} (mean of `solver_niter`; it starts from the previous step's "
+              f"accelerations); gradyn's 'ipm' {it['mean']:.2f} Newton iterations (range {it['min']}-{it['max']}, "
+              f"{it['states']} states; each factors the Newton system of the 24-row LCP and solves it twice), "
+              "counted as the smallest `ipm_iterations` at which `gradyn.step(..., return_status=True)` does not "
+              "report `Status.SOLVER_NOT_CONVERGED`."]
     L += ["",
           "## Gradients", "",
           "| gradyn contact | rollout_vjp / rollout, given qs, vs (goal <= 4) | same, re-running the forward pass "
