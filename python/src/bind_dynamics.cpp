@@ -291,15 +291,16 @@ trouble, e.g. a contact solver that did not converge or a state that became NaN)
         const Eigen::Index T = static_cast<Eigen::Index>(taus_array.shape(0));
         Eigen::Map<const MatrixXr<double>> taus_(taus_array.data(), T, s.model.nv);
         MatrixXr<double> qs(T + 1, s.model.nq), vs(T + 1, s.model.nv);
-        auto* status = new std::vector<std::uint32_t>(return_status ? static_cast<size_t>(T) : 0);
-        nb::capsule status_owner(status, [](void* p) noexcept { delete static_cast<std::vector<std::uint32_t>*>(p); });
+        std::vector<std::uint32_t> status(return_status ? static_cast<size_t>(T) : 0);  // empty: not recorded
         {
           nb::gil_scoped_release no_gil;
           DataLease data(s);
-          gradyn::rollout<double>(s.model, *data, q_.x, v_.x, taus_, dt, scheme, qs, vs, *status);
+          gradyn::rollout<double>(s.model, *data, q_.x, v_.x, taus_, dt, scheme, qs, vs, status);
         }
         if (!return_status) return nb::make_tuple(take_numpy(std::move(qs)), take_numpy(std::move(vs)));
-        nb::ndarray<nb::numpy, std::uint32_t> statuses(status->data(), {status->size()}, status_owner);
+        auto* owned = new std::vector<std::uint32_t>(std::move(status));
+        nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<std::uint32_t>*>(p); });
+        nb::ndarray<nb::numpy, std::uint32_t> statuses(owned->data(), {owned->size()}, owner);
         return nb::make_tuple(take_numpy(std::move(qs)), take_numpy(std::move(vs)), statuses);
       },
       model_, nb::arg("q0"), nb::arg("v0"), nb::arg("taus"), nb::arg("dt"), nb::arg("integrator") = "euler",
