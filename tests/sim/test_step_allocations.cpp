@@ -8,8 +8,10 @@
 #include <cmath>
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "../support/laikago_scene.hpp"
 #include "gradyn/dynamics/kinematics.hpp"
 #include "gradyn/io/load.hpp"
 #include "gradyn/model/builder.hpp"
@@ -107,29 +109,8 @@ Scene body_on_plane(GeomType shape, ContactModel contact) {
 
 // laikago (a free base and 12 hinges) standing on its four toe spheres.
 Scene laikago_standing(ContactModel contact) {
-  std::vector<std::string> warnings;  // its mesh files are not shipped
-  LoadOptions options;
-  options.warnings = &warnings;
-  options.floating_base = true;
-  Scene s{"laikago", load_urdf(std::string(GRADYN_MODELS) + "/laikago/laikago_toes_zup.urdf", options), {}, 4};
-  Geom ground;
-  ground.name = "ground";
-  ground.type = GeomType::Plane;
-  ground.body = -1;
-  s.model.geoms.push_back(ground);
-  s.model.contact.model = contact;
-  s.q = neutral_configuration<double>(s.model);
-  for (const std::string leg : {"FR", "FL", "RR", "RL"}) {
-    s.q[s.model.idx_q[s.model.joint_id(leg + "_upper_leg_2_hip_motor_joint")]] = -0.1;
-    s.q[s.model.idx_q[s.model.joint_id(leg + "_lower_leg_2_upper_leg_joint")]] = -0.45;
-  }
-  Data d(s.model);
-  forward_kinematics<double>(s.model, d, s.q);
-  double lowest = 1e9;  // the lowest toe centre
-  for (const Geom& g : s.model.geoms)
-    if (g.body >= 0) lowest = std::min(lowest, (d.oMi[g.body].R * g.placement.p + d.oMi[g.body].p)[2]);
-  s.q[2] -= lowest - 0.03 + 1e-4;  // toes of radius 3 cm, slightly deep
-  return s;
+  test::LaikagoScene s = test::laikago_standing(contact);
+  return Scene{"laikago", std::move(s.model), std::move(s.q), 4};
 }
 
 // After a first call of each (which sizes the workspaces), no call allocates: at the same state, and
