@@ -1,10 +1,17 @@
 // The flat parameter vector (layout documented in include/gradyn/model/params.hpp) and the chain
-// rule from the Model-shaped adjoint to it.
+// rule from the Model-shaped adjoint to it. One table, fields<S>(), lists every parameter group
+// once: its entries per body, joint, geom or model, their names, how each is read from and written
+// into a Model, its gradient from the ModelTangent, and the tangent fields that hold its adjoint.
+// param_names, get_params, with_params, params_gradient and ModelTangent walk that table; a new
+// parameter is one entry there (and its field in ModelTangentTpl).
 #include "gradyn/model/params.hpp"
 
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <initializer_list>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 
 #include "gradyn/autodiff.hpp"
@@ -19,74 +26,6 @@ bool has_axis(JointType t) {
 }
 // Joints whose coordinates are plain numbers (no quaternion), so that each has a spring rest value.
 bool has_rest(JointType t) { return has_axis(t) || t == JointType::Planar; }
-
-// Where each body's parameters start in the flat vector; -1 where the joint has none.
-struct BodyOffsets {
-  int mass, com, inertia, origin, rpy, axis, dof, rest;
-};
-// Where each geom's parameters start; size has geom_size_count(type) entries (none for a plane).
-struct GeomOffsets {
-  int friction, restitution, size, origin, rpy;
-};
-struct Layout {
-  std::vector<BodyOffsets> body;
-  int gravity = 0;
-  std::vector<GeomOffsets> geom;
-  int contact = 0;  // kContactSettingNames.size() entries
-  int size = 0;
-};
-
-// The ContactSettings fields in the flat vector, in order.
-constexpr const char* kContactSettingNames[] = {"stiffness",        "exponent", "damping", "velocity_scale",
-                                                "static_friction_ratio", "viscous_friction", "erp", "slop", "cfm"};
-constexpr int kContactSettings = sizeof(kContactSettingNames) / sizeof(kContactSettingNames[0]);
-
-// Pointers to the settings (or their adjoints) in kContactSettingNames' order.
-template <class Settings>
-auto contact_fields(Settings& c) {
-  return std::array{&c.stiffness, &c.exponent, &c.damping, &c.velocity_scale, &c.static_friction_ratio,
-                    &c.viscous_friction, &c.erp, &c.slop, &c.cfm};
-}
-static_assert(std::tuple_size_v<decltype(contact_fields(std::declval<ContactSettings&>()))> == kContactSettings);
-
-template <class S>
-Layout layout_of(const ModelTpl<S>& model) {
-  Layout l;
-  int k = 0;
-  for (int i = 0; i < model.nbodies(); ++i) {
-    const JointType t = model.joint_type[i];
-    BodyOffsets o;
-    o.mass = k;
-    o.com = k + 1;
-    o.inertia = k + 4;
-    o.origin = k + 10;
-    o.rpy = k + 13;
-    k += 16;
-    o.axis = has_axis(t) ? k : -1;
-    k += has_axis(t) ? 3 : 0;
-    o.dof = k;
-    k += 3 * model.joint_nv(i);
-    o.rest = has_rest(t) ? k : -1;
-    k += has_rest(t) ? model.joint_nq(i) : 0;
-    l.body.push_back(o);
-  }
-  l.gravity = k;
-  k += 3;
-  for (const GeomTpl<S>& g : model.geoms) {
-    GeomOffsets o;
-    o.friction = k;
-    o.restitution = k + 1;
-    o.size = k + 2;
-    k += 2 + geom_size_count(g.type);
-    o.origin = k;
-    o.rpy = k + 3;
-    k += 6;
-    l.geom.push_back(o);
-  }
-  l.contact = k;
-  l.size = k + kContactSettings;
-  return l;
-}
 
 // Roll, pitch, yaw with rpy_to_matrix(rpy) == R for a rotation matrix R (R = Rz(yaw) Ry(pitch)
 // Rx(roll)). Yaw comes from the first column; pitch and roll are then read off
@@ -145,197 +84,373 @@ std::string indexed(const std::string& base, int k, int n) {
   return n > 1 ? base + "[" + std::to_string(k) + "]" : base;
 }
 
+
+// Appends base + "." + c for each component name c.
+void add_names(std::vector<std::string>& out, const std::string& base, std::initializer_list<const char*> components) {
+  for (const char* c : components) out.push_back(base + "." + c);
+}
+
+// The ContactSettings fields in the flat vector, in order.
+constexpr const char* kContactSettingNames[] = {"stiffness",        "exponent", "damping", "velocity_scale",
+                                                "static_friction_ratio", "viscous_friction", "erp", "slop", "cfm"};
+constexpr int kContactSettings = sizeof(kContactSettingNames) / sizeof(kContactSettingNames[0]);
+
+// Pointers to the settings (or their adjoints) in kContactSettingNames' order.
+template <class Settings>
+auto contact_fields(Settings& c) {
+  return std::array{&c.stiffness, &c.exponent, &c.damping, &c.velocity_scale, &c.static_friction_ratio,
+                    &c.viscous_friction, &c.erp, &c.slop, &c.cfm};
+}
+static_assert(std::tuple_size_v<decltype(contact_fields(std::declval<ContactSettings&>()))> == kContactSettings);
+
+// n consecutive entries of the flat vector as a fixed-size vector.
+template <int n, class S>
+Eigen::Map<Eigen::Matrix<S, n, 1>> map(S* p) {
+  return Eigen::Map<Eigen::Matrix<S, n, 1>>(p);
+}
+template <int n, class S>
+Eigen::Map<const Eigen::Matrix<S, n, 1>> map(const S* p) {
+  return Eigen::Map<const Eigen::Matrix<S, n, 1>>(p);
+}
+
+// Sets every entry of a tangent field to zero, first sizing it to n entries when n >= 0.
+template <class T>
+void reset(std::vector<T>& x, int n) {
+  if (n >= 0) x.resize(static_cast<size_t>(n));
+  for (T& e : x) {
+    if constexpr (requires { e.setZero(); }) e.setZero();
+    else e = T(0);
+  }
+}
+template <class S>
+void reset(VectorX<S>& x, int n) {
+  if (n >= 0) x.resize(n);
+  x.setZero();
+}
+
+// What a parameter group belongs to: each body (and its joint), the model as a whole, each geom.
+enum class Owner : std::uint8_t { Body, Global, Geom };
+
+// One parameter group. `element` is the body or geom index (0 for Owner::Global); p, g point at the
+// group's first entry in the flat vector; `at` is that entry's index (for error messages).
+template <class S>
+struct Field {
+  Owner owner;
+  int (*count)(const ModelTpl<S>& m, int element);
+  void (*names)(const Model& m, int element, std::vector<std::string>& out);
+  void (*get)(const ModelTpl<S>& m, int element, S* p);
+  // Writes the entries into `out` (a copy of m); throws ModelError for a value the model cannot take.
+  void (*set)(const ModelTpl<S>& m, int element, const S* p, int at, ModelTpl<S>& out);
+  void (*gradient)(const ModelTpl<S>& m, const ModelTangentTpl<S>& t, int element, S* g);
+  // Zeroes the ModelTangent fields that hold this group's adjoints, sized for m first when given.
+  void (*clear)(ModelTangentTpl<S>& t, const ModelTpl<S>* m);
+};
+
+template <class S>
+int nbodies_or_keep(const ModelTpl<S>* m) { return m ? m->nbodies() : -1; }
+template <class S>
+int ngeoms_or_keep(const ModelTpl<S>* m) { return m ? m->ngeoms() : -1; }
+
+template <class S>
+SourceLocation body_location(const ModelTpl<S>& m, int i, bool joint) {
+  return SourceLocation{m.source, 0, (joint ? "<joint name='" + m.joint_names[i] : "<body name='" + m.body_names[i]) + "'>"};
+}
+
+// A geom entry out of range: names the geom, the parameter and its index in p.
+template <class S>
+[[noreturn]] void fail_geom(const ModelTpl<S>& m, int k, int index, const std::string& field, const char* expected,
+                            double got) {
+  const GeomTpl<S>& g = m.geoms[k];
+  std::ostringstream s;
+  s << geom_type_name(g.type) << " geom '" << g.name << "': parameter '" << g.name << "." << field << "' (p[" << index
+    << "]) must be " << expected << ", got " << got;
+  const SourceLocation where = g.where.file.empty() && g.where.element.empty()
+                                   ? SourceLocation{m.source, 0, "<geom name='" + g.name + "'>"}
+                                   : g.where;
+  throw ModelError(where, s.str());
+}
+
+// The table, in the flat layout's order: the Body groups for each body in turn, then gravity, then
+// the Geom groups for each geom in turn, then the contact settings.
+template <class S>
+const std::vector<Field<S>>& fields() {
+  using M = ModelTpl<S>;
+  using T = ModelTangentTpl<S>;
+  static const std::vector<Field<S>> table = {
+      // ---- per body: inertia ----
+      {Owner::Body, [](const M&, int) { return 1; },
+       [](const Model& m, int i, std::vector<std::string>& out) { out.push_back(m.body_names[i] + ".mass"); },
+       [](const M& m, int i, S* p) { p[0] = m.body_inertia[i].mass; },
+       [](const M& m, int i, const S* p, int at, M& out) {
+         const double m_new = value_of(p[0]), m_old = value_of(m.body_inertia[i].mass);
+         // A body massless from the start (a link that only carries frames) may stay massless; the
+         // builder has checked that something in its subtree has mass.
+         if (!std::isfinite(m_new) || m_new < 0 || (m_new == 0 && m_old > 0)) {
+           std::ostringstream s;
+           s << "parameter '" << m.body_names[i] << ".mass' (p[" << at << "]) must be positive and finite, got "
+             << m_new;
+           throw ModelError(body_location(m, i, false), s.str());
+         }
+         out.body_inertia[i].mass = p[0];
+       },
+       [](const M&, const T& t, int i, S* g) { g[0] = t.mass[i]; },
+       [](T& t, const M* m) { reset(t.mass, nbodies_or_keep(m)); }},
+      {Owner::Body, [](const M&, int) { return 3; },
+       [](const Model& m, int i, std::vector<std::string>& out) { add_names(out, m.body_names[i] + ".com", {"x", "y", "z"}); },
+       [](const M& m, int i, S* p) { map<3>(p) = m.body_inertia[i].com; },
+       [](const M&, int i, const S* p, int, M& out) { out.body_inertia[i].com = map<3>(p); },
+       [](const M&, const T& t, int i, S* g) { map<3>(g) = t.com[i]; },
+       [](T& t, const M* m) { reset(t.com, nbodies_or_keep(m)); }},
+      // the 6 numbers of the symmetric inertia about the CoM: ixx, iyy, izz, ixy, ixz, iyz
+      {Owner::Body, [](const M&, int) { return 6; },
+       [](const Model& m, int i, std::vector<std::string>& out) {
+         add_names(out, m.body_names[i] + ".inertia", {"ixx", "iyy", "izz", "ixy", "ixz", "iyz"});
+       },
+       [](const M& m, int i, S* p) {
+         const Matrix3<S>& J = m.body_inertia[i].inertia_com;
+         // Off-diagonal entries averaged: the stored matrix is symmetric up to rounding.
+         map<6>(p) << J(0, 0), J(1, 1), J(2, 2), S(0.5) * (J(0, 1) + J(1, 0)),
+             S(0.5) * (J(0, 2) + J(2, 0)), S(0.5) * (J(1, 2) + J(2, 1));
+       },
+       [](const M&, int i, const S* c, int, M& out) {
+         out.body_inertia[i].inertia_com << c[0], c[3], c[4],  //
+             c[3], c[1], c[5],                                 //
+             c[4], c[5], c[2];
+       },
+       [](const M&, const T& t, int i, S* g) {
+         // Each off-diagonal parameter sets two entries of the symmetric matrix.
+         const Matrix3<S>& J = t.inertia_com[i];
+         map<6>(g) << J(0, 0), J(1, 1), J(2, 2), J(0, 1) + J(1, 0), J(0, 2) + J(2, 0),
+             J(1, 2) + J(2, 1);
+       },
+       [](T& t, const M* m) { reset(t.inertia_com, nbodies_or_keep(m)); }},
+      // ---- per body: its joint ----
+      {Owner::Body, [](const M&, int) { return 3; },
+       [](const Model& m, int i, std::vector<std::string>& out) { add_names(out, m.joint_names[i] + ".origin", {"x", "y", "z"}); },
+       [](const M& m, int i, S* p) { map<3>(p) = m.joint_placement[i].p; },
+       [](const M&, int i, const S* p, int, M& out) { out.joint_placement[i].p = map<3>(p); },
+       [](const M&, const T& t, int i, S* g) { map<3>(g) = t.placement_p[i]; },
+       [](T& t, const M* m) { reset(t.placement_p, nbodies_or_keep(m)); }},
+      {Owner::Body, [](const M&, int) { return 3; },
+       [](const Model& m, int i, std::vector<std::string>& out) {
+         add_names(out, m.joint_names[i] + ".origin", {"roll", "pitch", "yaw"});
+       },
+       [](const M& m, int i, S* p) { map<3>(p) = matrix_to_rpy<S>(m.joint_placement[i].R); },
+       [](const M&, int i, const S* p, int, M& out) {
+         out.joint_placement[i].R = rpy_to_matrix<S>(Vector3<S>(map<3>(p)));
+       },
+       [](const M& m, const T& t, int i, S* g) {
+         map<3>(g) = rpy_gradient<S>(m.joint_placement[i].R, t.placement_R[i]);
+       },
+       [](T& t, const M* m) { reset(t.placement_R, nbodies_or_keep(m)); }},
+      // revolute, continuous, prismatic: the axis, a direction (normalised by with_params)
+      {Owner::Body, [](const M& m, int i) { return has_axis(m.joint_type[i]) ? 3 : 0; },
+       [](const Model& m, int i, std::vector<std::string>& out) { add_names(out, m.joint_names[i] + ".axis", {"x", "y", "z"}); },
+       [](const M& m, int i, S* p) { map<3>(p) = m.joint_axis[i]; },
+       [](const M& m, int i, const S* p, int, M& out) {
+         const Vector3<S> a = map<3>(p);
+         using std::sqrt;
+         const S n = sqrt(a.squaredNorm());
+         if (!(value_of(n) > 0)) throw ModelError(body_location(m, i, true), "axis parameters must not all be zero");
+         out.joint_axis[i] = a / n;
+       },
+       [](const M& m, const T& t, int i, S* g) {  // through with_params' normalisation, at the model's unit axis
+         const Vector3<S>& a = m.joint_axis[i];
+         map<3>(g) = t.axis[i] - a * a.dot(t.axis[i]);
+       },
+       [](T& t, const M* m) { reset(t.axis, nbodies_or_keep(m)); }},
+      // per DoF k, interleaved: damping, armature, stiffness ("[k]" only when the joint has several)
+      {Owner::Body, [](const M& m, int i) { return 3 * m.joint_nv(i); },
+       [](const Model& m, int i, std::vector<std::string>& out) {
+         const int nvi = m.joint_nv(i);
+         for (int k = 0; k < nvi; ++k)
+           for (const char* c : {".damping", ".armature", ".stiffness"}) out.push_back(indexed(m.joint_names[i] + c, k, nvi));
+       },
+       [](const M& m, int i, S* p) {
+         for (int k = 0, iv = m.idx_v[i]; k < m.joint_nv(i); ++k)
+           p[3 * k] = m.damping[iv + k], p[3 * k + 1] = m.armature[iv + k], p[3 * k + 2] = m.stiffness[iv + k];
+       },
+       [](const M& m, int i, const S* p, int, M& out) {
+         for (int k = 0, iv = m.idx_v[i]; k < m.joint_nv(i); ++k)
+           out.damping[iv + k] = p[3 * k], out.armature[iv + k] = p[3 * k + 1], out.stiffness[iv + k] = p[3 * k + 2];
+       },
+       [](const M& m, const T& t, int i, S* g) {
+         for (int k = 0, iv = m.idx_v[i]; k < m.joint_nv(i); ++k)
+           g[3 * k] = t.damping[iv + k], g[3 * k + 1] = t.armature[iv + k], g[3 * k + 2] = t.stiffness[iv + k];
+       },
+       [](T& t, const M* m) {
+         const int nv = m ? m->nv : -1;
+         reset(t.damping, nv), reset(t.armature, nv), reset(t.stiffness, nv);
+       }},
+      // scalar-coordinate joints: the spring rest position per coordinate (quaternions have none)
+      {Owner::Body, [](const M& m, int i) { return has_rest(m.joint_type[i]) ? m.joint_nq(i) : 0; },
+       [](const Model& m, int i, std::vector<std::string>& out) {
+         const int nqi = m.joint_nq(i);
+         for (int k = 0; k < nqi; ++k) out.push_back(indexed(m.joint_names[i] + ".rest", k, nqi));
+       },
+       [](const M& m, int i, S* p) {
+         for (int k = 0; k < m.joint_nq(i); ++k) p[k] = m.q_rest[m.idx_q[i] + k];
+       },
+       [](const M& m, int i, const S* p, int, M& out) {
+         for (int k = 0; k < m.joint_nq(i); ++k) out.q_rest[m.idx_q[i] + k] = p[k];
+       },
+       [](const M& m, const T& t, int i, S* g) {
+         for (int k = 0; k < m.joint_nq(i); ++k) g[k] = t.q_rest[m.idx_q[i] + k];
+       },
+       [](T& t, const M* m) { reset(t.q_rest, m ? m->nq : -1); }},
+      // ---- the model: gravity ----
+      {Owner::Global, [](const M&, int) { return 3; },
+       [](const Model&, int, std::vector<std::string>& out) { add_names(out, "gravity", {"x", "y", "z"}); },
+       [](const M& m, int, S* p) { map<3>(p) = m.gravity; },
+       [](const M&, int, const S* p, int, M& out) { out.gravity = map<3>(p); },
+       [](const M&, const T& t, int, S* g) { map<3>(g) = t.gravity; },
+       [](T& t, const M*) { t.gravity.setZero(); }},
+      // ---- per geom ----
+      {Owner::Geom, [](const M&, int) { return 1; },
+       [](const Model& m, int k, std::vector<std::string>& out) { out.push_back(m.geoms[k].name + ".friction"); },
+       [](const M& m, int k, S* p) { p[0] = m.geoms[k].friction; },
+       [](const M& m, int k, const S* p, int at, M& out) {
+         const double friction = value_of(p[0]);
+         if (!std::isfinite(friction) || friction < 0) fail_geom(m, k, at, "friction", "non-negative and finite", friction);
+         out.geoms[k].friction = p[0];
+       },
+       [](const M&, const T& t, int k, S* g) { g[0] = t.geom_friction[k]; },
+       [](T& t, const M* m) { reset(t.geom_friction, ngeoms_or_keep(m)); }},
+      {Owner::Geom, [](const M&, int) { return 1; },
+       [](const Model& m, int k, std::vector<std::string>& out) { out.push_back(m.geoms[k].name + ".restitution"); },
+       [](const M& m, int k, S* p) { p[0] = m.geoms[k].restitution; },
+       [](const M& m, int k, const S* p, int at, M& out) {
+         // At most 1 (above, a bounce gains energy). Below 0 is accepted: the default 0 sits on that
+         // bound and central differences (gradcheck, torch/jax gradient checks) step below it; the
+         // solvers' bounce target -e v_n continues smoothly there.
+         const double restitution = value_of(p[0]);
+         if (!std::isfinite(restitution) || restitution > 1)
+           fail_geom(m, k, at, "restitution", "at most 1 and finite", restitution);
+         out.geoms[k].restitution = p[0];
+       },
+       [](const M&, const T& t, int k, S* g) { g[0] = t.geom_restitution[k]; },
+       [](T& t, const M* m) { reset(t.geom_restitution, ngeoms_or_keep(m)); }},
+      // the size entries the geom's type uses (geom_size_count)
+      {Owner::Geom, [](const M& m, int k) { return geom_size_count(m.geoms[k].type); },
+       [](const Model& m, int k, std::vector<std::string>& out) {
+         for (int j = 0; j < geom_size_count(m.geoms[k].type); ++j)
+           out.push_back(m.geoms[k].name + ".size[" + std::to_string(j) + "]");
+       },
+       [](const M& m, int k, S* p) {
+         for (int j = 0; j < geom_size_count(m.geoms[k].type); ++j) p[j] = m.geoms[k].size[j];
+       },
+       [](const M& m, int k, const S* p, int at, M& out) {
+         for (int j = 0; j < geom_size_count(m.geoms[k].type); ++j) {
+           const double size = value_of(p[j]);
+           if (!std::isfinite(size) || !(size > 0))
+             fail_geom(m, k, at + j, "size[" + std::to_string(j) + "]", "positive and finite", size);
+           out.geoms[k].size[j] = p[j];
+         }
+       },
+       [](const M& m, const T& t, int k, S* g) {
+         for (int j = 0; j < geom_size_count(m.geoms[k].type); ++j) g[j] = t.geom_size[k][j];
+       },
+       [](T& t, const M* m) { reset(t.geom_size, ngeoms_or_keep(m)); }},
+      {Owner::Geom, [](const M&, int) { return 3; },
+       [](const Model& m, int k, std::vector<std::string>& out) { add_names(out, m.geoms[k].name + ".origin", {"x", "y", "z"}); },
+       [](const M& m, int k, S* p) { map<3>(p) = m.geoms[k].placement.p; },
+       [](const M&, int k, const S* p, int, M& out) { out.geoms[k].placement.p = map<3>(p); },
+       [](const M&, const T& t, int k, S* g) { map<3>(g) = t.geom_placement_p[k]; },
+       [](T& t, const M* m) { reset(t.geom_placement_p, ngeoms_or_keep(m)); }},
+      {Owner::Geom, [](const M&, int) { return 3; },
+       [](const Model& m, int k, std::vector<std::string>& out) {
+         add_names(out, m.geoms[k].name + ".origin", {"roll", "pitch", "yaw"});
+       },
+       [](const M& m, int k, S* p) { map<3>(p) = matrix_to_rpy<S>(m.geoms[k].placement.R); },
+       [](const M&, int k, const S* p, int, M& out) {
+         out.geoms[k].placement.R = rpy_to_matrix<S>(Vector3<S>(map<3>(p)));
+       },
+       [](const M& m, const T& t, int k, S* g) {
+         map<3>(g) = rpy_gradient<S>(m.geoms[k].placement.R, t.geom_placement_R[k]);
+       },
+       [](T& t, const M* m) { reset(t.geom_placement_R, ngeoms_or_keep(m)); }},
+      // ---- the model: contact settings. ContactSettings holds doubles: a derivative carried by
+      //      these entries is dropped by with_params (their gradients come from the hand-written VJPs).
+      {Owner::Global, [](const M&, int) { return kContactSettings; },
+       [](const Model&, int, std::vector<std::string>& out) {
+         for (const char* c : kContactSettingNames) out.push_back(std::string("contact.") + c);
+       },
+       [](const M& m, int, S* p) {
+         const auto settings = contact_fields(m.contact);
+         for (int j = 0; j < kContactSettings; ++j) p[j] = S(*settings[j]);
+       },
+       [](const M&, int, const S* p, int, M& out) {
+         const auto settings = contact_fields(out.contact);
+         for (int j = 0; j < kContactSettings; ++j) *settings[j] = value_of(p[j]);
+       },
+       [](const M&, const T& t, int, S* g) {
+         const auto settings_bar = contact_fields(t.contact);
+         for (int j = 0; j < kContactSettings; ++j) g[j] = *settings_bar[j];
+       },
+       [](T& t, const M*) { t.contact = typename T::ContactSettingsBar{}; }},
+  };
+  return table;
+}
+
+// Calls f(field, element, offset, count) for every group of every element, in the flat layout's
+// order (a run of consecutive fields of one owner is walked element by element); returns the size.
+template <class S, class F>
+int for_each_group(const ModelTpl<S>& model, F&& f) {
+  const std::vector<Field<S>>& table = fields<S>();
+  int offset = 0;
+  for (size_t first = 0; first < table.size();) {
+    size_t last = first;
+    while (last < table.size() && table[last].owner == table[first].owner) ++last;
+    const Owner owner = table[first].owner;
+    const int elements = owner == Owner::Body ? model.nbodies() : owner == Owner::Geom ? model.ngeoms() : 1;
+    for (int e = 0; e < elements; ++e)
+      for (size_t k = first; k < last; ++k) {
+        const int n = table[k].count(model, e);
+        f(table[k], e, offset, n);
+        offset += n;
+      }
+    first = last;
+  }
+  return offset;
+}
+
 }  // namespace
 
 template <class S>
 ModelTangentTpl<S>::ModelTangentTpl(const ModelTpl<S>& model) {
-  const int nb = model.nbodies();
-  mass.resize(nb);
-  com.resize(nb);
-  inertia_com.resize(nb);
-  placement_R.resize(nb);
-  placement_p.resize(nb);
-  axis.resize(nb);
-  damping.resize(model.nv);
-  armature.resize(model.nv);
-  stiffness.resize(model.nv);
-  q_rest.resize(model.nq);
-  const int ng = model.ngeoms();
-  geom_size.resize(ng);
-  geom_placement_R.resize(ng);
-  geom_placement_p.resize(ng);
-  geom_friction.resize(ng);
-  geom_restitution.resize(ng);
-  setZero();
+  for (const Field<S>& field : fields<S>()) field.clear(*this, &model);
 }
 
 template <class S>
 void ModelTangentTpl<S>::setZero() {
-  for (auto& x : mass) x = S(0);
-  for (auto& x : com) x.setZero();
-  for (auto& x : inertia_com) x.setZero();
-  for (auto& x : placement_R) x.setZero();
-  for (auto& x : placement_p) x.setZero();
-  for (auto& x : axis) x.setZero();
-  damping.setZero();
-  armature.setZero();
-  stiffness.setZero();
-  q_rest.setZero();
-  gravity.setZero();
-  for (auto& x : geom_size) x.setZero();
-  for (auto& x : geom_placement_R) x.setZero();
-  for (auto& x : geom_placement_p) x.setZero();
-  geom_friction.setZero();
-  geom_restitution.setZero();
-  contact = ContactSettingsBar{};
+  for (const Field<S>& field : fields<S>()) field.clear(*this, nullptr);
 }
 
 std::vector<std::string> param_names(const Model& model) {
   std::vector<std::string> names;
-  names.reserve(layout_of(model).size);
-  for (int i = 0; i < model.nbodies(); ++i) {
-    const std::string& b = model.body_names[i];
-    const std::string& j = model.joint_names[i];
-    names.push_back(b + ".mass");
-    for (const char* c : {"x", "y", "z"}) names.push_back(b + ".com." + c);
-    for (const char* c : {"ixx", "iyy", "izz", "ixy", "ixz", "iyz"}) names.push_back(b + ".inertia." + c);
-    for (const char* c : {"x", "y", "z", "roll", "pitch", "yaw"}) names.push_back(j + ".origin." + c);
-    if (has_axis(model.joint_type[i]))
-      for (const char* c : {"x", "y", "z"}) names.push_back(j + ".axis." + c);
-    const int nvi = model.joint_nv(i);
-    for (int k = 0; k < nvi; ++k)
-      for (const char* c : {".damping", ".armature", ".stiffness"}) names.push_back(indexed(j + c, k, nvi));
-    if (has_rest(model.joint_type[i])) {
-      const int nqi = model.joint_nq(i);
-      for (int k = 0; k < nqi; ++k) names.push_back(indexed(j + ".rest", k, nqi));
-    }
-  }
-  for (const char* c : {"x", "y", "z"}) names.push_back(std::string("gravity.") + c);
-  for (const Geom& g : model.geoms) {
-    names.push_back(g.name + ".friction");
-    names.push_back(g.name + ".restitution");
-    for (int k = 0; k < geom_size_count(g.type); ++k) names.push_back(g.name + ".size[" + std::to_string(k) + "]");
-    for (const char* c : {"x", "y", "z", "roll", "pitch", "yaw"}) names.push_back(g.name + ".origin." + c);
-  }
-  for (const char* c : kContactSettingNames) names.push_back(std::string("contact.") + c);
+  for_each_group<double>(model, [&](const Field<double>& field, int element, int, int n) {
+    if (n > 0) field.names(model, element, names);
+  });
   return names;
 }
 
 template <class S>
 VectorX<S> get_params(const ModelTpl<S>& model) {
-  const Layout l = layout_of(model);
-  VectorX<S> p(l.size);
-  for (int i = 0; i < model.nbodies(); ++i) {
-    const BodyOffsets& o = l.body[i];
-    const Inertia<S>& I = model.body_inertia[i];
-    p[o.mass] = I.mass;
-    p.template segment<3>(o.com) = I.com;
-    const Matrix3<S>& J = I.inertia_com;
-    // Off-diagonal entries averaged: the stored matrix is symmetric up to rounding.
-    p.template segment<6>(o.inertia) << J(0, 0), J(1, 1), J(2, 2), S(0.5) * (J(0, 1) + J(1, 0)),
-        S(0.5) * (J(0, 2) + J(2, 0)), S(0.5) * (J(1, 2) + J(2, 1));
-    p.template segment<3>(o.origin) = model.joint_placement[i].p;
-    p.template segment<3>(o.rpy) = matrix_to_rpy<S>(model.joint_placement[i].R);
-    if (o.axis >= 0) p.template segment<3>(o.axis) = model.joint_axis[i];
-    const int iv = model.idx_v[i];
-    for (int k = 0; k < model.joint_nv(i); ++k) {
-      p[o.dof + 3 * k] = model.damping[iv + k];
-      p[o.dof + 3 * k + 1] = model.armature[iv + k];
-      p[o.dof + 3 * k + 2] = model.stiffness[iv + k];
-    }
-    if (o.rest >= 0) p.segment(o.rest, model.joint_nq(i)) = model.q_rest.segment(model.idx_q[i], model.joint_nq(i));
-  }
-  p.template segment<3>(l.gravity) = model.gravity;
-  for (int k = 0; k < model.ngeoms(); ++k) {
-    const GeomTpl<S>& g = model.geoms[k];
-    const GeomOffsets& o = l.geom[k];
-    p[o.friction] = g.friction;
-    p[o.restitution] = g.restitution;
-    for (int j = 0; j < geom_size_count(g.type); ++j) p[o.size + j] = g.size[j];
-    p.template segment<3>(o.origin) = g.placement.p;
-    p.template segment<3>(o.rpy) = matrix_to_rpy<S>(g.placement.R);
-  }
-  const auto settings = contact_fields(model.contact);
-  for (int j = 0; j < kContactSettings; ++j) p[l.contact + j] = S(*settings[j]);
+  VectorX<S> p(for_each_group<S>(model, [](const Field<S>&, int, int, int) {}));
+  for_each_group<S>(model, [&](const Field<S>& field, int element, int offset, int n) {
+    if (n > 0) field.get(model, element, p.data() + offset);
+  });
   return p;
 }
 
 template <class S>
 ModelTpl<S> with_params(const ModelTpl<S>& model, const VecRef<S>& p) {
-  const Layout l = layout_of(model);
-  check_size("p", p.size(), l.size);
+  check_size("p", p.size(), for_each_group<S>(model, [](const Field<S>&, int, int, int) {}));
   ModelTpl<S> out = model;
-  for (int i = 0; i < model.nbodies(); ++i) {
-    const BodyOffsets& o = l.body[i];
-    const double m_new = value_of(p[o.mass]), m_old = value_of(model.body_inertia[i].mass);
-    // A body massless from the start (a link that only carries frames) may stay massless; the
-    // builder has checked that something in its subtree has mass.
-    if (!std::isfinite(m_new) || m_new < 0 || (m_new == 0 && m_old > 0)) {
-      std::ostringstream s;
-      s << "parameter '" << model.body_names[i] << ".mass' (p[" << o.mass << "]) must be positive and finite, got "
-        << m_new;
-      throw ModelError(SourceLocation{model.source, 0, "<body name='" + model.body_names[i] + "'>"}, s.str());
-    }
-    Inertia<S>& I = out.body_inertia[i];
-    I.mass = p[o.mass];
-    I.com = p.template segment<3>(o.com);
-    const auto c = p.template segment<6>(o.inertia);
-    I.inertia_com << c[0], c[3], c[4],  //
-        c[3], c[1], c[5],               //
-        c[4], c[5], c[2];
-    out.joint_placement[i].p = p.template segment<3>(o.origin);
-    out.joint_placement[i].R = rpy_to_matrix<S>(Vector3<S>(p.template segment<3>(o.rpy)));
-    if (o.axis >= 0) {  // a joint axis is a direction: normalised, so any non-zero vector is valid
-      const Vector3<S> a = p.template segment<3>(o.axis);
-      using std::sqrt;
-      const S n = sqrt(a.squaredNorm());
-      if (!(value_of(n) > 0))
-        throw ModelError(SourceLocation{model.source, 0, "<joint name='" + model.joint_names[i] + "'>"},
-                         "axis parameters must not all be zero");
-      out.joint_axis[i] = a / n;
-    }
-    const int iv = model.idx_v[i];
-    for (int k = 0; k < model.joint_nv(i); ++k) {
-      out.damping[iv + k] = p[o.dof + 3 * k];
-      out.armature[iv + k] = p[o.dof + 3 * k + 1];
-      out.stiffness[iv + k] = p[o.dof + 3 * k + 2];
-    }
-    if (o.rest >= 0) out.q_rest.segment(model.idx_q[i], model.joint_nq(i)) = p.segment(o.rest, model.joint_nq(i));
-  }
-  out.gravity = p.template segment<3>(l.gravity);
-  for (int k = 0; k < model.ngeoms(); ++k) {
-    GeomTpl<S>& g = out.geoms[k];
-    const GeomOffsets& o = l.geom[k];
-    // Out-of-range values fail here, naming the geom and the parameter, rather than in step().
-    auto fail = [&](int index, const char* field, const char* expected) {
-      std::ostringstream s;
-      s << geom_type_name(g.type) << " geom '" << g.name << "': parameter '" << g.name << "." << field << "' (p["
-        << index << "]) must be " << expected << ", got " << value_of(p[index]);
-      const SourceLocation where = g.where.file.empty() && g.where.element.empty()
-                                       ? SourceLocation{model.source, 0, "<geom name='" + g.name + "'>"}
-                                       : g.where;
-      throw ModelError(where, s.str());
-    };
-    const double friction = value_of(p[o.friction]), restitution = value_of(p[o.restitution]);
-    if (!std::isfinite(friction) || friction < 0) fail(o.friction, "friction", "non-negative and finite");
-    // Restitution: at most 1 (above, a bounce gains energy). Below 0 is accepted: the default 0
-    // sits on that bound and central differences (gradcheck, torch/jax gradient checks) step
-    // below it; the solvers' bounce target -e v_n continues smoothly there.
-    if (!std::isfinite(restitution) || restitution > 1) fail(o.restitution, "restitution", "at most 1 and finite");
-    g.friction = p[o.friction];
-    g.restitution = p[o.restitution];
-    for (int j = 0; j < geom_size_count(g.type); ++j) {
-      const double size = value_of(p[o.size + j]);
-      if (!std::isfinite(size) || !(size > 0))
-        fail(o.size + j, ("size[" + std::to_string(j) + "]").c_str(), "positive and finite");
-      g.size[j] = p[o.size + j];
-    }
-    g.placement.p = p.template segment<3>(o.origin);
-    g.placement.R = rpy_to_matrix<S>(Vector3<S>(p.template segment<3>(o.rpy)));
-  }
-  // ContactSettings holds doubles: a derivative carried by these entries is dropped.
-  const auto settings = contact_fields(out.contact);
-  for (int j = 0; j < kContactSettings; ++j) *settings[j] = value_of(p[l.contact + j]);
+  // In layout order, so the first entry out of range is the one reported.
+  for_each_group<S>(model, [&](const Field<S>& field, int element, int offset, int n) {
+    if (n > 0) field.set(model, element, p.data() + offset, offset, out);
+  });
   // Checked when contact is on, as step() does. Off, the settings are inert, and defaults on their
   // bounds (cfm = 0, viscous_friction = 0) must survive a finite-difference step below them.
   if (out.contact.model != ContactModel::None) check_contact_settings(out.contact);
@@ -344,41 +459,10 @@ ModelTpl<S> with_params(const ModelTpl<S>& model, const VecRef<S>& p) {
 
 template <class S>
 VectorX<S> params_gradient(const ModelTpl<S>& model, const ModelTangentTpl<S>& t) {
-  const Layout l = layout_of(model);
-  VectorX<S> g(l.size);
-  for (int i = 0; i < model.nbodies(); ++i) {
-    const BodyOffsets& o = l.body[i];
-    g[o.mass] = t.mass[i];
-    g.template segment<3>(o.com) = t.com[i];
-    // Each off-diagonal parameter sets two entries of the symmetric matrix.
-    const Matrix3<S>& T = t.inertia_com[i];
-    g.template segment<6>(o.inertia) << T(0, 0), T(1, 1), T(2, 2), T(0, 1) + T(1, 0), T(0, 2) + T(2, 0),
-        T(1, 2) + T(2, 1);
-    g.template segment<3>(o.origin) = t.placement_p[i];
-    g.template segment<3>(o.rpy) = rpy_gradient<S>(model.joint_placement[i].R, t.placement_R[i]);
-    if (o.axis >= 0) {  // through with_params' normalisation, at the model's unit axis
-      const Vector3<S>& a = model.joint_axis[i];
-      g.template segment<3>(o.axis) = t.axis[i] - a * a.dot(t.axis[i]);
-    }
-    const int iv = model.idx_v[i];
-    for (int k = 0; k < model.joint_nv(i); ++k) {
-      g[o.dof + 3 * k] = t.damping[iv + k];
-      g[o.dof + 3 * k + 1] = t.armature[iv + k];
-      g[o.dof + 3 * k + 2] = t.stiffness[iv + k];
-    }
-    if (o.rest >= 0) g.segment(o.rest, model.joint_nq(i)) = t.q_rest.segment(model.idx_q[i], model.joint_nq(i));
-  }
-  g.template segment<3>(l.gravity) = t.gravity;
-  for (int k = 0; k < model.ngeoms(); ++k) {
-    const GeomOffsets& o = l.geom[k];
-    g[o.friction] = t.geom_friction[k];
-    g[o.restitution] = t.geom_restitution[k];
-    for (int j = 0; j < geom_size_count(model.geoms[k].type); ++j) g[o.size + j] = t.geom_size[k][j];
-    g.template segment<3>(o.origin) = t.geom_placement_p[k];
-    g.template segment<3>(o.rpy) = rpy_gradient<S>(model.geoms[k].placement.R, t.geom_placement_R[k]);
-  }
-  const auto settings_bar = contact_fields(t.contact);
-  for (int j = 0; j < kContactSettings; ++j) g[l.contact + j] = *settings_bar[j];
+  VectorX<S> g(for_each_group<S>(model, [](const Field<S>&, int, int, int) {}));
+  for_each_group<S>(model, [&](const Field<S>& field, int element, int offset, int n) {
+    if (n > 0) field.gradient(model, t, element, g.data() + offset);
+  });
   return g;
 }
 
