@@ -26,12 +26,6 @@ ReferenceFrame parse_reference(const std::string& r) {
   throw ArgumentError("reference: expected 'local_world_aligned', 'local' or 'world', got '" + r + "'");
 }
 
-double positive_dt(double dt) {
-  if (!(dt > 0) || !std::isfinite(dt))
-    throw ArgumentError("dt: expected a positive finite time step, got " + std::to_string(dt));
-  return dt;
-}
-
 NumpyArray poses_to_numpy(const std::vector<Pose<double>>& poses) {
   double* d;
   NumpyArray out = new_array({poses.size(), 4, 4}, &d);
@@ -259,8 +253,7 @@ sets its flag, so one bad world does not stop a batch.
       "step",
       [](PyModel& s, nb::handle q, nb::handle v, nb::handle tau, double dt, const std::string& integrator,
          bool return_status) -> nb::object {
-        const Integrator scheme = parse_integrator(integrator);
-        positive_dt(dt);
+        const Integrator scheme = step_options(s.model, dt, integrator).integrator;
         VectorArg q_(q, "q", s.model.nq), v_(v, "v", s.model.nv), tau_(tau, "tau", s.model.nv);
         Eigen::VectorXd q_next(s.model.nq), v_next(s.model.nv);
         DataLease data(s);
@@ -283,8 +276,7 @@ trouble, e.g. a contact solver that did not converge or a state that became NaN)
       "rollout",
       [](PyModel& s, nb::handle q0, nb::handle v0, nb::handle taus, double dt, const std::string& integrator,
          bool return_status) -> nb::object {
-        const Integrator scheme = parse_integrator(integrator);
-        positive_dt(dt);
+        const Integrator scheme = step_options(s.model, dt, integrator).integrator;
         VectorArg q_(q0, "q0", s.model.nq), v_(v0, "v0", s.model.nv);
         const ConstArray taus_array = as_array(taus, "taus");
         check_shape(taus_array, "taus", {-1, s.model.nv});

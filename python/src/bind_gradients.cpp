@@ -22,12 +22,6 @@ namespace gradyn::python {
 
 namespace {
 
-double checked_dt(double dt) {
-  if (!(dt > 0) || !std::isfinite(dt))
-    throw ArgumentError("dt: expected a positive finite time step, got " + std::to_string(dt));
-  return dt;
-}
-
 // A (rows, cols) float64 argument viewed as a row-major matrix; None gives zeros.
 class MatrixArg {
  public:
@@ -113,8 +107,7 @@ void bind_gradients(nb::module_& m) {
       "step_vjp",
       [](PyModel& s, nb::handle q, nb::handle v, nb::handle tau, double dt, nb::handle q_next_bar,
          nb::handle v_next_bar, const std::string& integrator) {
-        const Integrator scheme = parse_integrator(integrator);
-        checked_dt(dt);
+        const Integrator scheme = step_options(s.model, dt, integrator).integrator;
         const Model& model = s.model;
         VectorArg q_(q, "q", model.nq), v_(v, "v", model.nv), tau_(tau, "tau", model.nv);
         VectorArg qn_bar(q_next_bar, "q_next_bar", model.nq), vn_bar(v_next_bar, "v_next_bar", model.nv);
@@ -145,8 +138,7 @@ an axis adjoint has no component along the axis. The forward step is recomputed 
   m.def(
       "step_jacobian",
       [](PyModel& s, nb::handle q, nb::handle v, nb::handle tau, double dt, const std::string& integrator) {
-        const Integrator scheme = parse_integrator(integrator);
-        checked_dt(dt);
+        const Integrator scheme = step_options(s.model, dt, integrator).integrator;
         const Model& model = s.model;
         const StepVectorArg q_(q, "q", model.nq), v_(v, "v", model.nv), tau_(tau, "tau", model.nv);
         // A and B in one buffer, column-major (Eigen's layout), handed to numpy as Fortran-ordered
@@ -186,8 +178,7 @@ derivative of the branch the step took.
       [](PyModel& s, nb::handle q0, nb::handle v0, nb::handle taus, double dt, nb::handle qs_bar, nb::handle vs_bar,
          const std::string& integrator, int max_snapshots, nb::handle qs, nb::handle vs, double clip_norm,
          bool return_norms) {
-        const Integrator scheme = parse_integrator(integrator);
-        checked_dt(dt);
+        const Integrator scheme = step_options(s.model, dt, integrator).integrator;
         const Model& model = s.model;
         VectorArg q_(q0, "q0", model.nq), v_(v0, "v0", model.nv);
         const ConstArray taus_array = as_array(taus, "taus");
@@ -261,8 +252,7 @@ not see (see the README's "Gradients through contact").
          bool final_loss, bool running_loss, unsigned seed, bool check_ad, bool check_fd, bool check_params,
          double fd_step, int ad_max_coords, int fd_max_coords, int max_snapshots) {
         GradcheckOptions o;
-        o.integrator = parse_integrator(integrator);
-        checked_dt(dt);
+        o.integrator = step_options(s.model, dt, integrator).integrator;
         o.final_loss = final_loss;
         o.running_loss = running_loss;
         o.seed = seed;

@@ -92,6 +92,9 @@ NumpyArray take_numpy(MatrixXr<double>&& m);
 
 /// "euler" (semi-implicit Euler) or "rk4"; ValueError otherwise.
 Integrator parse_integrator(const std::string& name);
+/// The step options a Python call passed, checked as every C++ step function checks them
+/// (check_step_options): dt positive and finite, an integrator the model's contact model allows.
+StepOptions step_options(const Model& model, double dt, const std::string& integrator);
 
 // Registration, one function per translation unit.
 void bind_model(nb::module_& m);

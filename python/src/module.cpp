@@ -107,6 +107,12 @@ Integrator parse_integrator(const std::string& name) {
   throw ArgumentError("integrator: expected 'euler' or 'rk4', got '" + name + "'");
 }
 
+StepOptions step_options(const Model& model, double dt, const std::string& integrator) {
+  const StepOptions options{dt, parse_integrator(integrator)};
+  check_step_options(model.contact, options);
+  return options;
+}
+
 }  // namespace gradyn::python
 
 NB_MODULE(_core, m) {

@@ -103,8 +103,7 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
   model_bar.contact.cfm += cfm_bar;
   for (int k = 0; k < nc; ++k) {
     const Contact& c = data.contacts[k];
-    const bool a_wins = model.geoms[c.geom_a].friction >= model.geoms[c.geom_b].friction;
-    model_bar.geom_friction[a_wins ? c.geom_a : c.geom_b] += lambda_s[row_gamma + k] * z[k];
+    model_bar.geom_friction[c.friction_geom] += lambda_s[row_gamma + k] * z[k];
   }
 
   // m = -target, the branch the forward took.
@@ -125,12 +124,9 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
         data.contact_bar[k].depth += target_bar / dt;
         [[fallthrough]];
       case kIpmTargetRestitution: {  // -e J_n v
-        const Geom& ga = model.geoms[c.geom_a];
-        const Geom& gb = model.geoms[c.geom_b];
-        const bool a_wins = ga.restitution >= gb.restitution;
-        const double e = a_wins ? ga.restitution : gb.restitution;
+        const double e = c.restitution;
         const double approach = data.ipm_JT.col(3 * k).dot(v);
-        model_bar.geom_restitution[a_wins ? c.geom_a : c.geom_b] += target_bar * -approach;
+        model_bar.geom_restitution[c.restitution_geom] += target_bar * -approach;
         weight[3 * k] = target_bar * -e;
         any_bounce = true;
         break;
@@ -155,23 +151,10 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
 
 }  // namespace
 
-template <class S>
-void ipm_contact_velocity_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
-                              const NoDeduce<S>& dt, const VecRef<S>& v_next_bar, VecOut<S> q_bar, VecOut<S> v_bar,
-                              VecOut<S> a_free_bar, ModelTangentTpl<S>& model_bar) {
-  if constexpr (std::is_same_v<S, double>) {
-    vjp_double(model, data, q, v, dt, v_next_bar, q_bar, v_bar, a_free_bar, model_bar);
-  } else {
-    throw ArgumentError(
-        "ipm_contact_velocity_vjp: implemented for double only (forward mode through the interior-point "
-        "step is exact already: ipm_contact_velocity propagates ADScalar derivatives implicitly)");
-  }
+void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
+                              double dt, const VecRef<double>& v_next_bar, VecOut<double> q_bar, VecOut<double> v_bar,
+                              VecOut<double> a_free_bar, ModelTangent& model_bar) {
+  vjp_double(model, data, q, v, dt, v_next_bar, q_bar, v_bar, a_free_bar, model_bar);
 }
-
-#define GRADYN_INSTANTIATE(S)                                                                                   \
-  template void ipm_contact_velocity_vjp<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&, \
-                                            const NoDeduce<S>&, const VecRef<S>&, VecOut<S>, VecOut<S>, VecOut<S>, \
-                                            ModelTangentTpl<S>&);
-GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

@@ -96,21 +96,17 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
     approach_bar.setZero(n);
     for (int k = 0; k < nc; ++k) {
       const Contact& c = data.contacts[k];
-      const Geom& ga = model.geoms[c.geom_a];
-      const Geom& gb = model.geoms[c.geom_b];
       const int rn = 3 * k;
       // mu of both friction rows: the pair's larger geom friction
       const double mu_bar = adj.mu[rn + 1] + adj.mu[rn + 2];
-      (ga.friction >= gb.friction ? model_bar.geom_friction[c.geom_a] : model_bar.geom_friction[c.geom_b]) += mu_bar;
+      model_bar.geom_friction[c.friction_geom] += mu_bar;
       // target, the branch the forward took
       const double target_bar = -adj.b[rn];
-      const bool a_wins = ga.restitution >= gb.restitution;
-      const double e = a_wins ? ga.restitution : gb.restitution;
+      const double e = c.restitution;
       const double approach = JT.col(rn).dot(v);
       switch (pgs_target_branch(settings, c.depth, approach, e, dt)) {
         case PgsTargetBranch::Restitution:
-          (a_wins ? model_bar.geom_restitution[c.geom_a] : model_bar.geom_restitution[c.geom_b]) +=
-              target_bar * -approach;
+          model_bar.geom_restitution[c.restitution_geom] += target_bar * -approach;
           approach_bar[rn] = target_bar * -e;
           break;
         case PgsTargetBranch::Baumgarte:
@@ -173,21 +169,10 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
 
 }  // namespace
 
-template <class S>
-void pgs_contact_velocity_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
-                              const NoDeduce<S>& dt, const VecRef<S>& v_next_bar, VecOut<S> q_bar, VecOut<S> v_bar,
-                              VecOut<S> a_free_bar, ModelTangentTpl<S>& model_bar) {
-  if constexpr (std::is_same_v<S, double>) {
-    vjp_double(model, data, q, v, dt, v_next_bar, q_bar, v_bar, a_free_bar, model_bar);
-  } else {
-    throw ArgumentError("pgs_contact_velocity_vjp: the PGS adjoints are implemented for double only");
-  }
+void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
+                              double dt, const VecRef<double>& v_next_bar, VecOut<double> q_bar, VecOut<double> v_bar,
+                              VecOut<double> a_free_bar, ModelTangent& model_bar) {
+  vjp_double(model, data, q, v, dt, v_next_bar, q_bar, v_bar, a_free_bar, model_bar);
 }
-
-#define GRADYN_INSTANTIATE(S)                                                                                   \
-  template void pgs_contact_velocity_vjp<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&, \
-                                            const NoDeduce<S>&, const VecRef<S>&, VecOut<S>, VecOut<S>, VecOut<S>, \
-                                            ModelTangentTpl<S>&);
-GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

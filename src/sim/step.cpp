@@ -5,59 +5,46 @@
 #include <string>
 
 #include "gradyn/autodiff.hpp"
-#include "gradyn/contact/ipm_contact.hpp"
-#include "gradyn/contact/penalty.hpp"
-#include "gradyn/contact/pgs_contact.hpp"
-#include "gradyn/dynamics/passive.hpp"
 #include "gradyn/model/errors.hpp"
 #include "gradyn/sim/detail/lie_bracket.hpp"
 #include "gradyn/sim/integrate.hpp"
+#include "gradyn/sim/stages.hpp"
 
 namespace gradyn {
 
-namespace {
-// kStatusDeepPenetration when a contact of the last collide() is deeper than the settings allow.
-template <class S>
-void flag_deep_penetration(const ModelTpl<S>& model, DataTpl<S>& data) {
-  for (int k = 0; k < data.ncontacts; ++k)
-    if (value_of(data.contacts[k].depth) > model.contact.max_penetration) data.status |= kStatusDeepPenetration;
+const char* integrator_name(Integrator integrator) {
+  switch (integrator) {
+    case Integrator::SemiImplicitEuler: return "euler";
+    case Integrator::RK4: return "rk4";
+  }
+  return "unknown";
 }
 
-// The accelerations one stage integrates: the forces stage (contact forces when the model has a
-// contact model, recomputed at every call, so at every RK4 stage) then forward dynamics.
-template <class S>
-const VectorX<S>& stage_dynamics(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
-                                 const VecRef<S>& tau) {
-  // Pgs, Ipm: free motion here; the impulses come after (step), at the velocity level.
-  if (model.contact.model != ContactModel::Penalty)
-    return forward_dynamics<S>(model, data, q, v, tau);
-  data.contact_tau_total = tau + contact_generalized_forces<S>(model, data, q, v);
-  flag_deep_penetration<S>(model, data);
-  return forward_dynamics<S>(model, data, q, v, data.contact_tau_total);
+void check_step_options(const ContactSettings& contact, const StepOptions& options) {
+  if (!(options.dt > 0) || !std::isfinite(options.dt)) {
+    std::ostringstream s;
+    s << "dt: expected a positive finite time step [s], got " << options.dt;
+    throw ArgumentError(s.str());
+  }
+  if (has_impulses(contact.model) && options.integrator != Integrator::SemiImplicitEuler)
+    throw ArgumentError(std::string("integrator '") + integrator_name(options.integrator) +
+                        "' cannot step contact model '" + contact_model_name(contact.model) +
+                        "': its velocity-level contact impulses are defined for the semi-implicit Euler step, "
+                        "not for RK4's intermediate stages; use integrator 'euler' "
+                        "(Integrator::SemiImplicitEuler), or contact model 'penalty' for RK4");
 }
-}  // namespace
+
 
 template <class S>
 void step(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v, const VecRef<S>& tau,
           const NoDeduce<S>& dt, Integrator integrator, VecOut<S> q_next, VecOut<S> v_next) {
   check_size("q_next", q_next.size(), model.nq);
   check_size("v_next", v_next.size(), model.nv);
+  check_step_options(model.contact, StepOptions{value_of(dt), integrator});
   if (model.contact.model != ContactModel::None) check_contact_settings(model.contact);
-  const bool velocity_level = model.contact.model == ContactModel::Pgs || model.contact.model == ContactModel::Ipm;
-  if (velocity_level && integrator != Integrator::SemiImplicitEuler)
-    throw ArgumentError(std::string("step: contact model '") + contact_model_name(model.contact.model) +
-                        "' needs Integrator::SemiImplicitEuler (velocity-level contact impulses are "
-                        "defined for the semi-implicit Euler step, not for RK4's intermediate stages)");
   if (integrator == Integrator::SemiImplicitEuler) {
-    const VectorX<S>& a = stage_dynamics<S>(model, data, q, v, tau);
-    // v_next may alias v: both contact solvers read v before writing v_next.
-    if (model.contact.model == ContactModel::Pgs)
-      pgs_contact_velocity<S>(model, data, q, v, a, dt, v_next);
-    else if (model.contact.model == ContactModel::Ipm)
-      ipm_contact_velocity<S>(model, data, q, v, a, dt, v_next);
-    else
-      v_next = v + dt * a;
-    if (velocity_level) flag_deep_penetration<S>(model, data);
+    const VectorX<S>& a = stage_accelerations<S>(model, data, q, v, tau);
+    stage_constraints<S>(model, data, q, v, a, dt, v_next);
     data.dv_tmp = dt * v_next;
     integrate<S>(model, q, data.dv_tmp, q_next);
   } else {
@@ -65,14 +52,14 @@ void step(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const 
     // by an offset theta from q, and k_q are the offset's derivatives.
     const S half = dt / S(2);
     data.k_q[0] = v;
-    data.k_v[0] = stage_dynamics<S>(model, data, q, v, tau);
+    data.k_v[0] = stage_accelerations<S>(model, data, q, v, tau);
     for (int s = 1; s < 4; ++s) {
       const S h = s < 3 ? half : dt;
       data.v_tmp = v + h * data.k_v[s - 1];
       data.dv_tmp = h * data.k_q[s - 1];
       integrate<S>(model, q, data.dv_tmp, data.q_tmp);
       detail::dexpinv<S>(model, data.dv_tmp, data.v_tmp, data.k_q[s]);
-      data.k_v[s] = stage_dynamics<S>(model, data, data.q_tmp, data.v_tmp, tau);
+      data.k_v[s] = stage_accelerations<S>(model, data, data.q_tmp, data.v_tmp, tau);
     }
     const S w = dt / S(6);
     data.dv_tmp = w * (data.k_q[0] + S(2) * data.k_q[1] + S(2) * data.k_q[2] + data.k_q[3]);
@@ -88,6 +75,7 @@ void rollout(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, co
              MatrixXr<NoDeduce<S>>& vs, std::span<std::uint32_t> step_status) {
   check_size("q0", q0.size(), model.nq);
   check_size("v0", v0.size(), model.nv);
+  check_step_options(model.contact, StepOptions{value_of(dt), integrator});
   if (taus.cols() != model.nv) {
     std::ostringstream s;
     s << "taus: expected shape (T, " << model.nv << "), got (" << taus.rows() << ", " << taus.cols() << ")";

@@ -22,6 +22,7 @@
 #include "gradyn/dynamics/passive.hpp"
 #include "gradyn/dynamics/rnea_derivatives.hpp"
 #include "gradyn/sim/integrate.hpp"
+#include "gradyn/sim/stages.hpp"
 
 namespace gradyn {
 
@@ -328,8 +329,10 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   };
   check_shape("A", A, 2 * nv, 2 * nv);
   check_shape("B", B, 2 * nv, nv);
+  check_step_options(model.contact, StepOptions{dt, integrator});
   if (integrator != Integrator::SemiImplicitEuler)
-    throw ArgumentError("step_jacobian: only Integrator::SemiImplicitEuler is supported (for RK4 use step_vjp)");
+    throw ArgumentError("step_jacobian: integrator 'rk4' is not supported: the step Jacobian is that of the "
+                        "semi-implicit Euler step (integrator 'euler'); for RK4 use step_vjp");
   const ContactModel contact = model.contact.model;
   if (contact != ContactModel::None) check_contact_settings(model.contact);
 
@@ -337,18 +340,15 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   // velocity rows are those of the step at the total acceleration (v+ - v) / dt with the impulses
   // held, then corrected by the impulses' response (contact/impulse_jacobian.hpp).
   const bool penalty = contact == ContactModel::Penalty;
-  const bool impulses = contact == ContactModel::Pgs || contact == ContactModel::Ipm;
+  const bool impulses = has_impulses(contact);
   Eigen::VectorXd& v_next = data.k_v[0];
   Eigen::VectorXd& h = data.k_q[0];
   Eigen::VectorXd& a = data.k_v[1];
   Eigen::MatrixXd& LT = data.deriv_LT;
   const DofPaths dof_paths{data.deriv_path_begin.data(), data.deriv_path.data()};
   if (impulses) {
-    const Eigen::VectorXd& a_free = forward_dynamics<double>(model, data, q, v, tau);
-    if (contact == ContactModel::Pgs)
-      pgs_contact_velocity<double>(model, data, q, v, a_free, dt, v_next);
-    else
-      ipm_contact_velocity<double>(model, data, q, v, a_free, dt, v_next);
+    const Eigen::VectorXd& a_free = stage_accelerations<double>(model, data, q, v, tau);
+    stage_constraints<double>(model, data, q, v, a_free, dt, v_next);
     a = (v_next - v) / dt;
     // The contact stage reads aba's poses and twists but writes none of them (neither does crba,
     // for the ipm, beyond the same poses and oIc, which this pass rebuilds).

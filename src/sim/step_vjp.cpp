@@ -1,27 +1,21 @@
 // Adjoint of one time step (step.cpp). The forward step is recomputed from (q, v, tau) into the
-// step adjoint workspace of Data, then its operations are reversed one by one:
-//   semi-implicit Euler   a = f(q, v, tau);  v+ = v + dt a;  q+ = q (+) dt v+
+// step adjoint workspace of Data, stage by stage as step() runs them (sim/stages.hpp), then its
+// operations are reversed one by one:
+//   semi-implicit Euler   a = f(q, v, tau);  v+ = c(q, v, a);  q+ = q (+) dt v+
 //   RK4 (Munthe-Kaas)     stages (q (+) theta_s, v + h k_v[s-1]) with k_q[s] = dexpinv(theta_s, v_s),
 //                         then q+ = q (+) dt/6 sum c_s k_q[s],  v+ = v + dt/6 sum c_s k_v[s]
-// where f is forward_dynamics (passive forces included); its adjoint is forward_dynamics_vjp. With
-// penalty contact f(q, v, tau) = forward_dynamics(q, v, tau + tau_c(q, v)) (step.cpp's stage), whose
-// adjoint adds penalty_contact_forces_vjp with the adjoint of tau + tau_c.
+// where f is the accelerations stage (forward dynamics with the passive and, under penalty contact,
+// the contact forces; adjoint stage_accelerations_vjp) and c the constraints stage (v + dt a, or the
+// PGS / interior-point impulses; adjoint stage_constraints_vjp).
 #include <cmath>
 #include <string>
 
 #include "gradyn/autodiff.hpp"
-#include "gradyn/contact/joint_limits.hpp"
-#include "gradyn/contact/penalty.hpp"
-#include "gradyn/contact/penalty_vjp.hpp"
 #include "gradyn/contact/pgs_contact.hpp"
-#include "gradyn/contact/ipm_contact.hpp"
-#include "gradyn/contact/ipm_contact_vjp.hpp"
-#include "gradyn/contact/pgs_contact_vjp.hpp"
-#include "gradyn/model/errors.hpp"
-#include "gradyn/dynamics/passive.hpp"
 #include "gradyn/model/params.hpp"
 #include "gradyn/sim/detail/lie_bracket.hpp"
 #include "gradyn/sim/integrate.hpp"
+#include "gradyn/sim/stages.hpp"
 #include "gradyn/sim/step.hpp"
 
 namespace gradyn {
@@ -82,49 +76,13 @@ void dexpinv_vjp(const ModelTpl<S>& model, const VectorX<S>& theta, const Vector
   }
 }
 
-// The accelerations one stage integrates, as step.cpp's stage computes them: forward dynamics, plus
-// the penalty contact forces at (q, v) when the model has them.
-template <class S>
-const VectorX<S>& stage_dynamics(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
-                                 const VecRef<S>& tau) {
-  if (model.contact.model != ContactModel::Penalty) return forward_dynamics<S>(model, data, q, v, tau);
-  data.contact_tau_total = tau + contact_generalized_forces<S>(model, data, q, v);
-  return forward_dynamics<S>(model, data, q, v, data.contact_tau_total);
-}
-
-// Adjoint of stage_dynamics. stage_is_current: stage_dynamics(q, v, tau) was the last call on data.
-template <class S>
-void stage_dynamics_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
-                        const VecRef<S>& tau, const VectorX<S>& a_bar, VecOut<S> q_bar, VecOut<S> v_bar,
-                        VecOut<S> tau_bar, ModelTangentTpl<S>& model_bar, bool stage_is_current) {
-  if (model.contact.model != ContactModel::Penalty) {
-    forward_dynamics_vjp<S>(model, data, q, v, tau, a_bar, q_bar, v_bar, tau_bar, model_bar, stage_is_current);
-    return;
-  }
-  if (!stage_is_current) stage_dynamics<S>(model, data, q, v, tau);
-  VectorX<S>& total_bar = data.adj_stage_tau_bar;  // adjoint of tau + tau_c
-  total_bar.setZero();
-  forward_dynamics_vjp<S>(model, data, q, v, data.contact_tau_total, a_bar, q_bar, v_bar, total_bar, model_bar,
-                          /*forward_is_current=*/true);
-  tau_bar += total_bar;
-  penalty_contact_forces_vjp<S>(model, data, q, v, total_bar, q_bar, v_bar, model_bar);
-  add_joint_limit_forces_vjp<S>(model, q, v, total_bar, q_bar, v_bar);
-}
-
 }  // namespace
 
 template <class S>
 void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v, const VecRef<S>& tau,
               const NoDeduce<S>& dt, Integrator integrator, const VecRef<S>& q_next_bar, const VecRef<S>& v_next_bar,
               VecOut<S> q_bar, VecOut<S> v_bar, VecOut<S> tau_bar, ModelTangentTpl<S>& model_bar) {
-  const ContactModel contact = model.contact.model;
-  if (contact != ContactModel::None && contact != ContactModel::Penalty && contact != ContactModel::Pgs &&
-      contact != ContactModel::Ipm)
-    throw ArgumentError(std::string("step_vjp: gradients through contact model '") + contact_model_name(contact) +
-                        "' are not implemented yet (penalty, pgs and ipm contact have them)");
-  if ((contact == ContactModel::Pgs || contact == ContactModel::Ipm) && integrator != Integrator::SemiImplicitEuler)
-    throw ArgumentError(std::string("step_vjp: contact model '") + contact_model_name(contact) +
-                        "' needs Integrator::SemiImplicitEuler (as step does)");
+  check_step_options(model.contact, StepOptions{value_of(dt), integrator});
   check_size("q", q.size(), model.nq);
   check_size("v", v.size(), model.nv);
   check_size("tau", tau.size(), model.nv);
@@ -140,56 +98,27 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
   VectorX<S>& dv = data.step_adj_dv;
   VectorX<S>& dv_bar = data.step_adj_theta_bar;
 
-  if (contact == ContactModel::Pgs) {
-    // forward: a_free = f(q, v, tau); v+ = pgs(v + dt a_free); dv = dt v+
-    kv[0] = forward_dynamics<S>(model, data, q, v, tau);
-    // Cold start: the step is differentiated as a function of (q, v, tau) alone, not of the warm
-    // start a previous step left (converged solves agree to the PGS tolerance either way).
-    data.pgs_memory_ncontacts = 0;
-    data.pgs_memory_limit.setZero();
-    pgs_contact_velocity<S>(model, data, q, v, kv[0], dt, kq[0]);
-    dv = dt * kq[0];
-    // reverse
-    dv_bar.setZero();
-    integrate_vjp<S>(model, q, dv, q_next_bar, q_bar, dv_bar);
-    kq_bar[0] = v_next_bar + dt * dv_bar;  // adjoint of v+
-    kv_bar[0].setZero();                  // adjoint of a_free
-    pgs_contact_velocity_vjp<S>(model, data, q, v, dt, kq_bar[0], q_bar, v_bar, kv_bar[0], model_bar);
-    // neither the contact stage nor its adjoint touch forward_dynamics' results
-    forward_dynamics_vjp<S>(model, data, q, v, tau, kv_bar[0], q_bar, v_bar, tau_bar, model_bar,
-                            /*forward_is_current=*/true);
-    return;
-  }
-  if (contact == ContactModel::Ipm) {
-    // forward: a_free = f(q, v, tau); v+ = ipm(v + dt a_free); dv = dt v+ (no warm start to hold)
-    kv[0] = forward_dynamics<S>(model, data, q, v, tau);
-    ipm_contact_velocity<S>(model, data, q, v, kv[0], dt, kq[0]);
-    dv = dt * kq[0];
-    // reverse
-    dv_bar.setZero();
-    integrate_vjp<S>(model, q, dv, q_next_bar, q_bar, dv_bar);
-    kq_bar[0] = v_next_bar + dt * dv_bar;  // adjoint of v+
-    kv_bar[0].setZero();                  // adjoint of a_free
-    ipm_contact_velocity_vjp<S>(model, data, q, v, dt, kq_bar[0], q_bar, v_bar, kv_bar[0], model_bar);
-    // the contact stage reruns crba and collide at the same q: forward_dynamics' results stay valid
-    forward_dynamics_vjp<S>(model, data, q, v, tau, kv_bar[0], q_bar, v_bar, tau_bar, model_bar,
-                            /*forward_is_current=*/true);
-    return;
-  }
   if (integrator == Integrator::SemiImplicitEuler) {
-    // forward: a = f(q, v, tau); v+ = v + dt a; dv = dt v+
-    kv[0] = stage_dynamics<S>(model, data, q, v, tau);
-    kq[0] = v + dt * kv[0];  // v+
+    // forward: a = accelerations(q, v, tau); v+ = constraints(q, v, a); dv = dt v+
+    if (model.contact.model == ContactModel::Pgs) {
+      // Cold start: the step is differentiated as a function of (q, v, tau) alone, not of the warm
+      // start a previous step left (converged solves agree to the PGS tolerance either way).
+      data.pgs_memory_ncontacts = 0;
+      data.pgs_memory_limit.setZero();
+    }
+    kv[0] = stage_accelerations<S>(model, data, q, v, tau);
+    stage_constraints<S>(model, data, q, v, kv[0], dt, kq[0]);
     dv = dt * kq[0];
     // reverse
     dv_bar.setZero();
     integrate_vjp<S>(model, q, dv, q_next_bar, q_bar, dv_bar);
     kq_bar[0] = v_next_bar + dt * dv_bar;  // adjoint of v+
-    v_bar += kq_bar[0];
-    kv_bar[0] = dt * kq_bar[0];  // adjoint of a
-    // integrate_vjp leaves data alone: it still holds forward_dynamics(q, v, tau) from above.
-    stage_dynamics_vjp<S>(model, data, q, v, tau, kv_bar[0], q_bar, v_bar, tau_bar, model_bar,
-                          /*stage_is_current=*/true);
+    kv_bar[0].setZero();                  // adjoint of a
+    stage_constraints_vjp<S>(model, data, q, v, dt, kq_bar[0], q_bar, v_bar, kv_bar[0], model_bar);
+    // Neither integrate_vjp nor the constraints stage and its adjoint change the accelerations
+    // stage's results in data (the contact solvers rerun crba and collide at the same q).
+    stage_accelerations_vjp<S>(model, data, q, v, tau, kv_bar[0], q_bar, v_bar, tau_bar, model_bar,
+                               /*stage_is_current=*/true);
     return;
   }
 
@@ -197,13 +126,13 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
   const S half = dt / S(2);
   const S h_of[4] = {S(0), half, half, dt};
   kq[0] = v;
-  kv[0] = stage_dynamics<S>(model, data, q, v, tau);
+  kv[0] = stage_accelerations<S>(model, data, q, v, tau);
   for (int s = 1; s < 4; ++s) {
     data.step_adj_v[s] = v + h_of[s] * kv[s - 1];
     data.step_adj_theta[s] = h_of[s] * kq[s - 1];
     integrate<S>(model, q, data.step_adj_theta[s], data.step_adj_q[s]);
     detail::dexpinv<S>(model, data.step_adj_theta[s], data.step_adj_v[s], kq[s]);
-    kv[s] = stage_dynamics<S>(model, data, data.step_adj_q[s], data.step_adj_v[s], tau);
+    kv[s] = stage_accelerations<S>(model, data, data.step_adj_q[s], data.step_adj_v[s], tau);
   }
   const S w = dt / S(6);
   dv = w * (kq[0] + S(2) * kq[1] + S(2) * kq[2] + kq[3]);
@@ -225,7 +154,7 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
     qs_bar.setZero();
     vs_bar.setZero();
     dv_bar.setZero();  // now the adjoint of theta_s
-    stage_dynamics_vjp<S>(model, data, data.step_adj_q[s], data.step_adj_v[s], tau, kv_bar[s], qs_bar, vs_bar,
+    stage_accelerations_vjp<S>(model, data, data.step_adj_q[s], data.step_adj_v[s], tau, kv_bar[s], qs_bar, vs_bar,
                           tau_bar, model_bar, /*stage_is_current=*/false);
     dexpinv_vjp<S>(model, data.step_adj_theta[s], data.step_adj_v[s], kq_bar[s], dv_bar, vs_bar);
     integrate_vjp<S>(model, q, data.step_adj_theta[s], qs_bar, q_bar, dv_bar);
@@ -233,7 +162,7 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
     kv_bar[s - 1] += h_of[s] * vs_bar;
     kq_bar[s - 1] += h_of[s] * dv_bar;
   }
-  stage_dynamics_vjp<S>(model, data, q, v, tau, kv_bar[0], q_bar, v_bar, tau_bar, model_bar,
+  stage_accelerations_vjp<S>(model, data, q, v, tau, kv_bar[0], q_bar, v_bar, tau_bar, model_bar,
                         /*stage_is_current=*/false);
   v_bar += kq_bar[0];
 }

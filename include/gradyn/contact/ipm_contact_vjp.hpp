@@ -45,10 +45,10 @@ namespace gradyn {
 /// through the contact and the joint-limit rows).
 /// Needs ipm_contact_velocity(q, v, a_free, dt) to be the last contact call on data (its LCP, solution
 /// and LU at the solution are reused), after forward_dynamics at q. Allocates only when the contact
-/// count changed since the last call. Throws ArgumentError for ADScalar.
-template <class S>
-void ipm_contact_velocity_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
-                              const NoDeduce<S>& dt, const VecRef<S>& v_next_bar, VecOut<S> q_bar, VecOut<S> v_bar,
-                              VecOut<S> a_free_bar, ModelTangentTpl<S>& model_bar);
+/// count changed since the last call. double only: forward mode through the
+/// interior-point step is exact already (ipm_contact_velocity propagates ADScalar derivatives implicitly).
+void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
+                              double dt, const VecRef<double>& v_next_bar, VecOut<double> q_bar, VecOut<double> v_bar,
+                              VecOut<double> a_free_bar, ModelTangent& model_bar);
 
 }  // namespace gradyn

@@ -33,10 +33,10 @@ namespace gradyn {
 /// a_free_bar and model_bar. Needs pgs_contact_velocity(q, v, a_free, dt) to be the last contact
 /// call on data, with the world kinematics of forward_dynamics at q (Sweeps replays its solve from
 /// the warm start it recorded). Joint-limit rows: their targets depend on q, and a planar joint's
-/// rows on its angle. step_vjp runs the forward from a cold start. Throws ArgumentError for ADScalar.
-template <class S>
-void pgs_contact_velocity_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
-                              const NoDeduce<S>& dt, const VecRef<S>& v_next_bar, VecOut<S> q_bar, VecOut<S> v_bar,
-                              VecOut<S> a_free_bar, ModelTangentTpl<S>& model_bar);
+/// rows on its angle. step_vjp runs the forward from a cold start. double only: forward mode
+/// through the PGS step needs no adjoint.
+void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
+                              double dt, const VecRef<double>& v_next_bar, VecOut<double> q_bar, VecOut<double> v_bar,
+                              VecOut<double> a_free_bar, ModelTangent& model_bar);
 
 }  // namespace gradyn

@@ -28,14 +28,15 @@ struct FrameTpl {
   template <class T> FrameTpl<T> cast() const { return {name, kind, body, placement.template cast<T>()}; }
 };
 
-// --- contact model (contact/penalty.hpp) ---------------------------------------------------------
+// --- contact models (contact/penalty.hpp, pgs_contact.hpp, ipm_contact.hpp, joint_limits.hpp) ---------------------------------------------------------
 enum class ContactModel : std::uint8_t {
   None,     // contacts are neither detected nor applied by step(), and joint limits are not enforced
-            // (the behaviour before issue 4; contact/joint_limits.hpp says why)
+            // (step() is then the plain articulated dynamics checked against Pinocchio and MuJoCo;
+            // contact/joint_limits.hpp says why)
   Penalty,  // Hunt-Crossley spring-damper normal force + smoothed friction, applied as forces
   Pgs,      // velocity-level impulses from a boxed LCP solved by PGS (contact/pgs_contact.hpp);
             // semi-implicit Euler only
-  Ipm,      // velocity-level mixed LCP of paper 000 (polyhedral friction cone) solved by a primal-dual
+  Ipm,      // velocity-level mixed LCP of paper 000 (docs/references.md; polyhedral friction cone) solved by a primal-dual
             // interior-point method (contact/ipm_contact.hpp); semi-implicit Euler only
 };
 // How step_vjp differentiates PGS contact (contact/pgs_contact_vjp.hpp).
@@ -49,7 +50,8 @@ enum class FrictionModel : std::uint8_t {
   Brown,          // Brown & McPhee's continuous velocity-based model (static peak, Stribeck, viscous)
 };
 
-/// Settings of the penalty contact model; every number must be finite and non-negative
+/// Settings of every contact model (penalty, PGS, interior point) and of the joint limits; every number
+/// must be finite and non-negative
 /// (check_contact_settings). The defaults suit robots of tens of kilograms at dt ~ 1 ms.
 struct ContactSettings {
   ContactModel model = ContactModel::None;
@@ -93,6 +95,9 @@ struct ContactSettings {
 };
 
 const char* contact_model_name(ContactModel model);
+/// True for the contact models that act through velocity-level impulses (Pgs, Ipm): the constraints
+/// stage solves an LCP (sim/stages.hpp), and only the semi-implicit Euler step is defined for them.
+inline bool has_impulses(ContactModel model) { return model == ContactModel::Pgs || model == ContactModel::Ipm; }
 const char* friction_model_name(FrictionModel model);
 /// Throws ModelError (element "contact settings") naming the bad field unless all numbers are finite and
 /// non-negative, exponent >= 1 and static_friction_ratio >= 1 (and velocity_scale > 0 when contact is on).

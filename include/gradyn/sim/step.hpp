@@ -20,6 +20,21 @@ enum class Integrator : std::uint8_t {
   RK4,                // classical Runge-Kutta on (q, v); stages move q on the manifold
 };
 
+/// How a step advances time: its length and its integrator. Every step function checks these with
+/// check_step_options before it runs (the Python bindings call the same check).
+struct StepOptions {
+  double dt = 0.0;  // [s]: positive and finite
+  Integrator integrator = Integrator::SemiImplicitEuler;
+};
+
+/// The integrator's name as the Python API spells it ("euler", "rk4").
+const char* integrator_name(Integrator integrator);
+
+/// Throws ArgumentError, saying what was passed and what to pass instead, unless options.dt is
+/// positive and finite and the integrator suits the contact model: PGS and interior-point contact
+/// impulses are defined for the semi-implicit Euler step, not for RK4's intermediate stages.
+void check_step_options(const ContactSettings& contact, const StepOptions& options);
+
 /// One step from (q, v) under joint torques tau. q_next/v_next may alias q/v. Allocates nothing,
 /// except with PGS or Ipm contact when the number of contacts changes (the LCP is resized).
 /// Sets kStatusNonFinite in data.status when the new state is not finite (never throws for it).

@@ -1,0 +1,50 @@
+// The stages of a step, named once. step(), step_vjp() and step_jacobian() all run them in this
+// order, and the backward replays exactly what the forward ran (MuJoCo's mj_forward, Box2D's stage
+// enum):
+//
+//   accelerations  kinematics, collision and penalty contact forces (ContactModel::Penalty), passive
+//                  forces, forward dynamics:  a = M^-1 (tau + tau_contact + tau_passive - C)
+//   constraints    velocity-level contact and joint-limit impulses (Pgs, Ipm):  v+ = v + dt a + M^-1 J^T lambda;
+//                  without them v+ = v + dt a
+//   integrate      q+ = q (+) dt v+  (sim/integrate.hpp)
+//
+// RK4 evaluates the accelerations stage at each of its four stages (penalty contact or none).
+// Each stage raises its own status flags: kStatusDeepPenetration for a contact deeper than
+// ContactSettings::max_penetration, kStatusSolverNotConverged from the solvers.
+#pragma once
+
+#include "gradyn/dynamics/kinematics.hpp"
+
+namespace gradyn {
+
+/// The accelerations stage at (q, v) under joint torques tau: forward dynamics with the passive
+/// forces and, under penalty contact, the contact and joint-limit forces (collide() runs here).
+/// Returns data.ddq.
+template <class S>
+const VectorX<S>& stage_accelerations(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
+                                      const VecRef<S>& v, const VecRef<S>& tau);
+
+/// Adjoint of stage_accelerations given a_bar: accumulates q_bar (nq, ambient), v_bar, tau_bar and
+/// model_bar. stage_is_current: stage_accelerations(q, v, tau) was the last call on data.
+template <class S>
+void stage_accelerations_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                             const VecRef<S>& tau, const VectorX<S>& a_bar, VecOut<S> q_bar, VecOut<S> v_bar,
+                             VecOut<S> tau_bar, ModelTangentTpl<S>& model_bar, bool stage_is_current);
+
+/// The constraints stage of the semi-implicit Euler step: v_next from (q, v) and the accelerations
+/// a of stage_accelerations (the free accelerations under Pgs and Ipm, which collide() and solve
+/// their LCP here, with data's kinematics at q). v_next may alias v.
+template <class S>
+void stage_constraints(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                       const VecRef<S>& a, const NoDeduce<S>& dt, VecOut<S> v_next);
+
+/// Adjoint of stage_constraints under Pgs or Ipm contact given v_next_bar: accumulates q_bar, v_bar,
+/// a_bar (the free accelerations') and model_bar. Needs stage_constraints(q, v, a, dt) to be the last
+/// contact call on data. The impulses' adjoints are computed in double only (ArgumentError for
+/// ADScalar under Pgs and Ipm: forward mode through those steps is exact already).
+template <class S>
+void stage_constraints_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                           const NoDeduce<S>& dt, const VecRef<S>& v_next_bar, VecOut<S> q_bar, VecOut<S> v_bar,
+                           VecOut<S> a_bar, ModelTangentTpl<S>& model_bar);
+
+}  // namespace gradyn

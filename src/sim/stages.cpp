@@ -1,0 +1,51 @@
+// The forward stages of a step (sim/stages.hpp): the one place that dispatches on the contact model.
+#include "gradyn/sim/stages.hpp"
+
+#include "gradyn/autodiff.hpp"
+#include "gradyn/contact/ipm_contact.hpp"
+#include "gradyn/contact/penalty.hpp"
+#include "gradyn/contact/pgs_contact.hpp"
+#include "gradyn/dynamics/passive.hpp"
+
+namespace gradyn {
+
+namespace {
+// kStatusDeepPenetration when a contact of the last collide() is deeper than the settings allow.
+template <class S>
+void flag_deep_penetration(const ModelTpl<S>& model, DataTpl<S>& data) {
+  for (int k = 0; k < data.ncontacts; ++k)
+    if (value_of(data.contacts[k].depth) > model.contact.max_penetration) data.status |= kStatusDeepPenetration;
+}
+}  // namespace
+
+template <class S>
+const VectorX<S>& stage_accelerations(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
+                                      const VecRef<S>& v, const VecRef<S>& tau) {
+  // Pgs, Ipm: free motion here; the impulses come in stage_constraints, at the velocity level.
+  if (model.contact.model != ContactModel::Penalty) return forward_dynamics<S>(model, data, q, v, tau);
+  data.contact_tau_total = tau + contact_generalized_forces<S>(model, data, q, v);
+  flag_deep_penetration<S>(model, data);
+  return forward_dynamics<S>(model, data, q, v, data.contact_tau_total);
+}
+
+template <class S>
+void stage_constraints(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                       const VecRef<S>& a, const NoDeduce<S>& dt, VecOut<S> v_next) {
+  // v_next may alias v: both contact solvers read v before writing v_next.
+  switch (model.contact.model) {
+    case ContactModel::Pgs: pgs_contact_velocity<S>(model, data, q, v, a, dt, v_next); break;
+    case ContactModel::Ipm: ipm_contact_velocity<S>(model, data, q, v, a, dt, v_next); break;
+    case ContactModel::None:
+    case ContactModel::Penalty: v_next = v + dt * a; return;
+  }
+  flag_deep_penetration<S>(model, data);
+}
+
+#define GRADYN_INSTANTIATE(S)                                                                                  \
+  template const VectorX<S>& stage_accelerations<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&,        \
+                                                    const VecRef<S>&, const VecRef<S>&);                      \
+  template void stage_constraints<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,      \
+                                     const VecRef<S>&, const NoDeduce<S>&, VecOut<S>);
+GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
+
+}  // namespace gradyn

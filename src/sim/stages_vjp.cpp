@@ -1,0 +1,73 @@
+// Adjoints of the stages of a step (sim/stages.hpp), beside their forward in stages.cpp.
+#include <string>
+#include <type_traits>
+
+#include "gradyn/autodiff.hpp"
+#include "gradyn/contact/ipm_contact_vjp.hpp"
+#include "gradyn/contact/joint_limits.hpp"
+#include "gradyn/contact/penalty_vjp.hpp"
+#include "gradyn/contact/pgs_contact_vjp.hpp"
+#include "gradyn/dynamics/passive.hpp"
+#include "gradyn/model/errors.hpp"
+#include "gradyn/model/params.hpp"
+#include "gradyn/sim/stages.hpp"
+
+namespace gradyn {
+
+template <class S>
+void stage_accelerations_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                             const VecRef<S>& tau, const VectorX<S>& a_bar, VecOut<S> q_bar, VecOut<S> v_bar,
+                             VecOut<S> tau_bar, ModelTangentTpl<S>& model_bar, bool stage_is_current) {
+  if (model.contact.model != ContactModel::Penalty) {
+    forward_dynamics_vjp<S>(model, data, q, v, tau, a_bar, q_bar, v_bar, tau_bar, model_bar, stage_is_current);
+    return;
+  }
+  // a = forward_dynamics(q, v, tau + tau_c(q, v)): the adjoint of tau + tau_c flows to both.
+  if (!stage_is_current) stage_accelerations<S>(model, data, q, v, tau);
+  VectorX<S>& total_bar = data.adj_stage_tau_bar;
+  total_bar.setZero();
+  forward_dynamics_vjp<S>(model, data, q, v, data.contact_tau_total, a_bar, q_bar, v_bar, total_bar, model_bar,
+                          /*forward_is_current=*/true);
+  tau_bar += total_bar;
+  penalty_contact_forces_vjp<S>(model, data, q, v, total_bar, q_bar, v_bar, model_bar);
+  add_joint_limit_forces_vjp<S>(model, q, v, total_bar, q_bar, v_bar);
+}
+
+template <class S>
+void stage_constraints_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                           const NoDeduce<S>& dt, const VecRef<S>& v_next_bar, VecOut<S> q_bar, VecOut<S> v_bar,
+                           VecOut<S> a_bar, ModelTangentTpl<S>& model_bar) {
+  if constexpr (!std::is_same_v<S, double>) {
+    if (has_impulses(model.contact.model))
+      throw ArgumentError(std::string("step_vjp: the adjoint of contact model '") +
+                          contact_model_name(model.contact.model) +
+                          "' is computed in double only; forward mode through its step is exact already "
+                          "(the impulses carry ADScalar derivatives by the implicit function theorem)");
+  }
+  switch (model.contact.model) {
+    case ContactModel::Pgs:
+      if constexpr (std::is_same_v<S, double>)
+        pgs_contact_velocity_vjp(model, data, q, v, dt, v_next_bar, q_bar, v_bar, a_bar, model_bar);
+      return;
+    case ContactModel::Ipm:
+      if constexpr (std::is_same_v<S, double>)
+        ipm_contact_velocity_vjp(model, data, q, v, dt, v_next_bar, q_bar, v_bar, a_bar, model_bar);
+      return;
+    case ContactModel::None:
+    case ContactModel::Penalty:  // v+ = v + dt a
+      v_bar += v_next_bar;
+      a_bar += dt * v_next_bar;
+      return;
+  }
+}
+
+#define GRADYN_INSTANTIATE(S)                                                                                       \
+  template void stage_accelerations_vjp<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,     \
+                                           const VecRef<S>&, const VectorX<S>&, VecOut<S>, VecOut<S>, VecOut<S>,     \
+                                           ModelTangentTpl<S>&, bool);                                              \
+  template void stage_constraints_vjp<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,       \
+                                         const NoDeduce<S>&, const VecRef<S>&, VecOut<S>, VecOut<S>, VecOut<S>,     \
+                                         ModelTangentTpl<S>&);
+GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
+
+}  // namespace gradyn
