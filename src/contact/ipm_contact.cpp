@@ -144,8 +144,6 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
   lcp.m.setZero();
   for (int k = 0; k < nc; ++k) {
     const ContactTpl<S>& c = data.contacts[k];
-    const GeomTpl<S>& ga = model.geoms[c.geom_a];
-    const GeomTpl<S>& gb = model.geoms[c.geom_b];
     const auto Jn = JT.col(3 * k);
     lcp.G.row(k) = -Jn.transpose();
     lcp.F(k, k) = S(-settings.cfm);  // s_n = J_n v+ - target + cfm lambda_n, as PGS's CFM
@@ -155,7 +153,7 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
       lcp.F(r, row_gamma + k) = S(-1);
       lcp.F(row_gamma + k, r) = S(1);   // zeta = mu lambda_n - sum_j beta_j
     }
-    lcp.F(row_gamma + k, k) = -(value_of(ga.friction) >= value_of(gb.friction) ? ga.friction : gb.friction);
+    lcp.F(row_gamma + k, k) = -c.friction;
 
     // A contact no generalised velocity can open (J_n = 0: e.g. two geoms around one ball joint's
     // centre) could never reach a positive target: the LCP would be infeasible and the solver
@@ -172,7 +170,7 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     // larger, in contact; across a gap, close it within the step (then bounce if it closes).
     const S approach = Jn.dot(v);  // normal velocity before the step
     const bool bouncing = value_of(approach) < -settings.restitution_threshold;
-    const S e = value_of(ga.restitution) >= value_of(gb.restitution) ? ga.restitution : gb.restitution;
+    const S& e = c.restitution;
     S target = S(0);
     branch = kIpmTargetZero;
     if (value_of(c.depth) < 0.0) {

@@ -67,13 +67,6 @@ void check_contact_settings(const ContactSettings& c) {
                                 std::to_string(c.velocity_scale));
 }
 
-void require_no_contact_gradients(const ContactSettings& settings, const char* function) {
-  if (settings.model != ContactModel::None)
-    throw ArgumentError(std::string(function) + ": the model has contact enabled (contact model '" +
-                        contact_model_name(settings.model) +
-                        "'); gradients through contact are not implemented yet (issue 4)");
-}
-
 template <class S>
 S hunt_crossley_force(const ContactSettings& settings, const S& depth, const S& depth_rate) {
   using std::pow;
@@ -137,8 +130,7 @@ const VectorX<S>& penalty_contact_forces(const ModelTpl<S>& model, DataTpl<S>& d
     const S fn = hunt_crossley_force<S>(settings, c.depth, -un);
     Vector3<S> f = fn * c.normal;
     if (value_of(fn) > 0.0) {
-      const S mu = value_of(ga.friction) >= value_of(gb.friction) ? ga.friction : gb.friction;
-      f += friction_force<S>(settings, mu, fn, Vector3<S>(u - un * c.normal));
+      f += friction_force<S>(settings, c.friction, fn, Vector3<S>(u - un * c.normal));
     }
     data.contact_force[k] = f;
     add_force(data, gb.body, c.point, f);

@@ -109,8 +109,7 @@ void penalty_contact_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, cons
     const S k_stiff = S(settings.stiffness), c_damp = S(settings.damping);
     const S dp = pow(d, settings.exponent);
     const S fn = k_stiff * dp * (S(1) - c_damp * un);
-    const bool friction_a_wins = value_of(ga.friction) >= value_of(gb.friction);
-    const S mu = friction_a_wins ? ga.friction : gb.friction;
+    const S& mu = c.friction;
     const Vector3<S> ut = u - un * n;
     // reverse: f = fn n + f_t(mu, fn, ut)
     S fn_bar = n.dot(f_bar);
@@ -118,7 +117,7 @@ void penalty_contact_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, cons
     S mu_bar = S(0);
     Vector3<S> ut_bar = Vector3<S>::Zero();
     friction_force_vjp<S>(settings, mu, fn, ut, f_bar, mu_bar, fn_bar, ut_bar, model_bar.contact);
-    (friction_a_wins ? model_bar.geom_friction[c.geom_a] : model_bar.geom_friction[c.geom_b]) += mu_bar;
+    model_bar.geom_friction[c.friction_geom] += mu_bar;
     // ut = u - un n
     Vector3<S> u_bar = ut_bar;
     S un_bar = -n.dot(ut_bar);

@@ -116,12 +116,10 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
   const S inf = S(std::numeric_limits<double>::infinity());
   for (int k = 0; k < nc; ++k) {
     const ContactTpl<S>& c = data.contacts[k];
-    const GeomTpl<S>& ga = model.geoms[c.geom_a];
-    const GeomTpl<S>& gb = model.geoms[c.geom_b];
     const int rn = 3 * k;
     // Separation velocity the normal row must reach: Baumgarte or restitution, the larger.
     const S approach = data.pgs_JT.col(rn).dot(v);  // normal velocity before the step
-    const S e = value_of(ga.restitution) >= value_of(gb.restitution) ? ga.restitution : gb.restitution;
+    const S& e = c.restitution;
     switch (pgs_target_branch(settings, value_of(c.depth), value_of(approach), value_of(e), value_of(dt))) {
       case PgsTargetBranch::Baumgarte: lcp.b[rn] -= S(settings.erp) / dt * (c.depth - S(settings.slop)); break;
       case PgsTargetBranch::Restitution: lcp.b[rn] += e * approach; break;
@@ -131,7 +129,7 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
     lcp.hi[rn] = inf;
     lcp.mu[rn] = S(0);
     lcp.normal_row[rn] = -1;
-    const S mu = value_of(ga.friction) >= value_of(gb.friction) ? ga.friction : gb.friction;
+    const S& mu = c.friction;
     for (int r = 1; r < 3; ++r) {
       lcp.lo[rn + r] = S(0);  // ignored for friction rows
       lcp.hi[rn + r] = S(0);
