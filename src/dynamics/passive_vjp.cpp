@@ -10,11 +10,6 @@ namespace gradyn {
 
 namespace {
 
-template <class S>
-Vector3<S> unskew_adjoint(const Matrix3<S>& K_bar) {
-  return Vector3<S>(K_bar(2, 1) - K_bar(1, 2), K_bar(0, 2) - K_bar(2, 0), K_bar(1, 0) - K_bar(0, 1));
-}
-
 /// Adjoint of quaternion_log(r) (joint.hpp): r_bar (w, x, y, z order in a Quaternion) from w_bar.
 template <class S>
 Quaternion<S> quaternion_log_vjp(const Quaternion<S>& r_in, const Vector3<S>& w_bar) {
@@ -76,23 +71,8 @@ void quaternion_rotate_vjp(const Quaternion<S>& q, const Vector3<S>& x, const Ve
 /// Adjoint of se3_V(w) (joint.hpp): accumulates <V_bar, dV/dw> into w_bar.
 template <class S>
 void se3_V_vjp(const Vector3<S>& w, const Matrix3<S>& V_bar, Vector3<S>& w_bar) {
-  using std::cos;
-  using std::sin;
-  using std::sqrt;
-  const S t2 = w.squaredNorm();
   S a, b, da_dt2, db_dt2;
-  if (t2 < S(1e-10)) {
-    a = S(0.5) - t2 / S(24);
-    b = S(1) / S(6) - t2 / S(120);
-    da_dt2 = S(-1) / S(24);
-    db_dt2 = S(-1) / S(120);
-  } else {
-    const S t = sqrt(t2), s = sin(t), c = cos(t);
-    a = (S(1) - c) / t2;
-    b = (t - s) / (t2 * t);
-    da_dt2 = (t * s - S(2) * (S(1) - c)) / (t2 * t) / (S(2) * t);
-    db_dt2 = ((S(1) - c) * t - S(3) * (t - s)) / (t2 * t2) / (S(2) * t);
-  }
+  se3_V_coefficients<S>(w.squaredNorm(), a, b, &da_dt2, &db_dt2);
   const Matrix3<S> K = skew(w);
   const S a_bar = V_bar.cwiseProduct(K).sum();
   const S b_bar = V_bar.cwiseProduct(K * K).sum();
@@ -153,18 +133,7 @@ void joint_difference_vjp(JointType type, const Q0& q0, const Q1& q1, const D& d
       const S dx = q1[0] - q0[0], dy = q1[1] - q0[1];
       const S lx = c * dx + s * dy, ly = -s * dx + c * dy;
       S a, b, da, db;  // and their derivatives in th, on the same branch as joint_difference
-      if (th * th < S(1e-12)) {
-        a = S(1) - th * th / S(6);
-        b = th / S(2) - th * th * th / S(24);
-        da = -th / S(3);
-        db = S(0.5) - th * th / S(8);
-      } else {
-        const S st = sin(th), ct = cos(th);
-        a = st / th;
-        b = (S(1) - ct) / th;
-        da = (th * ct - st) / (th * th);
-        db = (th * st - (S(1) - ct)) / (th * th);
-      }
+      se2_coefficients<S>(th, a, b, &da, &db);
       const S det = a * a + b * b;
       const S d0 = (a * lx + b * ly) / det, d1 = (-b * lx + a * ly) / det;
       const S g0 = d_bar[0] / det, g1 = d_bar[1] / det;

@@ -15,12 +15,6 @@ namespace gradyn {
 
 namespace {
 
-/// Inverse of skew(): the vector a with <K_bar, skew(da)> = <a_bar, da>.
-template <class S>
-Vector3<S> unskew_adjoint(const Matrix3<S>& K_bar) {
-  return Vector3<S>(K_bar(2, 1) - K_bar(1, 2), K_bar(0, 2) - K_bar(2, 0), K_bar(1, 0) - K_bar(0, 1));
-}
-
 /// y = X.act_inv_motion(m): accumulates into m_bar and the pose adjoint (R_bar, p_bar).
 template <class S>
 void act_inv_motion_vjp(const Pose<S>& X, const Vector6<S>& m, const Vector6<S>& y_bar, Vector6<S>& m_bar,

@@ -80,24 +80,8 @@ void rotate_integrate_vjp(const Quat<S>& q0, const Vector3<S>& w, const Quat<S>&
 template <class S>
 void se3_V_vjp(const Vector3<S>& w, const Vector3<S>& lin, const Vector3<S>& u_bar, Vector3<S>& w_bar,
                Vector3<S>& lin_bar) {
-  using std::cos;
-  using std::sin;
-  using std::sqrt;
-  const S t2 = w.squaredNorm();
-  S a, b, da, db;  // da, db: derivatives with respect to t2
-  if (t2 < S(1e-10)) {
-    a = S(0.5) - t2 / S(24);
-    b = S(1) / S(6) - t2 / S(120);
-    da = S(-1) / S(24);
-    db = S(-1) / S(120);
-  } else {
-    const S t = sqrt(t2), c = cos(t), s = sin(t);
-    a = (S(1) - c) / t2;
-    b = (t - s) / (t2 * t);
-    // d/dt, then d/dt2 = d/dt / (2 t)
-    da = (s / t2 - S(2) * (S(1) - c) / (t2 * t)) / (S(2) * t);
-    db = ((S(1) - c) / (t2 * t) - S(3) * (t - s) / (t2 * t2)) / (S(2) * t);
-  }
+  S a, b, da, db;  // da, db: derivatives with respect to t2 = |w|^2
+  se3_V_coefficients<S>(w.squaredNorm(), a, b, &da, &db);
   const Vector3<S> w_x_lin = w.cross(lin);
   const Vector3<S> w_x_w_x_lin = w.cross(w_x_lin);
   // u = lin + a w x lin + b w x (w x lin); V^T = I - a K + b K^2.
@@ -188,17 +172,7 @@ void integrate_vjp(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>
         // out = (x + c lx - s ly, y + s lx + c ly, th0 + th), (lx, ly) = [[a, -b], [b, a]] (dv0, dv1)
         const S th = dv[iv + 2];
         S a, b, da, db;
-        if (th * th < S(1e-12)) {
-          a = S(1) - th * th / S(6);
-          b = th / S(2) - th * th * th / S(24);
-          da = -th / S(3);
-          db = S(0.5) - th * th / S(8);
-        } else {
-          a = sin(th) / th;
-          b = (S(1) - cos(th)) / th;
-          da = (cos(th) - a) / th;
-          db = (sin(th) - b) / th;
-        }
+        se2_coefficients<S>(th, a, b, &da, &db);
         const S lx = a * dv[iv] - b * dv[iv + 1], ly = b * dv[iv] + a * dv[iv + 1];
         const S c = cos(q[iq + 2]), s = sin(q[iq + 2]);
         const S o0 = q_out_bar[iq], o1 = q_out_bar[iq + 1], o2 = q_out_bar[iq + 2];

@@ -122,17 +122,6 @@ Matrix6X<S> joint_subspace(JointType type, const Vector3<S>& axis) {
   return Sm;
 }
 
-/// Single-column motion subspace of a 1-DoF joint (fast path).
-template <class S>
-Vector6<S> joint_subspace_1dof(JointType type, const Vector3<S>& axis) {
-  Vector6<S> s = Vector6<S>::Zero();
-  if (type == JointType::Prismatic)
-    s.template tail<3>() = axis;
-  else
-    s.template head<3>() = axis;
-  return s;
-}
-
 /// Exponential map of so(3): rotation vector -> unit quaternion. Exact, with a Taylor branch near 0.
 template <class S>
 Quaternion<S> quaternion_exp(const Vector3<S>& w) {
@@ -168,22 +157,56 @@ Vector3<S> quaternion_log(const Quaternion<S>& q_in) {
 /// SO(3) left Jacobian's translational part V(w) used by the SE(3) exponential:
 /// exp([w, v]) = (exp(w), V(w) v), V = I + (1-cos t)/t^2 [w] + (t - sin t)/t^3 [w]^2.
 template <class S>
-Matrix3<S> se3_V(const Vector3<S>& w) {
+Matrix3<S> se3_V(const Vector3<S>& w);
+
+/// The coefficients of se3_V(w) = I + a K + b K^2 (K = [w]x) at t2 = |w|^2 = t^2:
+/// a = (1 - cos t) / t^2, b = (t - sin t) / t^3 (Taylor series near 0), and, where da and db are
+/// given, their derivatives with respect to t2 (for the adjoints of se3_V).
+template <class S>
+void se3_V_coefficients(const S& t2, S& a, S& b, S* da = nullptr, S* db = nullptr) {
   using std::cos;
   using std::sin;
   using std::sqrt;
-  const S t2 = w.squaredNorm();
-  S a, b;
   if (t2 < S(1e-10)) {
     a = S(0.5) - t2 / S(24);
     b = S(1) / S(6) - t2 / S(120);
-  } else {
-    const S t = sqrt(t2);
-    a = (S(1) - cos(t)) / t2;
-    b = (t - sin(t)) / (t2 * t);
+    if (da) *da = S(-1) / S(24), *db = S(-1) / S(120);
+    return;
   }
+  const S t = sqrt(t2), c = cos(t), s = sin(t);
+  a = (S(1) - c) / t2;
+  b = (t - s) / (t2 * t);
+  if (da) {  // d/dt, then d/dt2 = d/dt / (2 t)
+    *da = (s / t2 - S(2) * (S(1) - c) / (t2 * t)) / (S(2) * t);
+    *db = ((S(1) - c) / (t2 * t) - S(3) * (t - s) / (t2 * t2)) / (S(2) * t);
+  }
+}
+
+template <class S>
+Matrix3<S> se3_V(const Vector3<S>& w) {
+  S a, b;
+  se3_V_coefficients<S>(w.squaredNorm(), a, b);
   const Matrix3<S> K = skew(w);
   return Matrix3<S>::Identity() + a * K + b * (K * K);
+}
+
+/// The coefficients of the SE(2) exponential's translation, [[a, -b], [b, a]] with a = sin(th) / th
+/// and b = (1 - cos th) / th (Taylor series near 0), and, where da and db are given, their
+/// derivatives with respect to th (for the adjoints of the planar joint).
+template <class S>
+void se2_coefficients(const S& th, S& a, S& b, S* da = nullptr, S* db = nullptr) {
+  using std::cos;
+  using std::sin;
+  if (th * th < S(1e-12)) {
+    a = S(1) - th * th / S(6);
+    b = th / S(2) - th * th * th / S(24);
+    if (da) *da = -th / S(3), *db = S(0.5) - th * th / S(8);
+    return;
+  }
+  const S st = sin(th), ct = cos(th);
+  a = st / th;
+  b = (S(1) - ct) / th;
+  if (da) *da = (ct - a) / th, *db = (st - b) / th;
 }
 
 /// q_out = q (+) dv: move the joint's configuration along the tangent vector dv (its own nv
@@ -221,14 +244,8 @@ void joint_integrate(JointType type, const Eigen::MatrixBase<Q>& q, const Eigen:
     case JointType::Planar: {
       // SE(2) exponential of the body twist (vx, vy, wz), applied on the right.
       const S th = dv[2];
-      S a, b;  // sin(th)/th, (1 - cos th)/th
-      if (th * th < S(1e-12)) {
-        a = S(1) - th * th / S(6);
-        b = th / S(2) - th * th * th / S(24);
-      } else {
-        a = sin(th) / th;
-        b = (S(1) - cos(th)) / th;
-      }
+      S a, b;
+      se2_coefficients<S>(th, a, b);
       const S lx = a * dv[0] - b * dv[1], ly = b * dv[0] + a * dv[1];
       const S c = cos(q[2]), s = sin(q[2]);
       q_out[0] = q[0] + c * lx - s * ly;
@@ -273,13 +290,7 @@ void joint_difference(JointType type, const Eigen::MatrixBase<Q0>& q0, const Eig
       const S dx = q1[0] - q0[0], dy = q1[1] - q0[1];
       const S lx = c * dx + s * dy, ly = -s * dx + c * dy;  // displacement in the q0 frame
       S a, b;
-      if (th * th < S(1e-12)) {
-        a = S(1) - th * th / S(6);
-        b = th / S(2) - th * th * th / S(24);
-      } else {
-        a = sin(th) / th;
-        b = (S(1) - cos(th)) / th;
-      }
+      se2_coefficients<S>(th, a, b);
       const S det = a * a + b * b;  // invert [[a, -b], [b, a]]
       d[0] = (a * lx + b * ly) / det;
       d[1] = (-b * lx + a * ly) / det;

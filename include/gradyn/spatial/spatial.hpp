@@ -36,6 +36,12 @@ Matrix3<S> skew(const Vector3<S>& a) {
   return m;
 }
 
+/// Adjoint of skew(): the vector a_bar with <K_bar, skew(da)> = <a_bar, da> for every da.
+template <class S>
+Vector3<S> unskew_adjoint(const Matrix3<S>& K_bar) {
+  return Vector3<S>(K_bar(2, 1) - K_bar(1, 2), K_bar(0, 2) - K_bar(2, 0), K_bar(1, 0) - K_bar(0, 1));
+}
+
 /// Rotation matrix from URDF roll-pitch-yaw (fixed axes X, then Y, then Z: R = Rz(y) Ry(p) Rx(r)).
 template <class S>
 Matrix3<S> rpy_to_matrix(const Vector3<S>& rpy) {
