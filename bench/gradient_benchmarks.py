@@ -1,4 +1,4 @@
-"""Gradient benchmarks of gradyn's hand-written adjoints (issue 3), modelled on Qiao et al. 2021,
+"""Gradient benchmarks of gradyn's hand-written adjoints, modelled on Qiao et al. 2021,
 "Efficient Differentiable Simulation of Articulated Bodies", Tables 1-3: one laikago robot
 (floating base, no contact), horizons of 50 ... 5,000 semi-implicit Euler steps.
 

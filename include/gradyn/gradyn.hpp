@@ -1,4 +1,5 @@
-// Everything in gradyn's C++ API.
+// The main C++ API (collision/, contact/, dynamics/actuators.hpp and kinematics_vjp.hpp are
+// included separately).
 #pragma once
 
 #include "gradyn/autodiff.hpp"

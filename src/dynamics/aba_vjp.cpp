@@ -1,4 +1,4 @@
-// Reverse mode of ABA by the implicit function theorem (DESIGN.md, "one neat route"): ABA solves
+// Reverse mode of ABA by the implicit function theorem (the design brief's "one neat route", docs/references.md): ABA solves
 // rnea(q, v, a, model) = tau for a, so with mu = M^-1 ddq_bar,
 //   tau_bar += mu,   (q, v, model)_bar -= mu^T d rnea / d(q, v, model)   at the computed a,
 // i.e. one O(n) solve with the factorisation ABA already left in data, and one rnea_vjp.

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "gradyn/autodiff.hpp"
-#include "gradyn/contact/penalty.hpp"
 #include "gradyn/model/errors.hpp"
 #include "gradyn/model/params.hpp"
 #include "gradyn/sim/step.hpp"

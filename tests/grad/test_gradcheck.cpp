@@ -99,7 +99,7 @@ TEST_P(Gradcheck, ThousandStepRolloutsOnSmallModels) {
   }
 }
 
-// 1,000-step rollouts on the shipped robots (issue 3's proof): pendulum7, iiwa, hyq, laikago
+// 1,000-step rollouts on the shipped robots (the long-horizon check that the adjoint agrees with AD and finite differences): pendulum7, iiwa, hyq, laikago
 // (floating base) and the MJCF ant, running loss on every state, 1 s at dt = 1e-3 from a random
 // state with moderate velocities. AD covers 8 coordinates of the taus and params blocks (q0, v0
 // in full), FD 4.

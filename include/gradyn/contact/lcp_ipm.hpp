@@ -11,8 +11,8 @@
 //
 // Mapping to the paper's Eq. 1 (velocity-level contact dynamics): x = -v_{t+dt}, y = lambda_e,
 // z = [lambda_c; lambda_f; gamma], s = [a; sigma; zeta], q = -M v_t - dt f_t, A = J_e,
-// G = [J_c 0; J_f 0; 0 0], F = [0 0 0; 0 0 E; mu -E^T 0], m = [c; 0; 0]. In the QP notation of the
-// brief (G x + s = h) h is the paper's m. With F = 0 and M symmetric positive definite it is the KKT
+// G = [J_c 0; J_f 0; 0 0], F = [0 0 0; 0 0 E; mu -E^T 0], m = [c; 0; 0]. In the usual QP notation
+// (G x + s = h, as in Mattingley & Boyd) h is the paper's m. With F = 0 and M symmetric positive definite it is the KKT
 // system of  min 1/2 x^T M x + q^T x  s.t.  A x = b, G x <= m.
 //
 // Forward (Mattingley & Boyd 2012, CVXGEN; Mehrotra predictor-corrector): every iteration eliminates

@@ -1,7 +1,7 @@
 // Penalty (force-level) contact: each contact collide() reports pushes its two geoms apart with a
 // Hunt-Crossley spring-damper and resists sliding with a smoothed friction law (the spring-based
-// model of Heiden et al., "NeuralSim", section III). Forward only; the step adjoints refuse models
-// with contact enabled until contact gradients exist (issue 4).
+// model of Heiden et al., "NeuralSim", section III). Gradients: penalty_vjp.hpp (reverse mode) and
+// penalty_jacobian.hpp (the step Jacobian).
 //
 // Per contact (normal n from geom a to geom b, depth d > 0 when overlapping):
 //   relative velocity   u = v_b(point) - v_a(point)   (world; the world geom has velocity 0)
@@ -51,8 +51,5 @@ const VectorX<S>& penalty_contact_forces(const ModelTpl<S>& model, DataTpl<S>& d
 template <class S>
 const VectorX<S>& contact_generalized_forces(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
                                              const VecRef<S>& v);
-
-/// Throws ArgumentError when the model has contact enabled: `function` cannot differentiate through it yet.
-void require_no_contact_gradients(const ContactSettings& settings, const char* function);
 
 }  // namespace gradyn

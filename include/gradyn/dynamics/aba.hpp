@@ -6,7 +6,8 @@
 
 namespace gradyn {
 
-/// Returns data.ddq. Also fills data.liMi, oMi, v, a (gravity included), Ia, pA, U, Dinv, u.
+/// Returns data.ddq. Also fills data.liMi, oMi, oS, ov, oc, oI, oIa, opA, U, Dinv, u and oa (world
+/// frame, gravity included); not the body-frame v and a.
 /// Sets kStatusSingularInertia in data.status if a joint's articulated inertia is singular.
 template <class S>
 const VectorX<S>& aba(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,

@@ -1,5 +1,5 @@
 // gradcheck: the three ways gradyn computes a derivative, compared on one rollout
-// (DESIGN principle 3). The adjoint (rollout_vjp, the fast path) is checked against forward-mode
+// (DESIGN principle 3, docs/references.md). The adjoint (rollout_vjp, the fast path) is checked against forward-mode
 // AD (rollout<ADScalar>, exact to rounding) and against central finite differences of the
 // double-precision rollout.
 //

@@ -21,8 +21,8 @@ namespace gradyn {
 /// Numerical trouble is reported here, never thrown (it must not abort a batch).
 enum StatusFlag : std::uint32_t {
   kStatusOk = 0,
-  kStatusNonFinite = 1u << 0,      // a NaN or inf appeared in the output state or accelerations
-  kStatusSingularInertia = 1u << 1,  // a joint's articulated inertia was not invertible
+  kStatusNonFinite = 1u << 0,      // a NaN or inf appeared in the state a step returned
+  kStatusSingularInertia = 1u << 1,  // a joint's articulated inertia (aba) or M (step_jacobian) was not invertible
   kStatusContactOverflow = 1u << 2,  // collide() found more contacts than Data::contacts holds
   kStatusBroadphaseOverflow = 1u << 3,  // more overlapping AABB pairs than Data::broadphase_pairs holds
   kStatusSolverNotConverged = 1u << 4,  // a contact solver (PGS, interior point) stopped before its tolerance
@@ -155,7 +155,7 @@ struct DataTpl {
   // ---- end of velocity-level contact ----
 
   // ---- interior-point contact (ContactModel::Ipm; src/contact/ipm_contact.cpp) ----
-  // The mixed LCP of paper 000 per step; z = [lambda_n (nc); beta (N nc); gamma (nc); joint-limit
+  // The mixed LCP of paper 000 (docs/references.md) per step; z = [lambda_n (nc); beta (N nc); gamma (nc); joint-limit
   // impulses (ipm_nlimits)], N = contact.ipm_friction_directions. The problem and workspace must have
   // the exact LCP shape: they are re-sized (allocated) only when the contact or limit-row count
   // changes. The solve runs in double; with S = ADScalar the solution's derivatives come from the

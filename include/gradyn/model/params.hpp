@@ -1,5 +1,5 @@
 // Differentiable parameters. Every analytical parameter of a Model has a stable name and index in
-// a flat vector (DESIGN principle 4); gradients come back in the same layout.
+// a flat vector (DESIGN principle 4, docs/references.md); gradients come back in the same layout.
 //
 // Two views of the same parameters:
 //  * ModelTangentTpl<S>: one adjoint per Model field, in the Model's own representation (a 3x3
