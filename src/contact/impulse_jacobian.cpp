@@ -8,6 +8,8 @@
 //                   xi x (V - V_parent(j)), so  d(frame_r . u) = dframe_r . u + frame_r . du,
 //                   du = dV_B(p) - dV_A(p) + (w_B - w_A) x dp  (as penalty_jacobian.cpp).
 #include "gradyn/contact/impulse_jacobian.hpp"
+#include "gradyn/contact/ipm_data.hpp"
+#include "gradyn/contact/pgs_data.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -36,15 +38,15 @@ bool is_pgs(const Model& model) { return model.contact.model == ContactModel::Pg
 
 // Contact k's impulse in its frame (normal, tangent1, tangent2) [N s].
 Eigen::Vector3d contact_impulse(const Model& model, const Data& data, int k) {
-  if (is_pgs(model)) return data.pgs_lambda.segment<3>(3 * k);
+  if (is_pgs(model)) return data.pgs->lambda.segment<3>(3 * k);
   const int nc = data.ncontacts, N = model.contact.ipm_friction_directions;
-  const Eigen::VectorXd& z = data.ipm_workspace.z;
+  const Eigen::VectorXd& z = data.ipm->workspace.z;
   Eigen::Vector3d zeta(z[k], 0.0, 0.0);
   for (int j = 0; j < N; ++j) zeta.tail<2>() += z[nc + N * k + j] * ipm_friction_direction(j, N);
   return zeta;
 }
 
-int limit_rows(const Model& model, const Data& data) { return is_pgs(model) ? data.pgs_nlimits : data.ipm_nlimits; }
+int limit_rows(const Model& model, const Data& data) { return is_pgs(model) ? data.pgs->nlimits : data.ipm->nlimits; }
 
 int first_limit_row(const Model& model, const Data& data) {
   return is_pgs(model) ? 3 * data.ncontacts : (model.contact.ipm_friction_directions + 2) * data.ncontacts;
@@ -52,13 +54,13 @@ int first_limit_row(const Model& model, const Data& data) {
 
 void limit_row(const Model& model, const Data& data, int l, int& coord, int& side) {
   const auto u = static_cast<size_t>(l);
-  coord = is_pgs(model) ? data.pgs_limit_coord[u] : data.ipm_limit_coord[u];
-  side = is_pgs(model) ? data.pgs_limit_side[u] : data.ipm_limit_side[u];
+  coord = is_pgs(model) ? data.pgs->limit_coord[u] : data.ipm->limit_coord[u];
+  side = is_pgs(model) ? data.pgs->limit_side[u] : data.ipm->limit_side[u];
 }
 
 double limit_impulse(const Model& model, const Data& data, int l) {
   const int row = first_limit_row(model, data) + l;
-  return is_pgs(model) ? data.pgs_lambda[row] : data.ipm_workspace.z[row];
+  return is_pgs(model) ? data.pgs->lambda[row] : data.ipm->workspace.z[row];
 }
 
 // Contact k: the impulse forces' derivative into dtau_dq and the rows' rate, depth and approach
@@ -143,7 +145,7 @@ void add_limit_force_terms(const Model& model, Data& data, const VecRef<double>&
                            Eigen::Ref<Eigen::MatrixXd> dtau_dq) {
   Eigen::VectorXd& unit = data.dv_tmp;
   Eigen::VectorXd& ambient = data.q_tmp;
-  Eigen::VectorXd& tangent = data.pgs_column;
+  Eigen::VectorXd& tangent = data.pgs->column;
   for (int l = 0; l < limit_rows(model, data); ++l) {
     int coord, side, iv, nvj;
     limit_row(model, data, l, coord, side);
@@ -174,7 +176,7 @@ Eigen::Vector2d contact_target_weights(const Model& model, const Data& data, int
       case PgsTargetBranch::Zero: return {0.0, 0.0};
     }
   }
-  switch (data.ipm_target_branch[static_cast<size_t>(k)]) {  // ipm_contact.cpp
+  switch (data.ipm->target_branch[static_cast<size_t>(k)]) {  // ipm_contact.cpp
     case kIpmTargetBaumgarte: return {settings.erp / dt, 0.0};
     case kIpmTargetRestitution: return {0.0, -e};
     case kIpmTargetGap: return {1.0 / dt, 0.0};
@@ -244,7 +246,7 @@ void ipm_row_map(const Model& model, Data& data, int rows) {
       coeff.col(r) = d;
     }
   }
-  for (int l = 0; l < data.ipm_nlimits; ++l) {
+  for (int l = 0; l < data.ipm->nlimits; ++l) {
     index(0, (N + 2) * nc + l) = 3 * nc + l;
     coeff(0, (N + 2) * nc + l) = 1.0;
   }
@@ -291,8 +293,8 @@ void row_map_times(const Data& data, const Eigen::MatrixXd& in, Eigen::MatrixXd&
 void ipm_response(const Model& model, Data& data, int rows, int m, const Eigen::MatrixXd& Minv, bool v_columns,
                   Eigen::Ref<Eigen::MatrixXd> T, Eigen::Ref<Eigen::MatrixXd> QR) {
   const int nv = model.nv, nc = data.ncontacts;
-  const MixedLcp& lcp = data.ipm_problem;
-  const IpmWorkspace& ws = data.ipm_workspace;
+  const MixedLcp& lcp = data.ipm->problem;
+  const IpmWorkspace& ws = data.ipm->workspace;
   if (data.deriv_impulse_W.cols() != m || data.deriv_impulse_Y.cols() != m || data.deriv_impulse_S.cols() != rows) {  // allocates: a new size
     data.deriv_impulse_JrT.resize(nv, m);
     data.deriv_impulse_Y.resize(nv, m);
@@ -304,8 +306,8 @@ void ipm_response(const Model& model, Data& data, int rows, int m, const Eigen::
   }
   ipm_row_map(model, data, rows);
   Eigen::MatrixXd& JrT = data.deriv_impulse_JrT;
-  JrT.leftCols(3 * nc) = data.ipm_JT.leftCols(3 * nc);
-  for (int l = 0; l < data.ipm_nlimits; ++l) JrT.col(3 * nc + l) = -lcp.G.row(first_limit_row(model, data) + l).transpose();
+  JrT.leftCols(3 * nc) = data.ipm->JT.leftCols(3 * nc);
+  for (int l = 0; l < data.ipm->nlimits; ++l) JrT.col(3 * nc + l) = -lcp.G.row(first_limit_row(model, data) + l).transpose();
   Eigen::MatrixXd& Y = data.deriv_impulse_Y;
   Y.noalias() = Minv * JrT;
   Eigen::MatrixXd& W = data.deriv_impulse_W;
@@ -351,8 +353,8 @@ bool impulse_response(const Model& model, Data& data, const VecRef<double>& q, c
                       Eigen::Ref<Eigen::MatrixXd> QR) {
   const int nv = model.nv, nc = data.ncontacts;
   const bool pgs = is_pgs(model);
-  const int rows = pgs ? (nc + data.pgs_nlimits == 0 ? 0 : data.pgs_problem.rows)
-                       : (nc + data.ipm_nlimits == 0 ? 0 : static_cast<int>(data.ipm_problem.G.rows()));
+  const int rows = pgs ? (nc + data.pgs->nlimits == 0 ? 0 : data.pgs->problem.rows)
+                       : (nc + data.ipm->nlimits == 0 ? 0 : static_cast<int>(data.ipm->problem.G.rows()));
   if (rows == 0) return false;
   if (T.rows() != nv || T.cols() != nv || QR.rows() != nv || QR.cols() != 2 * nv)
     throw ArgumentError("impulse_response: T must be nv x nv and QR nv x 2 nv");
@@ -365,11 +367,11 @@ bool impulse_response(const Model& model, Data& data, const VecRef<double>& q, c
   bool v_columns = false;
   for (int k = 0; k < nc; ++k) {
     w.middleRows<3>(3 * k).leftCols(nv) += data.deriv_contact_rate.middleRows<3>(3 * k);
-    const auto Jn = pgs ? data.pgs_JT.col(3 * k) : data.ipm_JT.col(3 * k);
+    const auto Jn = pgs ? data.pgs->JT.col(3 * k) : data.ipm->JT.col(3 * k);
     v_columns |= subtract_contact_target(model, data, k, dt, v, Jn.transpose(), w.row(3 * k));
   }
   Eigen::VectorXd& ambient = data.q_tmp;
-  Eigen::VectorXd& tangent = data.pgs_column;
+  Eigen::VectorXd& tangent = data.pgs->column;
   for (int l = 0; l < nl; ++l) {
     int coord, side;
     limit_row(model, data, l, coord, side);
@@ -384,11 +386,11 @@ bool impulse_response(const Model& model, Data& data, const VecRef<double>& q, c
               // change to dz) times it from the right, nv outputs instead of 3 nv directions
     if (data.deriv_impulse_Y.cols() != rows) data.deriv_impulse_Y.resize(nv, rows);  // allocates: a new row count
     Eigen::MatrixXd& Q = data.deriv_impulse_Y;
-    PgsAdjointWorkspace& aws = data.pgs_adj_workspace;
+    PgsAdjointWorkspace& aws = data.pgs->adj_workspace;
     if (aws.lambda_bar.size() != rows) aws.resize(rows);  // allocates: a new row count
-    const auto JT = data.pgs_JT.leftCols(rows);
-    Q = data.pgs_MinvJT.leftCols(rows);
-    pgs_implicit_jvp_left(data.pgs_problem, data.pgs_lambda.head(rows), aws, Q);
+    const auto JT = data.pgs->JT.leftCols(rows);
+    Q = data.pgs->MinvJT.leftCols(rows);
+    pgs_implicit_jvp_left(data.pgs->problem, data.pgs->lambda.head(rows), aws, Q);
     T.noalias() = Q * JT.transpose();
     QR.noalias() = Q * w.leftCols(2 * nv);
   } else {

@@ -8,6 +8,7 @@
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide.hpp"
 #include "gradyn/contact/detail/contact_jacobian.hpp"
+#include "gradyn/contact/ipm_data.hpp"
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/dynamics/crba.hpp"
 
@@ -36,14 +37,14 @@ void copy_values(const Src& src, Dst& dst) {
     for (Eigen::Index r = 0; r < src.rows(); ++r) dst(r, c) = value_of(src(r, c));
 }
 
-// Forward-mode derivatives of the solution (x, z) in data.ipm_workspace: the implicit function theorem
+// Forward-mode derivatives of the solution (x, z) in data.ipm->workspace: the implicit function theorem
 // at the returned point, K [dx; dz] = -[dM x + dG^T z + dq; dG x + dF z - dm] per direction
-// (mixed_lcp_kkt_solve: K factored there once, on the first direction). Writes value and derivatives into x_out and data.ipm_z.
+// (mixed_lcp_kkt_solve: K factored there once, on the first direction). Writes value and derivatives into x_out and data.ipm->z.
 void propagate_derivatives(const MixedLcpTpl<ADScalar>& p, DataTpl<ADScalar>& data, VecOut<ADScalar> x_out) {
-  IpmWorkspace& ws = data.ipm_workspace;
+  IpmWorkspace& ws = data.ipm->workspace;
   const Eigen::Index nx = ws.n_x, ni = ws.n_ineq;
   for (Eigen::Index i = 0; i < nx; ++i) x_out[i] = ad_seed(ws.x[i], -1);
-  for (Eigen::Index r = 0; r < ni; ++r) data.ipm_z[r] = ad_seed(ws.z[r], -1);
+  for (Eigen::Index r = 0; r < ni; ++r) data.ipm->z[r] = ad_seed(ws.z[r], -1);
   for (int k = 0; k < kADChunk; ++k) {
     ws.rhs.setZero();
     bool any = false;
@@ -63,9 +64,9 @@ void propagate_derivatives(const MixedLcpTpl<ADScalar>& p, DataTpl<ADScalar>& da
       any = any || e != 0.0;
     }
     if (!any) continue;
-    mixed_lcp_kkt_solve<double>(data.ipm_problem_value, ws, ws.rhs, ws.sol, false);
+    mixed_lcp_kkt_solve<double>(data.ipm->problem_value, ws, ws.rhs, ws.sol, false);
     for (Eigen::Index i = 0; i < nx; ++i) x_out[i].derivatives()[k] = ws.sol[i];
-    for (Eigen::Index r = 0; r < ni; ++r) data.ipm_z[r].derivatives()[k] = ws.sol[nx + r];
+    for (Eigen::Index r = 0; r < ni; ++r) data.ipm->z[r].derivatives()[k] = ws.sol[nx + r];
   }
 }
 
@@ -91,52 +92,52 @@ template <class S>
 void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                           const VecRef<S>& a_free, const NoDeduce<S>& dt, VecOut<S> v_next) {
   const ContactSettings& settings = model.contact;
-  data.ipm_v_free = v + dt * a_free;
+  data.ipm->v_free = v + dt * a_free;
   collide<S>(model, data, settings.margin);  // data.oMi is at q (forward_dynamics ran there)
   const int nc = data.ncontacts;
-  const int nl = select_joint_limit_rows<S>(model, q, data.ipm_v_free, value_of(dt), data.ipm_limit_coord,
-                                            data.ipm_limit_side);
+  const int nl = select_joint_limit_rows<S>(model, q, data.ipm->v_free, value_of(dt), data.ipm->limit_coord,
+                                            data.ipm->limit_side);
   const int nv = model.nv;
   const int N = settings.ipm_friction_directions;
   const int ni = (N + 2) * nc + nl;
   const int row_f = nc, row_gamma = nc + N * nc;  // first friction row, first gamma row
   const int row_limit = (N + 2) * nc;             // first joint-limit row
-  data.ipm_nlimits = nl;
+  data.ipm->nlimits = nl;
   if (nc + nl == 0) {
-    v_next = data.ipm_v_free;
-    data.ipm_ncontacts = 0;
-    data.ipm_warm_ncontacts = -1;
-    data.ipm_result = LcpIpmResult{true, 0, 0.0, 0.0, 0.0};
+    v_next = data.ipm->v_free;
+    data.ipm->ncontacts = 0;
+    data.ipm->warm_ncontacts = -1;
+    data.ipm->result = LcpIpmResult{true, 0, 0.0, 0.0, 0.0};
     return;
   }
-  MixedLcpTpl<S>& lcp = data.ipm_problem;
+  MixedLcpTpl<S>& lcp = data.ipm->problem;
   if (lcp.G.rows() != ni || lcp.M.rows() != nv) {  // allocates: only when the row count changes
     shape_problem(lcp, nv, ni);
-    if constexpr (!std::is_same_v<S, double>) shape_problem(data.ipm_problem_value, nv, ni);
-    data.ipm_workspace = IpmWorkspace(nv, 0, ni);
-    data.ipm_z.setZero(ni);
-    data.ipm_warm_ncontacts = -1;
+    if constexpr (!std::is_same_v<S, double>) shape_problem(data.ipm->problem_value, nv, ni);
+    data.ipm->workspace = IpmWorkspace(nv, 0, ni);
+    data.ipm->z.setZero(ni);
+    data.ipm->warm_ncontacts = -1;
   }
-  if (data.ipm_ncontacts != nc || data.ipm_workspace.row_basis.rows() != ni)  // allocates: as above
-    set_friction_row_basis(ni, nc, N, data.ipm_workspace.row_basis);
-  data.ipm_ncontacts = nc;
+  if (data.ipm->ncontacts != nc || data.ipm->workspace.row_basis.rows() != ni)  // allocates: as above
+    set_friction_row_basis(ni, nc, N, data.ipm->workspace.row_basis);
+  data.ipm->ncontacts = nc;
   // Warm start when the rows are the last solve's: the same geom pairs in the same order, the same
   // limit rows (then each row's multiplier is a good guess for this step's).
-  bool warm = settings.ipm_warm_start && data.ipm_warm_ncontacts == nc;
+  bool warm = settings.ipm_warm_start && data.ipm->warm_ncontacts == nc;
   for (int k = 0; warm && k < nc; ++k)
-    warm = data.ipm_warm_pair[k] == std::pair<int, int>(data.contacts[k].geom_a, data.contacts[k].geom_b);
+    warm = data.ipm->warm_pair[k] == std::pair<int, int>(data.contacts[k].geom_a, data.contacts[k].geom_b);
   for (int l = 0; warm && l < nl; ++l)
-    warm = data.ipm_warm_limit_coord[static_cast<size_t>(l)] == data.ipm_limit_coord[static_cast<size_t>(l)] &&
-           data.ipm_warm_limit_side[static_cast<size_t>(l)] == data.ipm_limit_side[static_cast<size_t>(l)];
+    warm = data.ipm->warm_limit_coord[static_cast<size_t>(l)] == data.ipm->limit_coord[static_cast<size_t>(l)] &&
+           data.ipm->warm_limit_side[static_cast<size_t>(l)] == data.ipm->limit_side[static_cast<size_t>(l)];
 
   // Normal and tangent Jacobian columns; friction directions are combinations of the tangent ones.
-  auto JT = data.ipm_JT.leftCols(3 * nc);
+  auto JT = data.ipm->JT.leftCols(3 * nc);
   JT.setZero();
   for (int k = 0; k < nc; ++k) detail::add_contact_frame_jacobian<S>(model, data, data.contacts[k], JT.middleCols(3 * k, 3));
 
   // M v+ = M v_free + J^T z  ->  q = -M v_free (x = v+).
   lcp.M = crba<S>(model, data, q);
-  lcp.q.noalias() = lcp.M * data.ipm_v_free;  // then negated in place: -(M v) would evaluate into a temporary
+  lcp.q.noalias() = lcp.M * data.ipm->v_free;  // then negated in place: -(M v) would evaluate into a temporary
   lcp.q = -lcp.q;
 
   lcp.G.setZero();
@@ -160,7 +161,7 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     // diverge. Such a row is made inert (s_n = 1 m/s, lambda_n = 0).
     double reach = 0.0;
     for (int i = 0; i < nv; ++i) reach = std::max(reach, std::abs(value_of(Jn[i])));
-    std::uint8_t& branch = data.ipm_target_branch[k];
+    std::uint8_t& branch = data.ipm->target_branch[k];
     if (reach < kInertJacobian) {
       lcp.m[k] = S(1);
       branch = kIpmTargetInert;
@@ -193,7 +194,7 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
   // Joint limits (joint_limits.hpp, the rows PGS builds): s_l = J_l v+ - target + cfm lambda_l >= 0.
   for (int l = 0; l < nl; ++l) {
     const int r = row_limit + l;
-    const int coord = data.ipm_limit_coord[static_cast<size_t>(l)], side = data.ipm_limit_side[static_cast<size_t>(l)];
+    const int coord = data.ipm->limit_coord[static_cast<size_t>(l)], side = data.ipm->limit_side[static_cast<size_t>(l)];
     int iv, nvj;
     const Vector3<S> J = joint_limit_jacobian<S>(model, q, coord, side, iv, nvj);
     for (int j = 0; j < nvj; ++j) lcp.G(r, iv + j) = -J[j];
@@ -207,25 +208,25 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
   options.kappa = settings.ipm_kappa;
   options.warm_start = warm;
   if constexpr (std::is_same_v<S, double>) {
-    data.ipm_result = solve_mixed_lcp<double>(lcp, options, data.ipm_workspace);
-    v_next = data.ipm_workspace.x;  // after every read of v: v_next may alias it
-    data.ipm_z = data.ipm_workspace.z;
+    data.ipm->result = solve_mixed_lcp<double>(lcp, options, data.ipm->workspace);
+    v_next = data.ipm->workspace.x;  // after every read of v: v_next may alias it
+    data.ipm->z = data.ipm->workspace.z;
   } else {
-    MixedLcp& value = data.ipm_problem_value;
+    MixedLcp& value = data.ipm->problem_value;
     copy_values(lcp.M, value.M);
     copy_values(lcp.G, value.G);
     copy_values(lcp.F, value.F);
     copy_values(lcp.q, value.q);
     copy_values(lcp.m, value.m);
-    data.ipm_result = solve_mixed_lcp<double>(value, options, data.ipm_workspace);
+    data.ipm->result = solve_mixed_lcp<double>(value, options, data.ipm->workspace);
     propagate_derivatives(lcp, data, v_next);
   }
-  if (!data.ipm_result.converged) data.status |= kStatusSolverNotConverged;
-  data.ipm_warm_ncontacts = data.ipm_result.converged ? nc : -1;
-  for (int k = 0; k < nc; ++k) data.ipm_warm_pair[k] = {data.contacts[k].geom_a, data.contacts[k].geom_b};
+  if (!data.ipm->result.converged) data.status |= kStatusSolverNotConverged;
+  data.ipm->warm_ncontacts = data.ipm->result.converged ? nc : -1;
+  for (int k = 0; k < nc; ++k) data.ipm->warm_pair[k] = {data.contacts[k].geom_a, data.contacts[k].geom_b};
   for (int l = 0; l < nl; ++l) {
-    data.ipm_warm_limit_coord[static_cast<size_t>(l)] = data.ipm_limit_coord[static_cast<size_t>(l)];
-    data.ipm_warm_limit_side[static_cast<size_t>(l)] = data.ipm_limit_side[static_cast<size_t>(l)];
+    data.ipm->warm_limit_coord[static_cast<size_t>(l)] = data.ipm->limit_coord[static_cast<size_t>(l)];
+    data.ipm->warm_limit_side[static_cast<size_t>(l)] = data.ipm->limit_side[static_cast<size_t>(l)];
   }
 }
 

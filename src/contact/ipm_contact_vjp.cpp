@@ -9,6 +9,7 @@
 #include "gradyn/collision/collide_vjp.hpp"
 #include "gradyn/contact/detail/contact_jacobian.hpp"
 #include "gradyn/contact/ipm_contact.hpp"
+#include "gradyn/contact/ipm_data.hpp"
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/contact/lcp_ipm.hpp"
 #include "gradyn/model/errors.hpp"
@@ -22,8 +23,8 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
                 Eigen::Ref<Eigen::VectorXd> q_bar, Eigen::Ref<Eigen::VectorXd> v_bar,
                 Eigen::Ref<Eigen::VectorXd> a_free_bar, ModelTangent& model_bar) {
   const ContactSettings& settings = model.contact;
-  const int nc = data.ncontacts, nl = data.ipm_nlimits;
-  if (nc + nl == 0 || data.ipm_ncontacts != nc) {  // no contact, no limit row: v+ = v_free
+  const int nc = data.ncontacts, nl = data.ipm->nlimits;
+  if (nc + nl == 0 || data.ipm->ncontacts != nc) {  // no contact, no limit row: v+ = v_free
     if (nc != 0) throw ArgumentError("ipm_contact_velocity_vjp: data holds no interior-point solve for these contacts");
     v_bar += v_next_bar;
     a_free_bar += dt * v_next_bar;
@@ -32,8 +33,8 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
   const int nv = model.nv, nb = model.nbodies();
   const int N = settings.ipm_friction_directions;
   const int row_f = nc, row_gamma = nc + N * nc, row_limit = (N + 2) * nc;
-  const MixedLcp& lcp = data.ipm_problem;
-  IpmWorkspace& ws = data.ipm_workspace;
+  const MixedLcp& lcp = data.ipm->problem;
+  IpmWorkspace& ws = data.ipm->workspace;
   const Eigen::Index ni = lcp.n_ineq();
   if (ni != row_limit + nl)
     throw ArgumentError("ipm_contact_velocity_vjp: data's LCP has " + std::to_string(ni) + " rows, expected " +
@@ -41,7 +42,7 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
 
   // The LCP's adjoint (paper 000, Eq. 3). mixed_lcp_vjp accumulates into a zeroed gradient, so
   // grad.q = -lambda_x and grad.m = lambda_s (see its header).
-  MixedLcp& grad = data.ipm_adj;
+  MixedLcp& grad = data.ipm->adj;
   if (grad.n_x() != nv || grad.n_ineq() != ni) {
     grad = MixedLcp(nv, 0, ni);  // allocates: only when the contact count changed
   } else {
@@ -51,9 +52,9 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
     grad.q.setZero();
     grad.m.setZero();
   }
-  data.ipm_adj_column = v_next_bar;
-  mixed_lcp_vjp<double>(lcp, ws, data.ipm_adj_column, data.ipm_adj_none, data.ipm_adj_none, data.ipm_adj_none, grad);
-  Eigen::VectorXd& lambda_x = data.ipm_adj_lambda_x;
+  data.ipm->adj_column = v_next_bar;
+  mixed_lcp_vjp<double>(lcp, ws, data.ipm->adj_column, data.ipm->adj_none, data.ipm->adj_none, data.ipm->adj_none, grad);
+  Eigen::VectorXd& lambda_x = data.ipm->adj_lambda_x;
   lambda_x = -grad.q;
   const Eigen::VectorXd& lambda_s = grad.m;
   const Eigen::VectorXd& x = ws.x;
@@ -63,13 +64,13 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
   for (int k = 0; k < nc; ++k) data.contact_bar[k].setZero();
 
   // M: in M x and in q = -M v_free, together grad.q^T dM (x - v_free); v_free_bar = -M grad.q.
-  Eigen::VectorXd& v_free_bar = data.ipm_adj_v_free_bar;
+  Eigen::VectorXd& v_free_bar = data.ipm->adj_v_free_bar;
   v_free_bar.noalias() = lcp.M * lambda_x;
-  data.ipm_adj_column = x - data.ipm_v_free;
-  detail::mass_bilinear_vjp<double>(model, data, grad.q, data.ipm_adj_column, 1.0, data.ipm_adj_scratch, model_bar);
+  data.ipm->adj_column = x - data.ipm->v_free;
+  detail::mass_bilinear_vjp<double>(model, data, grad.q, data.ipm->adj_column, 1.0, data.ipm->adj_scratch, model_bar);
 
   // J: G = -J_hat, J_hat's rows combine the basis rows; J_bar = a1 x^T + a2 lambda_x^T.
-  Eigen::VectorXd& weight = data.ipm_adj_row;
+  Eigen::VectorXd& weight = data.ipm->adj_row;
   for (int pass = 0; pass < 2; ++pass) {
     const Eigen::VectorXd& per_row = pass == 0 ? lambda_s : z;
     weight.head(3 * nc).setZero();
@@ -83,14 +84,14 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
       }
     }
     detail::add_contact_jacobian_rank_one_vjp<double>(model, data, weight, pass == 0 ? x : lambda_x,
-                                                     data.ipm_adj_scratch, model_bar);
+                                                     data.ipm->adj_scratch, model_bar);
   }
 
   // Limit rows: G row = -J_l, J_l_bar = lambda_s x^T + z lambda_x^T (q enters through a planar angle);
   // m = -target.
   for (int l = 0; l < nl; ++l) {
     const int r = row_limit + l;
-    const int coord = data.ipm_limit_coord[static_cast<size_t>(l)], side = data.ipm_limit_side[static_cast<size_t>(l)];
+    const int coord = data.ipm->limit_coord[static_cast<size_t>(l)], side = data.ipm->limit_side[static_cast<size_t>(l)];
     joint_limit_jacobian_vjp(model, q, coord, side, lambda_s[r], x, q_bar);
     joint_limit_jacobian_vjp(model, q, coord, side, z[r], lambda_x, q_bar);
     joint_limit_target_vjp(model, q, coord, side, dt, -lambda_s[r], q_bar, model_bar);
@@ -112,7 +113,7 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
   for (int k = 0; k < nc; ++k) {
     const Contact& c = data.contacts[k];
     const double target_bar = -lambda_s[k];
-    switch (data.ipm_target_branch[k]) {
+    switch (data.ipm->target_branch[k]) {
       case kIpmTargetBaumgarte: {
         const double excess = c.depth - settings.slop;
         data.contact_bar[k].depth += target_bar * settings.erp / dt;
@@ -125,7 +126,7 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
         [[fallthrough]];
       case kIpmTargetRestitution: {  // -e J_n v
         const double e = c.restitution;
-        const double approach = data.ipm_JT.col(3 * k).dot(v);
+        const double approach = data.ipm->JT.col(3 * k).dot(v);
         model_bar.geom_restitution[c.restitution_geom] += target_bar * -approach;
         weight[3 * k] = target_bar * -e;
         any_bounce = true;
@@ -139,8 +140,8 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
     }
   }
   if (any_bounce) {
-    v_bar.noalias() += data.ipm_JT.leftCols(3 * nc) * weight.head(3 * nc);
-    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, weight, v, data.ipm_adj_scratch, model_bar);
+    v_bar.noalias() += data.ipm->JT.leftCols(3 * nc) * weight.head(3 * nc);
+    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, weight, v, data.ipm->adj_scratch, model_bar);
   }
 
   collide_vjp<double>(model, data, data.contact_bar, data.adj_pose_bar, model_bar);

@@ -137,7 +137,7 @@ void add_limit_terms(const Model& model, Data& data, const VecRef<double>& q, co
       add_joint_limit_forces_vjp<double>(model, q, v, tau_bar, q_bar, v_bar);
       dtau_dv.row(r) += v_bar.transpose();
       tau_bar.setZero();  // reused as the zero tangent step, then the tangent adjoint
-      Eigen::VectorXd& tangent_bar = data.pgs_column;
+      Eigen::VectorXd& tangent_bar = data.adj_contact_tau_bar;  // scratch (nv)
       tangent_bar.setZero();
       integrate_vjp<double>(model, q, tau_bar, q_bar, data.step_adj_q_bar, tangent_bar);
       dtau_dq.row(r) += tangent_bar.transpose();

@@ -6,6 +6,7 @@
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide.hpp"
 #include "gradyn/contact/joint_limits.hpp"
+#include "gradyn/contact/pgs_data.hpp"
 #include "gradyn/dynamics/aba.hpp"
 
 namespace gradyn {
@@ -18,7 +19,7 @@ namespace {
 constexpr double kWarmStartRadius = 1e-2;  // [m]
 
 // Adds sign * (Jacobian rows of body's material point `point` along the world directions n, t1, t2)
-// into columns row0, row0 + 1, row0 + 2 of data.pgs_JT: every joint from the body up to the root moves
+// into columns row0, row0 + 1, row0 + 2 of data.pgs->JT: every joint from the body up to the root moves
 // the point. Each joint column's world twist [w; v0] (about the world origin) is formed once and
 // shared by the three rows: the point moves at v0 + w x p.
 template <class S>
@@ -29,7 +30,7 @@ void add_point_rows(const ModelTpl<S>& model, DataTpl<S>& data, int body, const 
     for (int j = 0; j < model.joint_nv(i); ++j) {
       const Vector6<S> twist = data.oMi[i].act_motion(Vector6<S>(data.joint_S[i].col(j)));
       const Vector3<S> velocity = sign * (twist.template tail<3>() + twist.template head<3>().cross(point));
-      for (int r = 0; r < 3; ++r) data.pgs_JT(iv + j, row0 + r) += directions.col(r).dot(velocity);
+      for (int r = 0; r < 3; ++r) data.pgs->JT(iv + j, row0 + r) += directions.col(r).dot(velocity);
     }
   }
 }
@@ -49,10 +50,10 @@ double squared_distance(const Vector3<S>& a, const Vector3<S>& b) {
 // size, by doubling, capped at the model's maximum row count).
 template <class S>
 void reserve_rows(DataTpl<S>& data, int n) {
-  BoxedLcpTpl<S>& lcp = data.pgs_problem;
+  BoxedLcpTpl<S>& lcp = data.pgs->problem;
   const int have = static_cast<int>(lcp.b.size());
   if (have >= n) return;
-  const int most = static_cast<int>(data.pgs_JT.cols());
+  const int most = static_cast<int>(data.pgs->JT.cols());
   const int capacity = std::min(most, std::max({n, 2 * have, 12}));
   lcp.A.setZero(capacity, capacity);
   lcp.b.setZero(capacity);
@@ -60,30 +61,30 @@ void reserve_rows(DataTpl<S>& data, int n) {
   lcp.hi.setZero(capacity);
   lcp.mu.setZero(capacity);
   lcp.normal_row.assign(static_cast<size_t>(capacity), -1);
-  data.pgs_workspace.resize(capacity, 0);
-  data.pgs_lambda.setZero(capacity);
-  data.pgs_warm_start.setZero(capacity);
+  data.pgs->workspace.resize(capacity, 0);
+  data.pgs->lambda.setZero(capacity);
+  data.pgs->warm_start.setZero(capacity);
 }
 
 template <class S>
 void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                       const VecRef<S>& a_free, const S& dt, VecOut<S> v_next) {
   const ContactSettings& settings = model.contact;
-  data.pgs_v_free = v + dt * a_free;
+  data.pgs->v_free = v + dt * a_free;
   collide<S>(model, data, settings.margin);  // data.oMi is at q (forward_dynamics ran there)
   const int nc = data.ncontacts;
   const int nl =
-      select_joint_limit_rows<S>(model, q, data.pgs_v_free, value_of(dt), data.pgs_limit_coord, data.pgs_limit_side);
+      select_joint_limit_rows<S>(model, q, data.pgs->v_free, value_of(dt), data.pgs->limit_coord, data.pgs->limit_side);
   const int n = 3 * nc + nl;
-  BoxedLcpTpl<S>& lcp = data.pgs_problem;
-  data.pgs_ncontacts = nc;
-  data.pgs_nlimits = nl;
+  BoxedLcpTpl<S>& lcp = data.pgs->problem;
+  data.pgs->ncontacts = nc;
+  data.pgs->nlimits = nl;
   if (n == 0) {
-    v_next = data.pgs_v_free;
+    v_next = data.pgs->v_free;
     lcp.rows = 0;
-    data.pgs_memory_ncontacts = 0;
-    data.pgs_memory_limit.setZero();
-    data.pgs_result = PgsResult{0, 0.0, 0.0, true};
+    data.pgs->memory_ncontacts = 0;
+    data.pgs->memory_limit.setZero();
+    data.pgs->result = PgsResult{0, 0.0, 0.0, true};
     return;
   }
   reserve_rows<S>(data, n);
@@ -91,7 +92,7 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
   lcp.cfm = settings.cfm;
 
   // Jacobian rows.
-  data.pgs_JT.leftCols(n).setZero();
+  data.pgs->JT.leftCols(n).setZero();
   for (int k = 0; k < nc; ++k) {
     const ContactTpl<S>& c = data.contacts[k];
     const int ba = model.geoms[c.geom_a].body, bb = model.geoms[c.geom_b].body;
@@ -104,21 +105,21 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
   }
   for (int l = 0; l < nl; ++l) {
     int iv, nvj;
-    const Vector3<S> J = joint_limit_jacobian<S>(model, q, data.pgs_limit_coord[static_cast<size_t>(l)],
-                                                 data.pgs_limit_side[static_cast<size_t>(l)], iv, nvj);
-    for (int j = 0; j < nvj; ++j) data.pgs_JT(iv + j, 3 * nc + l) = J[j];
+    const Vector3<S> J = joint_limit_jacobian<S>(model, q, data.pgs->limit_coord[static_cast<size_t>(l)],
+                                                 data.pgs->limit_side[static_cast<size_t>(l)], iv, nvj);
+    for (int j = 0; j < nvj; ++j) data.pgs->JT(iv + j, 3 * nc + l) = J[j];
   }
   // M^-1 J^T by the O(n) solve on the articulated inertias of the forward_dynamics call at q.
-  for (int r = 0; r < n; ++r) minv_solve<S>(model, data, data.pgs_JT.col(r), data.pgs_MinvJT.col(r));
-  lcp.A.topLeftCorner(n, n).noalias() = data.pgs_JT.leftCols(n).transpose() * data.pgs_MinvJT.leftCols(n);
-  lcp.b.head(n).noalias() = data.pgs_JT.leftCols(n).transpose() * data.pgs_v_free;
+  for (int r = 0; r < n; ++r) minv_solve<S>(model, data, data.pgs->JT.col(r), data.pgs->MinvJT.col(r));
+  lcp.A.topLeftCorner(n, n).noalias() = data.pgs->JT.leftCols(n).transpose() * data.pgs->MinvJT.leftCols(n);
+  lcp.b.head(n).noalias() = data.pgs->JT.leftCols(n).transpose() * data.pgs->v_free;
 
   const S inf = S(std::numeric_limits<double>::infinity());
   for (int k = 0; k < nc; ++k) {
     const ContactTpl<S>& c = data.contacts[k];
     const int rn = 3 * k;
     // Separation velocity the normal row must reach: Baumgarte or restitution, the larger.
-    const S approach = data.pgs_JT.col(rn).dot(v);  // normal velocity before the step
+    const S approach = data.pgs->JT.col(rn).dot(v);  // normal velocity before the step
     const S& e = c.restitution;
     switch (pgs_target_branch(settings, value_of(c.depth), value_of(approach), value_of(e), value_of(dt))) {
       case PgsTargetBranch::Baumgarte: lcp.b[rn] -= S(settings.erp) / dt * (c.depth - S(settings.slop)); break;
@@ -139,8 +140,8 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
   }
   for (int l = 0; l < nl; ++l) {
     const int row = 3 * nc + l;
-    lcp.b[row] -= joint_limit_target<S>(model, q, data.pgs_limit_coord[static_cast<size_t>(l)],
-                                        data.pgs_limit_side[static_cast<size_t>(l)], dt);
+    lcp.b[row] -= joint_limit_target<S>(model, q, data.pgs->limit_coord[static_cast<size_t>(l)],
+                                        data.pgs->limit_side[static_cast<size_t>(l)], dt);
     lcp.lo[row] = S(0);
     lcp.hi[row] = inf;
     lcp.mu[row] = S(0);
@@ -148,64 +149,70 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
   }
 
   // Warm start from the memory of the last step.
-  auto lambda = data.pgs_lambda.head(n);
+  auto lambda = data.pgs->lambda.head(n);
   for (int k = 0; k < nc; ++k) {
     const ContactTpl<S>& c = data.contacts[k];
     int best = -1;
     double best_distance2 = kWarmStartRadius * kWarmStartRadius;
-    for (int j = 0; j < data.pgs_memory_ncontacts; ++j) {
-      if (data.pgs_memory_pair[j].first != c.geom_a || data.pgs_memory_pair[j].second != c.geom_b) continue;
-      const double d2 = squared_distance<S>(data.pgs_memory_point[j], c.point);
+    for (int j = 0; j < data.pgs->memory_ncontacts; ++j) {
+      if (data.pgs->memory_pair[j].first != c.geom_a || data.pgs->memory_pair[j].second != c.geom_b) continue;
+      const double d2 = squared_distance<S>(data.pgs->memory_point[j], c.point);
       if (d2 < best_distance2) best_distance2 = d2, best = j;
     }
     if (best < 0) {
       lambda.template segment<3>(3 * k).setZero();
       continue;
     }
-    const Vector3<S>& impulse = data.pgs_memory_impulse[best];
+    const Vector3<S>& impulse = data.pgs->memory_impulse[best];
     const S normal = impulse.dot(c.normal);
     lambda[3 * k] = value_of(normal) > 0.0 ? normal : S(0);
     lambda[3 * k + 1] = impulse.dot(Vector3<S>(c.frame.col(1)));
     lambda[3 * k + 2] = impulse.dot(Vector3<S>(c.frame.col(2)));
   }
   for (int l = 0; l < nl; ++l) {
-    const int slot = 2 * data.pgs_limit_coord[static_cast<size_t>(l)] + (data.pgs_limit_side[static_cast<size_t>(l)] > 0 ? 0 : 1);
-    lambda[3 * nc + l] = data.pgs_memory_limit[slot];
+    const int slot = 2 * data.pgs->limit_coord[static_cast<size_t>(l)] + (data.pgs->limit_side[static_cast<size_t>(l)] > 0 ? 0 : 1);
+    lambda[3 * nc + l] = data.pgs->memory_limit[slot];
   }
-  data.pgs_warm_start.head(n) = lambda;
+  data.pgs->warm_start.head(n) = lambda;
 
   PgsOptions options;
   options.max_iterations = settings.pgs_iterations;
   options.tolerance = settings.pgs_tolerance;
   options.record_iterates = false;
-  data.pgs_result = pgs_solve<S>(lcp, options, data.pgs_workspace, lambda);
-  if (!data.pgs_result.converged) data.status |= kStatusSolverNotConverged;
-  v_next = data.pgs_v_free;
-  v_next.noalias() += data.pgs_MinvJT.leftCols(n) * lambda;
+  data.pgs->result = pgs_solve<S>(lcp, options, data.pgs->workspace, lambda);
+  if (!data.pgs->result.converged) data.status |= kStatusSolverNotConverged;
+  v_next = data.pgs->v_free;
+  v_next.noalias() += data.pgs->MinvJT.leftCols(n) * lambda;
 
   // Remember the impulses for the next step's warm start; impulses that are not finite (a step that
   // diverged) are forgotten, so that they cannot spoil the steps after it.
   if (!all_finite(lambda)) {
-    data.pgs_memory_ncontacts = 0;
-    data.pgs_memory_limit.setZero();
+    data.pgs->memory_ncontacts = 0;
+    data.pgs->memory_limit.setZero();
     return;
   }
   for (int k = 0; k < nc; ++k) {
     const ContactTpl<S>& c = data.contacts[k];
-    data.pgs_memory_pair[k] = {c.geom_a, c.geom_b};
-    data.pgs_memory_point[k] = c.point;
-    data.pgs_memory_impulse[k] = lambda[3 * k] * c.normal + lambda[3 * k + 1] * c.frame.col(1) +
+    data.pgs->memory_pair[k] = {c.geom_a, c.geom_b};
+    data.pgs->memory_point[k] = c.point;
+    data.pgs->memory_impulse[k] = lambda[3 * k] * c.normal + lambda[3 * k + 1] * c.frame.col(1) +
                                  lambda[3 * k + 2] * c.frame.col(2);
   }
-  data.pgs_memory_ncontacts = nc;
-  data.pgs_memory_limit.setZero();
+  data.pgs->memory_ncontacts = nc;
+  data.pgs->memory_limit.setZero();
   for (int l = 0; l < nl; ++l) {
-    const int slot = 2 * data.pgs_limit_coord[static_cast<size_t>(l)] + (data.pgs_limit_side[static_cast<size_t>(l)] > 0 ? 0 : 1);
-    data.pgs_memory_limit[slot] = lambda[3 * nc + l];
+    const int slot = 2 * data.pgs->limit_coord[static_cast<size_t>(l)] + (data.pgs->limit_side[static_cast<size_t>(l)] > 0 ? 0 : 1);
+    data.pgs->memory_limit[slot] = lambda[3 * nc + l];
   }
 }
 
 }  // namespace
+
+template <class S>
+void pgs_forget_warm_start(DataTpl<S>& data) {
+  data.pgs->memory_ncontacts = 0;
+  data.pgs->memory_limit.setZero();
+}
 
 template <class S>
 void pgs_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
@@ -214,6 +221,7 @@ void pgs_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
 }
 
 #define GRADYN_INSTANTIATE(S)                                                                                    \
+  template void pgs_forget_warm_start<S>(DataTpl<S>&);                                                           \
   template void pgs_contact_velocity<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,      \
                                         const VecRef<S>&, const NoDeduce<S>&, VecOut<S>);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)

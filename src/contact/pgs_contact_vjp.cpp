@@ -10,6 +10,7 @@
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/contact/pgs.hpp"
 #include "gradyn/contact/pgs_contact.hpp"
+#include "gradyn/contact/pgs_data.hpp"
 #include "gradyn/dynamics/aba.hpp"
 #include "gradyn/dynamics/kinematics_vjp.hpp"
 #include "gradyn/model/errors.hpp"
@@ -22,18 +23,18 @@ namespace {
 void add_limit_rows_rank_one(const Model& model, const Data& data, const Eigen::Ref<const Eigen::VectorXd>& q,
                              const Eigen::VectorXd& a, const Eigen::VectorXd& z, Eigen::Ref<Eigen::VectorXd> q_bar) {
   const int nc = data.ncontacts;
-  for (int l = 0; l < data.pgs_nlimits; ++l)
-    joint_limit_jacobian_vjp(model, q, data.pgs_limit_coord[static_cast<size_t>(l)],
-                             data.pgs_limit_side[static_cast<size_t>(l)], a[3 * nc + l], z, q_bar);
+  for (int l = 0; l < data.pgs->nlimits; ++l)
+    joint_limit_jacobian_vjp(model, q, data.pgs->limit_coord[static_cast<size_t>(l)],
+                             data.pgs->limit_side[static_cast<size_t>(l)], a[3 * nc + l], z, q_bar);
 }
 
 // The limit rows' targets in b = J v_free - target (pgs_contact.cpp).
 void limit_targets_vjp(const Model& model, const Data& data, const Eigen::Ref<const Eigen::VectorXd>& q, double dt,
                        const Eigen::VectorXd& b_bar, Eigen::Ref<Eigen::VectorXd> q_bar, ModelTangent& model_bar) {
   const int nc = data.ncontacts;
-  for (int l = 0; l < data.pgs_nlimits; ++l)
-    joint_limit_target_vjp(model, q, data.pgs_limit_coord[static_cast<size_t>(l)],
-                           data.pgs_limit_side[static_cast<size_t>(l)], dt, -b_bar[3 * nc + l], q_bar, model_bar);
+  for (int l = 0; l < data.pgs->nlimits; ++l)
+    joint_limit_target_vjp(model, q, data.pgs->limit_coord[static_cast<size_t>(l)],
+                           data.pgs->limit_side[static_cast<size_t>(l)], dt, -b_bar[3 * nc + l], q_bar, model_bar);
 }
 
 void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::VectorXd>& q,
@@ -42,57 +43,57 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
                 Eigen::Ref<Eigen::VectorXd> a_free_bar, ModelTangent& model_bar) {
   const ContactSettings& settings = model.contact;
   const int nc = data.ncontacts;
-  const BoxedLcp& lcp = data.pgs_problem;
-  const int nl = data.pgs_nlimits;
+  const BoxedLcp& lcp = data.pgs->problem;
+  const int nl = data.pgs->nlimits;
   const int n = nc + nl == 0 ? 0 : lcp.size();  // 3 nc contact rows, then nl joint-limit rows
   // v+ = v_free + X lambda, v_free = v + dt a_free
-  Eigen::VectorXd& v_free_bar = data.pgs_adj_v_free_bar;
+  Eigen::VectorXd& v_free_bar = data.pgs->adj_v_free_bar;
   v_free_bar = v_next_bar;
   if (n > 0) {
-    const auto JT = data.pgs_JT.leftCols(n);
-    const auto X = data.pgs_MinvJT.leftCols(n);
-    const auto lambda = data.pgs_lambda.head(n);
+    const auto JT = data.pgs->JT.leftCols(n);
+    const auto X = data.pgs->MinvJT.leftCols(n);
+    const auto lambda = data.pgs->lambda.head(n);
     const int nb = model.nbodies();
     for (int i = 0; i < nb; ++i) data.adj_pose_bar[i].setZero();
     for (int k = 0; k < nc; ++k) data.contact_bar[k].setZero();
     // y = J^T lambda (y_bar = M^-1 v+_bar is the adjoint of y at fixed M)
-    Eigen::VectorXd& y_bar = data.pgs_adj_y_bar;
+    Eigen::VectorXd& y_bar = data.pgs->adj_y_bar;
     minv_solve<double>(model, data, v_next_bar, y_bar);
-    data.pgs_adj_lambda_bar.noalias() = JT.transpose() * y_bar;
+    data.pgs->adj_lambda_bar.noalias() = JT.transpose() * y_bar;
     // the LCP
-    BoxedLcpAdjoint& adj = data.pgs_adj;
+    BoxedLcpAdjoint& adj = data.pgs->adj;
     adj.resize(n);
-    if (data.pgs_adj_workspace.lambda_bar.size() != n) {  // allocates: a new row count
+    if (data.pgs->adj_workspace.lambda_bar.size() != n) {  // allocates: a new row count
       // every branch's buffers, so that a later step taking another branch allocates nothing
-      data.pgs_adj_workspace.resize(n);
-      data.pgs_adj_lambda.resize(n);
-      data.pgs_adj_A_sym.resize(n, n);
-      data.pgs_adj_eigen.resize(n);
+      data.pgs->adj_workspace.resize(n);
+      data.pgs->adj_lambda.resize(n);
+      data.pgs->adj_A_sym.resize(n, n);
+      data.pgs->adj_eigen.resize(n);
     }
-    if (data.pgs_record_workspace.n != n || data.pgs_record_workspace.capacity < settings.pgs_iterations)
-      data.pgs_record_workspace.resize(n, settings.pgs_iterations);  // allocates: as above
+    if (data.pgs->record_workspace.n != n || data.pgs->record_workspace.capacity < settings.pgs_iterations)
+      data.pgs->record_workspace.resize(n, settings.pgs_iterations);  // allocates: as above
     bool done = false;
     if (settings.pgs_gradient == PgsGradient::Implicit)
-      done = pgs_implicit_vjp(lcp, lambda, data.pgs_adj_lambda_bar, data.pgs_adj_workspace, adj);
+      done = pgs_implicit_vjp(lcp, lambda, data.pgs->adj_lambda_bar, data.pgs->adj_workspace, adj);
     const bool rank_one_A = done;  // A_bar = -u lambda^T (pgs.hpp)
     if (!done) {  // Sweeps, or a singular active-set system: replay the sweeps from the warm start
-      data.pgs_adj_lambda = data.pgs_warm_start.head(n);  // what the forward solve started from
+      data.pgs->adj_lambda = data.pgs->warm_start.head(n);  // what the forward solve started from
       PgsOptions options;
       options.max_iterations = settings.pgs_iterations;
       options.tolerance = settings.pgs_tolerance;
       options.record_iterates = true;
-      pgs_solve<double>(lcp, options, data.pgs_record_workspace, data.pgs_adj_lambda);
+      pgs_solve<double>(lcp, options, data.pgs->record_workspace, data.pgs->adj_lambda);
       adj.resize(n);
-      pgs_sweeps_vjp(lcp, data.pgs_record_workspace, data.pgs_adj_lambda_bar, data.pgs_adj_workspace, adj);
+      pgs_sweeps_vjp(lcp, data.pgs->record_workspace, data.pgs->adj_lambda_bar, data.pgs->adj_workspace, adj);
     }
     model_bar.contact.cfm += adj.cfm;
     // b = J v_free - target (normal rows)
     v_free_bar.noalias() += JT * adj.b;
-    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, adj.b, data.pgs_v_free, data.pgs_adj_scratch,
+    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, adj.b, data.pgs->v_free, data.pgs->adj_scratch,
                                                       model_bar);
-    add_limit_rows_rank_one(model, data, q, adj.b, data.pgs_v_free, q_bar);
+    add_limit_rows_rank_one(model, data, q, adj.b, data.pgs->v_free, q_bar);
     limit_targets_vjp(model, data, q, dt, adj.b, q_bar, model_bar);
-    Eigen::VectorXd& approach_bar = data.pgs_adj_row;  // per row: adjoint of J_r v (normal rows only)
+    Eigen::VectorXd& approach_bar = data.pgs->adj_row;  // per row: adjoint of J_r v (normal rows only)
     approach_bar.setZero(n);
     for (int k = 0; k < nc; ++k) {
       const Contact& c = data.contacts[k];
@@ -119,7 +120,7 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
     }
     if (!approach_bar.isZero(0.0)) {  // restitution on some row
       v_bar.noalias() += JT * approach_bar;
-      detail::add_contact_jacobian_rank_one_vjp<double>(model, data, approach_bar, v, data.pgs_adj_scratch,
+      detail::add_contact_jacobian_rank_one_vjp<double>(model, data, approach_bar, v, data.pgs->adj_scratch,
                                                         model_bar);
     }
     // A = J X: J_bar += (A_bar + A_bar^T) X^T, and -sum_rs sym(A_bar)_rs x_r^T dM x_s.
@@ -127,39 +128,39 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
       // A_bar = -u lambda^T: J_bar += -lambda (X u)^T - u (X lambda)^T and the M term is
       // +(X u)^T dM (X lambda). With y's terms below (J_bar += lambda y_bar^T, -y_bar^T dM X lambda)
       // the first and the M term fold into y_bar -= X u; the second is one more rank-one term.
-      Eigen::VectorXd& u = data.pgs_adj_row;
-      const PgsAdjointWorkspace& aws = data.pgs_adj_workspace;
+      Eigen::VectorXd& u = data.pgs->adj_row;
+      const PgsAdjointWorkspace& aws = data.pgs->adj_workspace;
       for (int i = 0; i < n; ++i) u[i] = aws.active[static_cast<size_t>(i)] == 0 ? -aws.y[i] : 0.0;  // -u
       y_bar.noalias() += X * u;
-      data.pgs_adj_x.noalias() = X * lambda;
-      detail::add_contact_jacobian_rank_one_vjp<double>(model, data, u, data.pgs_adj_x, data.pgs_adj_scratch, model_bar);
-      add_limit_rows_rank_one(model, data, q, u, data.pgs_adj_x, q_bar);
+      data.pgs->adj_x.noalias() = X * lambda;
+      detail::add_contact_jacobian_rank_one_vjp<double>(model, data, u, data.pgs->adj_x, data.pgs->adj_scratch, model_bar);
+      add_limit_rows_rank_one(model, data, q, u, data.pgs->adj_x, q_bar);
     } else {  // a general A_bar (the sweeps' adjoint): one rank-one term per column, M through sym(A_bar)'s eigenvectors
-      data.pgs_adj_A_sym = adj.A + adj.A.transpose();
+      data.pgs->adj_A_sym = adj.A + adj.A.transpose();
       for (int s = 0; s < n; ++s) {
-        data.pgs_adj_x = X.col(s);
-        data.pgs_adj_row = data.pgs_adj_A_sym.col(s);
-        detail::add_contact_jacobian_rank_one_vjp<double>(model, data, data.pgs_adj_row, data.pgs_adj_x,
-                                                          data.pgs_adj_scratch, model_bar);
-        add_limit_rows_rank_one(model, data, q, data.pgs_adj_row, data.pgs_adj_x, q_bar);
+        data.pgs->adj_x = X.col(s);
+        data.pgs->adj_row = data.pgs->adj_A_sym.col(s);
+        detail::add_contact_jacobian_rank_one_vjp<double>(model, data, data.pgs->adj_row, data.pgs->adj_x,
+                                                          data.pgs->adj_scratch, model_bar);
+        add_limit_rows_rank_one(model, data, q, data.pgs->adj_row, data.pgs->adj_x, q_bar);
       }
-      data.pgs_adj_A_sym *= 0.5;
-      data.pgs_adj_eigen.compute(data.pgs_adj_A_sym);
-      const double largest = data.pgs_adj_eigen.eigenvalues.cwiseAbs().maxCoeff();
+      data.pgs->adj_A_sym *= 0.5;
+      data.pgs->adj_eigen.compute(data.pgs->adj_A_sym);
+      const double largest = data.pgs->adj_eigen.eigenvalues.cwiseAbs().maxCoeff();
       for (int k = 0; k < n; ++k) {
-        const double sigma = data.pgs_adj_eigen.eigenvalues[k];
+        const double sigma = data.pgs->adj_eigen.eigenvalues[k];
         if (std::abs(sigma) <= 1e-15 * largest) continue;
-        data.pgs_adj_x.noalias() = X * data.pgs_adj_eigen.eigenvectors.col(k);
-        mass_quadratic_vjp<double>(model, data, data.pgs_adj_x, -sigma, data.adj_pose_bar, model_bar);
+        data.pgs->adj_x.noalias() = X * data.pgs->adj_eigen.eigenvectors.col(k);
+        mass_quadratic_vjp<double>(model, data, data.pgs->adj_x, -sigma, data.adj_pose_bar, model_bar);
       }
     }
     // y = J^T lambda, x = M^-1 y: J_bar += lambda y_bar^T, and -y_bar^T dM x
-    data.pgs_adj_x.noalias() = X * lambda;
-    detail::mass_bilinear_vjp<double>(model, data, y_bar, data.pgs_adj_x, -1.0, data.pgs_adj_column, model_bar);
-    data.pgs_adj_row = lambda;
-    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, data.pgs_adj_row, y_bar, data.pgs_adj_scratch,
+    data.pgs->adj_x.noalias() = X * lambda;
+    detail::mass_bilinear_vjp<double>(model, data, y_bar, data.pgs->adj_x, -1.0, data.pgs->adj_column, model_bar);
+    data.pgs->adj_row = lambda;
+    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, data.pgs->adj_row, y_bar, data.pgs->adj_scratch,
                                                       model_bar);
-    add_limit_rows_rank_one(model, data, q, data.pgs_adj_row, y_bar, q_bar);
+    add_limit_rows_rank_one(model, data, q, data.pgs->adj_row, y_bar, q_bar);
     collide_vjp<double>(model, data, data.contact_bar, data.adj_pose_bar, model_bar);
     body_poses_vjp<double>(model, data, q, data.adj_pose_bar, q_bar, model_bar);
   }

@@ -103,8 +103,7 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
     if (model.contact.model == ContactModel::Pgs) {
       // Cold start: the step is differentiated as a function of (q, v, tau) alone, not of the warm
       // start a previous step left (converged solves agree to the PGS tolerance either way).
-      data.pgs_memory_ncontacts = 0;
-      data.pgs_memory_limit.setZero();
+      pgs_forget_warm_start<S>(data);
     }
     kv[0] = stage_accelerations<S>(model, data, q, v, tau);
     stage_constraints<S>(model, data, q, v, kv[0], dt, kq[0]);

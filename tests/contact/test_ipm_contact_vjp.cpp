@@ -13,6 +13,7 @@
 #include "../support/contact_scenes.hpp"
 #include "gradyn/contact/ipm_contact.hpp"
 #include "gradyn/contact/ipm_contact_vjp.hpp"
+#include "gradyn/contact/ipm_data.hpp"
 #include "gradyn/model/errors.hpp"
 
 namespace gradyn {
@@ -121,9 +122,9 @@ int contacts_at(const Case& c, bool& converged, std::vector<std::uint8_t>& branc
   Data d(c.model);
   Eigen::VectorXd qn(c.model.nq), vn(c.model.nv);
   step<double>(c.model, d, c.q, c.v, c.tau, 1e-3, Integrator::SemiImplicitEuler, qn, vn);
-  converged = d.ipm_result.converged;
-  branches.assign(d.ipm_target_branch.begin(), d.ipm_target_branch.begin() + d.ncontacts);
-  limits = d.ipm_nlimits;
+  converged = d.ipm->result.converged;
+  branches.assign(d.ipm->target_branch.begin(), d.ipm->target_branch.begin() + d.ncontacts);
+  limits = d.ipm->nlimits;
   return d.ncontacts;
 }
 

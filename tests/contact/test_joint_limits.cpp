@@ -14,6 +14,7 @@
 #include "gradyn/autodiff.hpp"
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/contact/penalty.hpp"
+#include "gradyn/contact/pgs_data.hpp"
 #include "gradyn/dynamics/actuators.hpp"
 #include "gradyn/dynamics/crba.hpp"
 #include "gradyn/model/builder.hpp"
@@ -215,16 +216,16 @@ TEST(JointLimits, PgsRowLayoutPutsLimitsAfterContacts) {
   q << 2e-4, std::asin(0.125) + 0.0025;
   v << 0.3, 0.0;  // the slide still driving into its limit
   step<double>(m, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, qn, vn);
-  ASSERT_EQ(d.pgs_ncontacts, 1);
-  ASSERT_EQ(d.pgs_nlimits, 1);
-  ASSERT_EQ(d.pgs_problem.rows, 4);
-  EXPECT_EQ(d.pgs_limit_coord[0], 0);
-  EXPECT_EQ(d.pgs_limit_side[0], -1);
-  EXPECT_EQ(d.pgs_JT.col(3), Eigen::Vector2d(-1.0, 0.0));
+  ASSERT_EQ(d.pgs->ncontacts, 1);
+  ASSERT_EQ(d.pgs->nlimits, 1);
+  ASSERT_EQ(d.pgs->problem.rows, 4);
+  EXPECT_EQ(d.pgs->limit_coord[0], 0);
+  EXPECT_EQ(d.pgs->limit_side[0], -1);
+  EXPECT_EQ(d.pgs->JT.col(3), Eigen::Vector2d(-1.0, 0.0));
   const Eigen::MatrixXd Minv = crba<double>(m, d, q).inverse();
-  EXPECT_NEAR(d.pgs_problem.A(3, 3), Minv(0, 0), 1e-12);
-  EXPECT_GT(d.pgs_lambda[3], 0.0) << "the limit pushes back";
-  EXPECT_GT(d.pgs_lambda[0], 0.0) << "the floor pushes the ball";
+  EXPECT_NEAR(d.pgs->problem.A(3, 3), Minv(0, 0), 1e-12);
+  EXPECT_GT(d.pgs->lambda[3], 0.0) << "the limit pushes back";
+  EXPECT_GT(d.pgs->lambda[0], 0.0) << "the floor pushes the ball";
   EXPECT_LT(qn[0], 2e-4) << "moving back into range";
 }
 

@@ -9,6 +9,7 @@
 
 #include "gradyn/contact/penalty.hpp"
 #include "gradyn/contact/pgs_contact.hpp"
+#include "gradyn/contact/pgs_data.hpp"
 #include "gradyn/model/builder.hpp"
 #include "gradyn/model/errors.hpp"
 #include "gradyn/model/params.hpp"
@@ -65,9 +66,9 @@ TEST(PgsContact, SphereRestsOnPlane) {
   const Eigen::VectorXd q_start = q;
   simulate(m, d, q, v, 1e-3, 10000);
   EXPECT_EQ(d.ncontacts, 1);
-  EXPECT_TRUE(d.pgs_result.converged);
+  EXPECT_TRUE(d.pgs->result.converged);
   EXPECT_LE((q.head<3>() - q_start.head<3>()).norm(), 1e-4);
-  EXPECT_NEAR(d.pgs_lambda[0], 9.81 * 1e-3, 1e-6) << "the normal impulse carries the weight";
+  EXPECT_NEAR(d.pgs->lambda[0], 9.81 * 1e-3, 1e-6) << "the normal impulse carries the weight";
 }
 
 // A step that diverges (a NaN torque) must not spoil the steps after it through the warm start: the

@@ -10,6 +10,7 @@
 
 #include "../support/contact_scenes.hpp"
 #include "gradyn/contact/pgs_contact.hpp"
+#include "gradyn/contact/pgs_data.hpp"
 
 namespace gradyn {
 namespace {
@@ -71,8 +72,8 @@ int contacts_at(const Case& c, bool& converged, int& limits) {
   Data d(c.model);
   Eigen::VectorXd qn(c.model.nq), vn(c.model.nv);
   step<double>(c.model, d, c.q, c.v, c.tau, 1e-3, Integrator::SemiImplicitEuler, qn, vn);
-  converged = d.pgs_result.converged;
-  limits = d.pgs_nlimits;
+  converged = d.pgs->result.converged;
+  limits = d.pgs->nlimits;
   return d.ncontacts;
 }
 

@@ -4,12 +4,14 @@
 
 #include <random>
 
-#include "gradyn/contact/joint_limits.hpp"
-#include "gradyn/sim/integrate.hpp"
-#include "gradyn/sim/step_jacobian.hpp"
 #include "../support/ad_jacobian.hpp"
 #include "../support/contact_scenes.hpp"
 #include "../support/random_model.hpp"
+#include "gradyn/contact/ipm_data.hpp"
+#include "gradyn/contact/joint_limits.hpp"
+#include "gradyn/contact/pgs_data.hpp"
+#include "gradyn/sim/integrate.hpp"
+#include "gradyn/sim/step_jacobian.hpp"
 
 namespace gradyn {
 namespace {
@@ -195,7 +197,7 @@ void expect_velocity_level_matches_ad(ContactModel contact_model, double tol) {
       Data probe(tree);
       Eigen::VectorXd q1(tree.nq), v1(tree.nv);
       step<double>(tree, probe, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q1, v1);
-      EXPECT_GT(contact.model == ContactModel::Pgs ? probe.pgs_nlimits : probe.ipm_nlimits, 0);
+      EXPECT_GT(contact.model == ContactModel::Pgs ? probe.pgs->nlimits : probe.ipm->nlimits, 0);
       expect_matches_ad(tree, q, v, tau, 1e-3, tol);
     }
   }

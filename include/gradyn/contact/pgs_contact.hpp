@@ -4,11 +4,11 @@
 //   a_free = forward_dynamics(q, v, tau),  v_free = v + dt a_free,
 //   v+ = v_free + M^-1 J^T lambda,         q+ = q (+) dt v+.
 //
-// Row layout (n = 3 nc + nl rows; data.pgs_problem.rows = n):
+// Row layout (n = 3 nc + nl rows; data.pgs->problem.rows = n):
 //   rows [0, 3 nc): contacts, three each, in collide()'s order (contact k: rows 3k, 3k+1, 3k+2);
 //   rows [3 nc, n): joint limits, one per active limit, by coordinate index, a lower limit before an
-//                   upper one; row 3 nc + l is the limit of coordinate data.pgs_limit_coord[l] on side
-//                   data.pgs_limit_side[l] (+1 lower, -1 upper).
+//                   upper one; row 3 nc + l is the limit of coordinate data.pgs->limit_coord[l] on side
+//                   data.pgs->limit_side[l] (+1 lower, -1 upper).
 //
 // Contact rows (normal n from geom a to geom b, tangents t1, t2 = the contact frame's columns 1, 2):
 //   one normal row along n, lambda_n in [0, inf);
@@ -42,7 +42,7 @@
 // Warm start: each contact starts from the impulse (as a world vector, re-projected on the new
 // frame) of the last step's contact of the same geom pair nearest to it, if closer than 1 cm (so box
 // manifolds that change order or size keep their impulses); each limit from the last impulse of the
-// same coordinate and side; anything else from 0. data.pgs_warm_start holds what the solve began
+// same coordinate and side; anything else from 0. data.pgs->warm_start holds what the solve began
 // from. The solve does not record iterates (the adjoint replays them; pgs_contact_vjp.hpp).
 // Status: kStatusSolverNotConverged in data.status when PGS stops at pgs_iterations sweeps before
 // pgs_tolerance (the impulses of the last sweep are used; never throws).
@@ -78,9 +78,15 @@ inline PgsTargetBranch pgs_target_branch(const ContactSettings& settings, double
 }
 
 /// Velocity after the contact and joint-limit impulses: v_next = v + dt a_free + M^-1 J^T lambda,
-/// lambda in data.pgs_lambda (leading data.pgs_problem.rows entries). Needs forward_dynamics(q, v, tau)
+/// lambda in data.pgs->lambda (leading data.pgs->problem.rows entries). Needs forward_dynamics(q, v, tau)
 /// to be the last dynamics call on data (its kinematics and articulated inertias are used). Runs
 /// collide() at q itself. v_next may alias v.
+/// Forgets the warm start the last step left (impulses keyed by contact and limit), so that the next
+/// pgs_contact_velocity starts from zero impulses: step_vjp differentiates a step as a function of
+/// (q, v, tau) alone.
+template <class S>
+void pgs_forget_warm_start(DataTpl<S>& data);
+
 template <class S>
 void pgs_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                           const VecRef<S>& a_free, const NoDeduce<S>& dt, VecOut<S> v_next);

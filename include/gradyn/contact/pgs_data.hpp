@@ -1,0 +1,72 @@
+// The PGS contact model's workspace (ContactModel::Pgs): Data holds it as data.pgs, and only the
+// files of the PGS solver include this header, so that a change here rebuilds only them.
+//
+// Rows (pgs_contact.hpp): per contact one normal row then two two-sided friction rows (tangent1,
+// tangent2), rows [0, 3 ncontacts); then one row per active joint limit, rows [3 ncontacts,
+// problem.rows). Every buffer is capacity-sized: the leading rows are current.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "gradyn/contact/detail/symmetric_eigen.hpp"
+#include "gradyn/contact/pgs.hpp"
+#include "gradyn/model/model.hpp"
+
+namespace gradyn {
+
+template <class S>
+struct PgsDataTpl {
+  /// contacts: the capacity of Data::contacts; limit_rows: the most joint-limit rows a step can have.
+  PgsDataTpl(const ModelTpl<S>& model, int contacts, int limit_rows);
+
+  // ---- the step (pgs_contact_velocity; src/contact/pgs_contact.cpp) ----
+  MatrixX<S> JT;          // J^T, nv x (3 contacts + limit_rows); leading problem.rows columns
+  MatrixX<S> MinvJT;      // M^-1 J^T, same shape
+  BoxedLcpTpl<S> problem; // problem.rows rows in use (0: none last step); the storage grows (allocates)
+                          // only when a step needs more rows than every step before it
+  PgsWorkspaceTpl<S> workspace;
+  VectorX<S> lambda;      // impulses of the last step [N s]: leading problem.rows entries
+  VectorX<S> warm_start;  // what that solve started from: leading problem.rows entries
+  int ncontacts = 0;      // contacts of the last step
+  int nlimits = 0;        // limit rows of the last step
+  std::vector<int> limit_coord;  // per limit row: its coordinate in q (capacity: 2 per limitable coordinate)
+  std::vector<int> limit_side;   // per limit row: +1 lower limit (J = +r_k), -1 upper limit (J = -r_k)
+  // Warm start memory, keyed by geom pair and point (contacts) and by coordinate and side (limits).
+  std::vector<std::pair<int, int>> memory_pair;  // per contact of the last step: (geom_a, geom_b)
+  std::vector<Vector3<S>> memory_point;          // its point (world)
+  std::vector<Vector3<S>> memory_impulse;        // its impulse on geom b (world) [N s]
+  int memory_ncontacts = 0;
+  VectorX<S> memory_limit;  // 2 nq: impulse of the lower (2k) and upper (2k + 1) limit of coordinate k, 0 if none
+  PgsResult result;       // the last solve
+  VectorX<S> v_free;      // v + dt a_free (nv)
+  VectorX<S> column;      // scratch (nv)
+
+  // ---- the adjoint (pgs_contact_velocity_vjp; src/contact/pgs_contact_vjp.cpp; double only) ----
+  VectorX<S> adj_v_free_bar, adj_y_bar, adj_x, adj_column, adj_scratch;  // (nv)
+  VectorX<S> adj_lambda_bar, adj_lambda, adj_row;  // (rows)
+  MatrixX<S> adj_A_sym;                  // A_bar + A_bar^T, then its half
+  detail::SymmetricEigen adj_eigen;      // of adj_A_sym
+  BoxedLcpAdjoint adj;
+  PgsAdjointWorkspace adj_workspace;
+  PgsWorkspaceTpl<S> record_workspace;   // the sweeps replayed with their iterates recorded
+};
+
+template <class S>
+PgsDataTpl<S>::PgsDataTpl(const ModelTpl<S>& model, int contacts, int limit_rows) {
+  const int rows = 3 * contacts + limit_rows;
+  JT = MatrixX<S>::Zero(model.nv, rows);
+  MinvJT = MatrixX<S>::Zero(model.nv, rows);
+  limit_coord.assign(limit_rows, -1);
+  limit_side.assign(limit_rows, 0);
+  memory_pair.assign(contacts, {-1, -1});
+  memory_point.assign(contacts, Vector3<S>::Zero());
+  memory_impulse.assign(contacts, Vector3<S>::Zero());
+  memory_limit = VectorX<S>::Zero(2 * model.nq);
+  v_free = VectorX<S>::Zero(model.nv);
+  column = VectorX<S>::Zero(model.nv);
+  for (VectorX<S>* x : {&adj_v_free_bar, &adj_y_bar, &adj_x, &adj_column, &adj_scratch})
+    *x = VectorX<S>::Zero(model.nv);
+}
+
+}  // namespace gradyn

@@ -1,0 +1,174 @@
+// Data's constructor: every workspace sized once from the Model (model/data.hpp), the solvers' own
+// blocks by their constructors (contact/pgs_data.hpp, contact/ipm_data.hpp).
+#include "gradyn/model/data.hpp"
+
+#include <algorithm>
+
+#include "gradyn/autodiff.hpp"
+#include "gradyn/contact/ipm_data.hpp"
+#include "gradyn/contact/pgs_data.hpp"
+
+namespace gradyn {
+
+template <class S>
+DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
+  const int nb = model.nbodies();
+  liMi.resize(nb);
+  oMi.resize(nb);
+  v.assign(nb, Vector6<S>::Zero());
+  ov.assign(nb, Vector6<S>::Zero());
+  oa.assign(nb, Vector6<S>::Zero());
+  oc.assign(nb, Vector6<S>::Zero());
+  a.assign(nb, Vector6<S>::Zero());
+  f.assign(nb, Vector6<S>::Zero());
+  oI.assign(nb, Matrix6<S>::Zero());
+  oIa.assign(nb, Matrix6<S>::Zero());
+  oIc.assign(nb, Matrix6<S>::Zero());
+  opA.assign(nb, Vector6<S>::Zero());
+  joint_S.resize(nb);
+  oS.resize(nb);
+  U.resize(nb);
+  Dinv.resize(nb);
+  u.resize(nb);
+  for (int i = 0; i < nb; ++i) {
+    const int nvi = model.joint_nv(i);
+    joint_S[i] = joint_subspace<S>(model.joint_type[i], model.joint_axis[i]);
+    oS[i] = joint_S[i];
+    U[i] = Matrix6XS::Zero(6, nvi);
+    Dinv[i] = MatrixDof::Zero(nvi, nvi);
+    u[i] = VectorDof::Zero(nvi);
+  }
+  oMf.resize(model.frames.size());
+  tau = VectorX<S>::Zero(model.nv);
+  ddq = VectorX<S>::Zero(model.nv);
+  M = MatrixX<S>::Zero(model.nv, model.nv);
+  tau_passive = VectorX<S>::Zero(model.nv);
+  tau_total = VectorX<S>::Zero(model.nv);
+  q_tmp = VectorX<S>::Zero(model.nq);
+  v_tmp = VectorX<S>::Zero(model.nv);
+  dv_tmp = VectorX<S>::Zero(model.nv);
+  for (int k = 0; k < 4; ++k) {
+    k_q[k] = VectorX<S>::Zero(model.nv);
+    k_v[k] = VectorX<S>::Zero(model.nv);
+  }
+  // step adjoint workspace
+  for (int k = 0; k < 4; ++k) {
+    step_adj_q[k] = VectorX<S>::Zero(model.nq);
+    step_adj_v[k] = VectorX<S>::Zero(model.nv);
+    step_adj_theta[k] = VectorX<S>::Zero(model.nv);
+    step_adj_kq[k] = VectorX<S>::Zero(model.nv);
+    step_adj_kv[k] = VectorX<S>::Zero(model.nv);
+    step_adj_kq_bar[k] = VectorX<S>::Zero(model.nv);
+    step_adj_kv_bar[k] = VectorX<S>::Zero(model.nv);
+  }
+  step_adj_q_bar = VectorX<S>::Zero(model.nq);
+  step_adj_v_bar = VectorX<S>::Zero(model.nv);
+  step_adj_theta_bar = VectorX<S>::Zero(model.nv);
+  step_adj_dv = VectorX<S>::Zero(model.nv);
+  for (int k = 0; k < 2; ++k) {
+    rollout_adj_q[k] = VectorX<S>::Zero(model.nq);
+    rollout_adj_v[k] = VectorX<S>::Zero(model.nv);
+    rollout_adj_lambda_q[k] = VectorX<S>::Zero(model.nq);
+    rollout_adj_lambda_v[k] = VectorX<S>::Zero(model.nv);
+  }
+  rollout_adj_tau = VectorX<S>::Zero(model.nv);
+  joint_M.resize(nb);
+  adj_v.assign(nb, Vector6<S>::Zero());
+  adj_a.assign(nb, Vector6<S>::Zero());
+  adj_f.assign(nb, Vector6<S>::Zero());
+  minv_pA.assign(nb, Vector6<S>::Zero());
+  minv_a.assign(nb, Vector6<S>::Zero());
+  minv_u.resize(nb);
+  for (int i = 0; i < nb; ++i) minv_u[i] = VectorDof::Zero(model.joint_nv(i));
+  adj_mu = VectorX<S>::Zero(model.nv);
+  adj_tau = VectorX<S>::Zero(model.nv);
+  adj_ddq = VectorX<S>::Zero(model.nv);
+  // collision workspace
+  const int ng = model.ngeoms();
+  oMg.resize(ng);
+  geom_aabb_min.assign(ng, Eigen::Vector3d::Zero());
+  geom_aabb_max.assign(ng, Eigen::Vector3d::Zero());
+  sweep_order.resize(ng);
+  for (int g = 0; g < ng; ++g) sweep_order[g] = g;
+  broadphase_pairs.resize(std::max(64, std::min(ng * (ng - 1) / 2, 64 * ng)));
+  contacts.resize(model.max_contacts > 0 ? model.max_contacts : std::max(32, 8 * ng));
+  // contact workspace
+  contact_force.assign(contacts.size(), Vector3<S>::Zero());
+  contact_body_force.assign(nb, Vector6<S>::Zero());
+  contact_subtree_force.assign(nb, Vector6<S>::Zero());
+  contact_tau = VectorX<S>::Zero(model.nv);
+  contact_tau_total = VectorX<S>::Zero(model.nv);
+  int limit_rows = 0;  // two per coordinate of a revolute, continuous, prismatic or planar joint
+  for (int i = 0; i < nb; ++i) {
+    const JointType t = model.joint_type[i];
+    if (t == JointType::Revolute || t == JointType::Continuous || t == JointType::Prismatic || t == JointType::Planar)
+      limit_rows += 2 * model.joint_nq(i);
+  }
+  const int ncontact_slots = static_cast<int>(contacts.size());
+  pgs = detail::DeepPtr<PgsDataTpl<S>>(std::make_unique<PgsDataTpl<S>>(model, ncontact_slots, limit_rows));
+  ipm = detail::DeepPtr<IpmDataTpl<S>>(std::make_unique<IpmDataTpl<S>>(model, ncontact_slots, limit_rows));
+  // contact adjoint workspace
+  adj_pose_bar.assign(nb, Vector6<S>::Zero());
+  adj_ow.assign(nb, Vector6<S>::Zero());
+  adj_ow_bar.assign(nb, Vector6<S>::Zero());
+  contact_bar.resize(contacts.size());
+  adj_contact_tau_bar = VectorX<S>::Zero(model.nv);
+  adj_stage_tau_bar = VectorX<S>::Zero(model.nv);
+  // analytical derivatives
+  deriv_Bc.assign(nb, Matrix6<S>::Zero());
+  deriv_Fc.assign(nb, Vector6<S>::Zero());
+  deriv_hc.assign(nb, Vector6<S>::Zero());
+  deriv_fv.assign(nb, Vector6<S>::Zero());
+  deriv_P.resize(nb);
+  deriv_Q.resize(nb);
+  for (int i = 0; i < nb; ++i) deriv_P[i] = deriv_Q[i] = Matrix6XS::Zero(6, model.joint_nv(i));
+  deriv_in_subtree.assign(nb, 0);
+  deriv_dtau_dx = MatrixX<S>::Zero(model.nv, 2 * model.nv);
+  deriv_minv = MatrixX<S>::Zero(model.nv, model.nv);
+  deriv_LT = deriv_LinvT = MatrixX<S>::Zero(model.nv, model.nv);  // entries off the tree's pattern stay zero
+  {
+    std::vector<int> dof_parent(model.nv, -1), path;
+    for (int i = 0; i < nb; ++i) {
+      int p = model.parent[i];
+      while (p >= 0 && model.joint_nv(p) == 0) p = model.parent[p];
+      for (int k = 0; k < model.joint_nv(i); ++k)
+        dof_parent[model.idx_v[i] + k] =
+            k > 0 ? model.idx_v[i] + k - 1 : (p >= 0 ? model.idx_v[p] + model.joint_nv(p) - 1 : -1);
+    }
+    deriv_path_begin.assign(1, 0);
+    deriv_path.clear();
+    for (int k = 0; k < model.nv; ++k) {
+      path.clear();
+      for (int i = k; i != -1; i = dof_parent[i]) path.push_back(i);
+      for (auto it = path.rbegin(); it != path.rend(); ++it) {
+        if (static_cast<int>(deriv_path.size()) > 2 * deriv_path_begin.back() && deriv_path.back() == *it)
+          ++deriv_path.back();
+        else
+          deriv_path.insert(deriv_path.end(), {*it, *it + 1});
+      }
+      deriv_path_begin.push_back(static_cast<int>(deriv_path.size()) / 2);
+    }
+    deriv_index_scratch.assign(model.nv, 0);
+  }
+  deriv_contact_jac.assign(contacts.size(), Eigen::Matrix<double, 13, 12>::Zero());
+  deriv_ov_next.assign(nb, Vector6<S>::Zero());
+  deriv_contact_rate = MatrixX<S>::Zero(3 * static_cast<Eigen::Index>(contacts.size()), model.nv);
+  deriv_contact_depth = deriv_contact_approach = MatrixX<S>::Zero(static_cast<Eigen::Index>(contacts.size()), model.nv);
+  // deriv_impulse_*: sized by their first use (the row count depends on the solver)
+}
+
+template <class S>
+DataTpl<S>::~DataTpl() = default;
+template <class S>
+DataTpl<S>::DataTpl(const DataTpl&) = default;
+template <class S>
+DataTpl<S>::DataTpl(DataTpl&&) noexcept = default;
+template <class S>
+DataTpl<S>& DataTpl<S>::operator=(const DataTpl&) = default;
+template <class S>
+DataTpl<S>& DataTpl<S>::operator=(DataTpl&&) noexcept = default;
+
+#define GRADYN_INSTANTIATE(S) template struct DataTpl<S>;
+GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
+
+}  // namespace gradyn
