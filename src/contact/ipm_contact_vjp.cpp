@@ -16,12 +16,9 @@
 
 namespace gradyn {
 
-namespace {
-
-void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::VectorXd>& q,
-                const Eigen::Ref<const Eigen::VectorXd>& v, double dt, const Eigen::Ref<const Eigen::VectorXd>& v_next_bar,
-                Eigen::Ref<Eigen::VectorXd> q_bar, Eigen::Ref<Eigen::VectorXd> v_bar,
-                Eigen::Ref<Eigen::VectorXd> a_free_bar, ModelTangent& model_bar) {
+void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
+                              double dt, const VecRef<double>& v_next_bar, VecOut<double> q_bar, VecOut<double> v_bar,
+                              VecOut<double> a_free_bar, ModelTangent& model_bar) {
   const ContactSettings& settings = model.contact;
   const int nc = data.ncontacts, nl = data.ipm->nlimits;
   if (nc + nl == 0 || data.ipm->ncontacts != nc) {  // no contact, no limit row: v+ = v_free
@@ -148,14 +145,6 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
   body_poses_vjp<double>(model, data, q, data.adj_pose_bar, q_bar, model_bar);
   v_bar += v_free_bar;
   a_free_bar += dt * v_free_bar;
-}
-
-}  // namespace
-
-void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
-                              double dt, const VecRef<double>& v_next_bar, VecOut<double> q_bar, VecOut<double> v_bar,
-                              VecOut<double> a_free_bar, ModelTangent& model_bar) {
-  vjp_double(model, data, q, v, dt, v_next_bar, q_bar, v_bar, a_free_bar, model_bar);
 }
 
 }  // namespace gradyn

@@ -37,10 +37,11 @@ void limit_targets_vjp(const Model& model, const Data& data, const Eigen::Ref<co
                            data.pgs->limit_side[static_cast<size_t>(l)], dt, -b_bar[3 * nc + l], q_bar, model_bar);
 }
 
-void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::VectorXd>& q,
-                const Eigen::Ref<const Eigen::VectorXd>& v, double dt, const Eigen::Ref<const Eigen::VectorXd>& v_next_bar,
-                Eigen::Ref<Eigen::VectorXd> q_bar, Eigen::Ref<Eigen::VectorXd> v_bar,
-                Eigen::Ref<Eigen::VectorXd> a_free_bar, ModelTangent& model_bar) {
+}  // namespace
+
+void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
+                              double dt, const VecRef<double>& v_next_bar, VecOut<double> q_bar, VecOut<double> v_bar,
+                              VecOut<double> a_free_bar, ModelTangent& model_bar) {
   const ContactSettings& settings = model.contact;
   const int nc = data.ncontacts;
   const BoxedLcp& lcp = data.pgs->problem;
@@ -166,14 +167,6 @@ void vjp_double(const Model& model, Data& data, const Eigen::Ref<const Eigen::Ve
   }
   v_bar += v_free_bar;
   a_free_bar += dt * v_free_bar;
-}
-
-}  // namespace
-
-void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
-                              double dt, const VecRef<double>& v_next_bar, VecOut<double> q_bar, VecOut<double> v_bar,
-                              VecOut<double> a_free_bar, ModelTangent& model_bar) {
-  vjp_double(model, data, q, v, dt, v_next_bar, q_bar, v_bar, a_free_bar, model_bar);
 }
 
 }  // namespace gradyn
