@@ -332,7 +332,8 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   check_step_options(model.contact, StepOptions{dt, integrator});
   if (integrator != Integrator::SemiImplicitEuler)
     throw ArgumentError("step_jacobian: integrator 'rk4' is not supported: the step Jacobian is that of the "
-                        "semi-implicit Euler step (integrator 'euler'); for RK4 use step_vjp");
+                        "semi-implicit Euler step (integrator 'euler'; Integrator::SemiImplicitEuler in C++); for RK4 use "
+                        "step_vjp");
   const ContactModel contact = model.contact.model;
   if (contact != ContactModel::None) check_contact_settings(model.contact);
 
