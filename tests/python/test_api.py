@@ -252,6 +252,29 @@ def test_integrator_and_dt_validation(ant):
         gradyn.frame_jacobian(ant, q, "torso", reference="body")
 
 
+def test_step_options_are_checked_alike_by_every_step_function(ant):
+    """dt and the integrator are checked by one function for step, rollout, step_vjp, rollout_vjp,
+    step_jacobian and gradcheck; the message names what was passed and what to pass."""
+    q, v = ant.neutral(), np.zeros(ant.nv)
+    taus = np.zeros((2, ant.nv))
+    qs_bar, vs_bar = np.zeros((3, ant.nq)), np.zeros((3, ant.nv))
+    calls = {
+        "step": lambda m, dt, i: gradyn.step(m, q, v, v, dt, integrator=i),
+        "rollout": lambda m, dt, i: gradyn.rollout(m, q, v, taus, dt, integrator=i),
+        "step_vjp": lambda m, dt, i: gradyn.step_vjp(m, q, v, v, dt, q, v, integrator=i),
+        "rollout_vjp": lambda m, dt, i: gradyn.rollout_vjp(m, q, v, taus, dt, qs_bar, vs_bar, integrator=i),
+        "step_jacobian": lambda m, dt, i: gradyn.step_jacobian(m, q, v, v, dt, integrator=i),
+        "gradcheck": lambda m, dt, i: gradyn.gradcheck(m, q, v, taus, dt, integrator=i),
+    }
+    pgs = ant.with_contact(model="pgs")
+    for name, call in calls.items():
+        for dt in (0.0, -0.01, float("nan"), float("inf")):
+            with pytest.raises(ValueError, match="dt: expected a positive finite time step"):
+                call(ant, dt, "euler")
+        with pytest.raises(ValueError, match="integrator 'rk4' cannot step contact model 'pgs'.*use integrator 'euler'"):
+            call(pgs, 0.01, "rk4")
+
+
 # --- the builder: a one-link pendulum against its closed form -------------------------------
 
 MASS, LENGTH, IYY, G = 2.0, 0.7, 0.03, 9.81

@@ -4,12 +4,14 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "../support/random_model.hpp"
 #include "gradyn/dynamics/energy.hpp"
 #include "gradyn/io/load.hpp"
 #include "gradyn/model/errors.hpp"
+#include "gradyn/model/params.hpp"
 #include "gradyn/sim/integrate.hpp"
 #include "gradyn/sim/step.hpp"
 
@@ -192,6 +194,52 @@ TEST(Rollout, StoresInitialStateFirstAndMatchesRepeatedSteps) {
   for (int t = 0; t < 20; ++t)
     step<double>(model, data, q, v, Eigen::VectorXd(taus.row(t).transpose()), 1e-3, Integrator::RK4, q, v);
   EXPECT_LE((Eigen::VectorXd(qs.row(20).transpose()) - q).norm(), 1e-14);
+}
+
+
+// StepOptions are checked once, by check_step_options, for every step function: dt positive and
+// finite, and semi-implicit Euler under velocity-level contact; the message says what was passed.
+TEST(StepOptions, DtAndIntegratorAreCheckedForEveryStepFunction) {
+  ContactSettings none, pgs, ipm, penalty;
+  pgs.model = ContactModel::Pgs;
+  ipm.model = ContactModel::Ipm;
+  penalty.model = ContactModel::Penalty;
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (double dt : {0.0, -1e-3, inf, nan})
+    for (const ContactSettings& c : {none, penalty, pgs})
+      EXPECT_THROW(check_step_options(c, {dt, Integrator::SemiImplicitEuler}), ArgumentError) << dt;
+  EXPECT_NO_THROW(check_step_options(none, {1e-3, Integrator::RK4}));
+  EXPECT_NO_THROW(check_step_options(penalty, {1e-3, Integrator::RK4}));
+  EXPECT_NO_THROW(check_step_options(pgs, {1e-3, Integrator::SemiImplicitEuler}));
+  for (const ContactSettings& c : {pgs, ipm}) {
+    try {
+      check_step_options(c, {1e-3, Integrator::RK4});
+      ADD_FAILURE() << "expected ArgumentError";
+    } catch (const ArgumentError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("integrator 'rk4'"), std::string::npos) << what;
+      EXPECT_NE(what.find(contact_model_name(c.model)), std::string::npos) << what;
+      EXPECT_NE(what.find("'euler'"), std::string::npos) << what;
+    }
+  }
+  try {
+    check_step_options(none, {-0.5, Integrator::SemiImplicitEuler});
+    ADD_FAILURE() << "expected ArgumentError";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("dt: expected a positive finite time step [s], got -0.5"), std::string::npos)
+        << e.what();
+  }
+
+  // step, rollout (of no steps too) and step_vjp run the same check.
+  const Model m = test::random_model(3, 7u, false, true);
+  Data d(m);
+  const Eigen::VectorXd q = neutral_configuration<double>(m), z = Eigen::VectorXd::Zero(m.nv);
+  Eigen::VectorXd qn(m.nq), vn(m.nv), qb = Eigen::VectorXd::Zero(m.nq), vb = Eigen::VectorXd::Zero(m.nv), tb = vb;
+  MatrixXr<double> qs, vs, none_taus(0, m.nv);
+  ModelTangent t(m);
+  EXPECT_THROW(step<double>(m, d, q, z, z, 0.0, Integrator::SemiImplicitEuler, qn, vn), ArgumentError);
+  EXPECT_THROW(rollout<double>(m, d, q, z, none_taus, nan, Integrator::RK4, qs, vs), ArgumentError);
+  EXPECT_THROW(step_vjp<double>(m, d, q, z, z, -1.0, Integrator::RK4, qb, vb, qb, vb, tb, t), ArgumentError);
 }
 
 }  // namespace
