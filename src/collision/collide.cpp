@@ -70,12 +70,8 @@ int collide_geoms(const GeomTpl<S>& a, const Pose<S>& oMa, const GeomTpl<S>& b, 
     ContactTpl<S>& c = out[k];
     c.geom_a = ia;
     c.geom_b = ib;
-    const bool friction_a = value_of(a.friction) >= value_of(b.friction);
-    c.friction = friction_a ? a.friction : b.friction;
-    c.friction_geom = friction_a ? ia : ib;
-    const bool restitution_a = value_of(a.restitution) >= value_of(b.restitution);
-    c.restitution = restitution_a ? a.restitution : b.restitution;
-    c.restitution_geom = restitution_a ? ia : ib;
+    c.friction_geom = value_of(a.friction) >= value_of(b.friction) ? ia : ib;
+    c.restitution_geom = value_of(a.restitution) >= value_of(b.restitution) ? ia : ib;
     if (swapped) {  // the routine's normal points from b to a
       c.normal = -c.normal;
       c.frame = contact_frame(c.normal);

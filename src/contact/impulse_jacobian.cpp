@@ -79,7 +79,7 @@ void add_contact_terms(const Model& model, Data& data, int k, const Eigen::Vecto
   const bool pushes = !zeta.isZero(0.0);
   // The approach J_n v enters only a restitution target (contact_target_weights), which needs e > 0:
   // otherwise its row stays zero.
-  const bool needs_approach = c.restitution != 0.0;
+  const bool needs_approach = model.geoms[c.restitution_geom].restitution != 0.0;
   // twists at v+ (rates) and at v (approach)
   const Vector6<double>& VA1 = A >= 0 ? data.deriv_ov_next[A] : zero;
   const Vector6<double>& VB1 = B >= 0 ? data.deriv_ov_next[B] : zero;
@@ -168,7 +168,7 @@ void add_limit_force_terms(const Model& model, Data& data, const VecRef<double>&
 Eigen::Vector2d contact_target_weights(const Model& model, const Data& data, int k, double dt, double approach) {
   const ContactSettings& settings = model.contact;
   const Contact& c = data.contacts[k];
-  const double e = c.restitution;
+  const double e = model.geoms[c.restitution_geom].restitution;
   if (is_pgs(model)) {  // pgs_contact.cpp
     switch (pgs_target_branch(settings, c.depth, approach, e, dt)) {
       case PgsTargetBranch::Baumgarte: return {settings.erp / dt, 0.0};

@@ -154,7 +154,7 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
       lcp.F(r, row_gamma + k) = S(-1);
       lcp.F(row_gamma + k, r) = S(1);   // zeta = mu lambda_n - sum_j beta_j
     }
-    lcp.F(row_gamma + k, k) = -c.friction;
+    lcp.F(row_gamma + k, k) = -model.geoms[c.friction_geom].friction;
 
     // A contact no generalised velocity can open (J_n = 0: e.g. two geoms around one ball joint's
     // centre) could never reach a positive target: the LCP would be infeasible and the solver
@@ -171,7 +171,7 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     // larger, in contact; across a gap, close it within the step (then bounce if it closes).
     const S approach = Jn.dot(v);  // normal velocity before the step
     const bool bouncing = value_of(approach) < -settings.restitution_threshold;
-    const S& e = c.restitution;
+    const S& e = model.geoms[c.restitution_geom].restitution;
     S target = S(0);
     branch = kIpmTargetZero;
     if (value_of(c.depth) < 0.0) {

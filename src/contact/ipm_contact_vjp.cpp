@@ -122,7 +122,7 @@ void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
         data.contact_bar[k].depth += target_bar / dt;
         [[fallthrough]];
       case kIpmTargetRestitution: {  // -e J_n v
-        const double e = c.restitution;
+        const double e = model.geoms[c.restitution_geom].restitution;
         const double approach = data.ipm->JT.col(3 * k).dot(v);
         model_bar.geom_restitution[c.restitution_geom] += target_bar * -approach;
         weight[3 * k] = target_bar * -e;

@@ -130,7 +130,7 @@ const VectorX<S>& penalty_contact_forces(const ModelTpl<S>& model, DataTpl<S>& d
     const S fn = hunt_crossley_force<S>(settings, c.depth, -un);
     Vector3<S> f = fn * c.normal;
     if (value_of(fn) > 0.0) {
-      f += friction_force<S>(settings, c.friction, fn, Vector3<S>(u - un * c.normal));
+      f += friction_force<S>(settings, model.geoms[c.friction_geom].friction, fn, Vector3<S>(u - un * c.normal));
     }
     data.contact_force[k] = f;
     add_force(data, gb.body, c.point, f);

@@ -80,7 +80,7 @@ void add_contact_terms(const Model& model, Data& data, int k, Eigen::Ref<Eigen::
   t.V_B = B >= 0 ? data.ov[B] : Vector6<double>::Zero();
   t.J = &data.deriv_contact_jac[k];
   const Eigen::Vector3d u = point_velocity(t.V_B, t.p) - point_velocity(t.V_A, t.p);
-  t.G = force_law_jacobian(model.contact, c.friction, c.depth, c.normal, u);
+  t.G = force_law_jacobian(model.contact, model.geoms[c.friction_geom].friction, c.depth, c.normal, u);
   if (t.G.isZero(0.0) && t.f.isZero(0.0)) return;  // not pressing: no force, no derivative
   Vector6<double> W;
   W << t.p.cross(t.f), t.f;

@@ -109,7 +109,7 @@ void penalty_contact_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, cons
     const S k_stiff = S(settings.stiffness), c_damp = S(settings.damping);
     const S dp = pow(d, settings.exponent);
     const S fn = k_stiff * dp * (S(1) - c_damp * un);
-    const S& mu = c.friction;
+    const S& mu = model.geoms[c.friction_geom].friction;
     const Vector3<S> ut = u - un * n;
     // reverse: f = fn n + f_t(mu, fn, ut)
     S fn_bar = n.dot(f_bar);

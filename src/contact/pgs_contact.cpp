@@ -120,7 +120,7 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
     const int rn = 3 * k;
     // Separation velocity the normal row must reach: Baumgarte or restitution, the larger.
     const S approach = data.pgs->JT.col(rn).dot(v);  // normal velocity before the step
-    const S& e = c.restitution;
+    const S& e = model.geoms[c.restitution_geom].restitution;
     switch (pgs_target_branch(settings, value_of(c.depth), value_of(approach), value_of(e), value_of(dt))) {
       case PgsTargetBranch::Baumgarte: lcp.b[rn] -= S(settings.erp) / dt * (c.depth - S(settings.slop)); break;
       case PgsTargetBranch::Restitution: lcp.b[rn] += e * approach; break;
@@ -130,7 +130,7 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
     lcp.hi[rn] = inf;
     lcp.mu[rn] = S(0);
     lcp.normal_row[rn] = -1;
-    const S& mu = c.friction;
+    const S& mu = model.geoms[c.friction_geom].friction;
     for (int r = 1; r < 3; ++r) {
       lcp.lo[rn + r] = S(0);  // ignored for friction rows
       lcp.hi[rn + r] = S(0);

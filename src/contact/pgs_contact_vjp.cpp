@@ -104,7 +104,7 @@ void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
       model_bar.geom_friction[c.friction_geom] += mu_bar;
       // target, the branch the forward took
       const double target_bar = -adj.b[rn];
-      const double e = c.restitution;
+      const double e = model.geoms[c.restitution_geom].restitution;
       const double approach = JT.col(rn).dot(v);
       switch (pgs_target_branch(settings, c.depth, approach, e, dt)) {
         case PgsTargetBranch::Restitution:

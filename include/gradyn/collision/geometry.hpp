@@ -131,13 +131,13 @@ struct ContactTpl {
   Vector3<S> normal = Vector3<S>::UnitZ(); // world, unit, pointing from a to b
   S depth = S(0);                          // penetration: > 0 overlapping, < 0 a gap (within the margin)
   Matrix3<S> frame = Matrix3<S>::Identity();  // columns: normal, tangent1, tangent2 (right-handed)
-  // The pair's material, mixed once when the contact is made (collide_geoms): each is the larger of
-  // the two geoms' values (geom a's on a tie), and *_geom names the geom it came from, so that a
-  // backward pass hands the adjoint to that geom's parameter.
-  S friction = S(0);         // Coulomb coefficient
-  S restitution = S(0);      // coefficient of restitution
-  int friction_geom = -1;    // geom_a or geom_b
-  int restitution_geom = -1;
+  // The pair's material, mixed once when the contact is made (collide_geoms): the geom whose value
+  // the pair takes, the larger of the two (geom a's on a tie). The coefficient is that geom's
+  // parameter (model.geoms[friction_geom].friction), so a backward pass hands the adjoint to it.
+  // Indices, not values: a contact stays small to copy, also in the forward-mode passes of
+  // collide_vjp, where a value would carry 8 derivatives.
+  int friction_geom = -1;     // geom_a or geom_b: its friction is the pair's Coulomb coefficient
+  int restitution_geom = -1;  // geom_a or geom_b: its restitution is the pair's
 };
 using Contact = ContactTpl<double>;
 
