@@ -21,8 +21,14 @@ Vector3<S> joint_limit_rate_row(const ModelTpl<S>& model, int body, int coordina
   }
 }
 
-template <class S>
-void add_joint_limit_forces(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& v, VecOut<S> tau) {
+namespace {
+
+// The penalty law of the joint limits, walked once for the forces and their adjoint: calls
+// visit(i, k, side, r, f) for every coordinate k of joint i beyond a finite bound (side +1 lower,
+// -1 upper) whose spring-damper force f = k_l violation - c_l side (r . v) pushes (f > 0), r the
+// coordinate's rate row (joint_limit_rate_row).
+template <class S, class Visit>
+void for_each_pushing_limit(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& v, Visit&& visit) {
   const ContactSettings& settings = model.contact;
   for (int i = 0; i < model.nbodies(); ++i) {
     if (!joint_has_limited_coordinates(model.joint_type[i])) continue;
@@ -38,10 +44,20 @@ void add_joint_limit_forces(const ModelTpl<S>& model, const VecRef<S>& q, const 
         for (int j = 0; j < nvi; ++j) rate += r[j] * v[iv + j];
         const S f = S(settings.limit_stiffness) * violation - S(settings.limit_damping) * S(side) * rate;
         if (!(value_of(f) > 0.0)) continue;  // no pull towards the limit while leaving it fast
-        for (int j = 0; j < nvi; ++j) tau[iv + j] += S(side) * f * r[j];
+        visit(i, k, side, r, f);
       }
     }
   }
+}
+
+}  // namespace
+
+template <class S>
+void add_joint_limit_forces(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& v, VecOut<S> tau) {
+  for_each_pushing_limit<S>(model, q, v, [&](int i, int, int side, const Vector3<S>& r, const S& f) {
+    const int iv = model.idx_v[i];
+    for (int j = 0; j < model.joint_nv(i); ++j) tau[iv + j] += S(side) * f * r[j];
+  });
 }
 
 template <class S>
@@ -49,45 +65,30 @@ void add_joint_limit_forces_vjp(const ModelTpl<S>& model, const VecRef<S>& q, co
                                 const VecRef<S>& tau_bar, VecOut<S> q_bar, VecOut<S> v_bar) {
   using std::cos;
   using std::sin;
-  const ContactSettings& settings = model.contact;
-  const S k_l = S(settings.limit_stiffness), c_l = S(settings.limit_damping);
-  for (int i = 0; i < model.nbodies(); ++i) {
-    if (!joint_has_limited_coordinates(model.joint_type[i])) continue;
+  const S k_l = S(model.contact.limit_stiffness), c_l = S(model.contact.limit_damping);
+  for_each_pushing_limit<S>(model, q, v, [&](int i, int k, int side, const Vector3<S>& r, const S& f) {
     const int iq = model.idx_q[i], iv = model.idx_v[i], nvi = model.joint_nv(i);
-    for (int k = 0; k < model.joint_nq(i); ++k) {
-      for (int side : {1, -1}) {
-        const S& bound = side > 0 ? model.lower_limit[iq + k] : model.upper_limit[iq + k];
-        if (!std::isfinite(value_of(bound))) continue;
-        const S violation = S(side) * (bound - q[iq + k]);
-        if (!(value_of(violation) > 0.0)) continue;
-        const Vector3<S> r = joint_limit_rate_row<S>(model, i, k, q);
-        S rate = S(0);
-        for (int j = 0; j < nvi; ++j) rate += r[j] * v[iv + j];
-        const S f = k_l * violation - c_l * S(side) * rate;
-        if (!(value_of(f) > 0.0)) continue;
-        // tau_j += s f r_j
-        S f_bar = S(0);
-        Vector3<S> r_bar = Vector3<S>::Zero();
-        for (int j = 0; j < nvi; ++j) {
-          f_bar += S(side) * tau_bar[iv + j] * r[j];
-          r_bar[j] += S(side) * f * tau_bar[iv + j];
-        }
-        // f = k_l s (bound - q_k) - c_l s (r . v)
-        q_bar[iq + k] -= S(side) * k_l * f_bar;
-        const S rate_bar = -c_l * S(side) * f_bar;
-        for (int j = 0; j < nvi; ++j) {
-          v_bar[iv + j] += rate_bar * r[j];
-          r_bar[j] += rate_bar * v[iv + j];
-        }
-        if (model.joint_type[i] == JointType::Planar && k < 2) {
-          const S theta = q[iq + 2];
-          const S c = cos(theta), s = sin(theta);
-          // x: r = (c, -s, 0), dr/dtheta = (-s, -c, 0);  y: r = (s, c, 0), dr/dtheta = (c, -s, 0)
-          q_bar[iq + 2] += k == 0 ? S(-s * r_bar[0] - c * r_bar[1]) : S(c * r_bar[0] - s * r_bar[1]);
-        }
-      }
+    // tau_j += s f r_j
+    S f_bar = S(0);
+    Vector3<S> r_bar = Vector3<S>::Zero();
+    for (int j = 0; j < nvi; ++j) {
+      f_bar += S(side) * tau_bar[iv + j] * r[j];
+      r_bar[j] += S(side) * f * tau_bar[iv + j];
     }
-  }
+    // f = k_l s (bound - q_k) - c_l s (r . v)
+    q_bar[iq + k] -= S(side) * k_l * f_bar;
+    const S rate_bar = -c_l * S(side) * f_bar;
+    for (int j = 0; j < nvi; ++j) {
+      v_bar[iv + j] += rate_bar * r[j];
+      r_bar[j] += rate_bar * v[iv + j];
+    }
+    if (model.joint_type[i] == JointType::Planar && k < 2) {
+      const S theta = q[iq + 2];
+      const S c = cos(theta), s = sin(theta);
+      // x: r = (c, -s, 0), dr/dtheta = (-s, -c, 0);  y: r = (s, c, 0), dr/dtheta = (c, -s, 0)
+      q_bar[iq + 2] += k == 0 ? S(-s * r_bar[0] - c * r_bar[1]) : S(c * r_bar[0] - s * r_bar[1]);
+    }
+  });
 }
 
 namespace {
