@@ -22,7 +22,7 @@
 //   s_l = J_l v+ - target_l + cfm lambda_l >= 0  _|_ lambda_l >= 0
 // with J_l = side r_k on the joint's columns and target_l Baumgarte on the violation beyond the slop
 // (erp / dt max(-g - slop, 0)) or, not yet violated, -g / dt (close the gap, do not cross it).
-// The limit rows come after the contact rows (data.ipm->limit_coord / ipm_limit_side); with no
+// The limit rows come after the contact rows (data.ipm->limit_coord / limit_side); with no
 // contact they alone make the LCP.
 //
 // In lcp_ipm's notation (M x + G^T z = -q, G x + F z + s = m, s, z >= 0, s.z = kappa), unknown
