@@ -252,20 +252,25 @@ sets its flag, so one bad world does not stop a batch.
   m.def(
       "step",
       [](PyModel& s, nb::handle q, nb::handle v, nb::handle tau, double dt, const std::string& integrator,
-         bool return_status) -> nb::object {
+         bool return_status, nb::handle ctrl) -> nb::object {
         const Integrator scheme = step_options(s.model, dt, integrator).integrator;
-        VectorArg q_(q, "q", s.model.nq), v_(v, "v", s.model.nv), tau_(tau, "tau", s.model.nv);
+        VectorArg q_(q, "q", s.model.nq), v_(v, "v", s.model.nv);
+        const OptionalVectorArg tau_(tau, "tau", s.model.nv, /*zeros_when_none=*/true);
+        const OptionalVectorArg ctrl_(ctrl, "ctrl", s.model.nu(), /*zeros_when_none=*/false);
         Eigen::VectorXd q_next(s.model.nq), v_next(s.model.nv);
         DataLease data(s);
         (*data).status = kStatusOk;  // the flags of this step alone
-        gradyn::step<double>(s.model, *data, q_.x, v_.x, tau_.x, dt, scheme, q_next, v_next);
+        gradyn::step<double>(s.model, *data, q_.x, v_.x, tau_.x(), ctrl_.x(), dt, scheme, q_next, v_next);
         if (!return_status) return nb::make_tuple(to_numpy(q_next), to_numpy(v_next));
         return nb::make_tuple(to_numpy(q_next), to_numpy(v_next), static_cast<StatusFlag>((*data).status));
       },
-      model_, nb::arg("q"), nb::arg("v"), nb::arg("tau"), nb::arg("dt"), nb::arg("integrator") = "euler",
-      nb::arg("return_status") = false, R"doc(
-One time step from (q, v) under joint torques tau (passive forces included; contact forces or
-impulses under the model's contact model, see Model.with_contact).
+      model_, nb::arg("q"), nb::arg("v"), nb::arg("tau").none(), nb::arg("dt"), nb::arg("integrator") = "euler",
+      nb::arg("return_status") = false, nb::arg("ctrl").none() = nb::none(), R"doc(
+One time step from (q, v) under joint torques tau and the actuators' controls ctrl (passive forces
+included; contact forces or impulses under the model's contact model, see Model.with_contact).
+tau: shape (nv,), generalised forces added to the actuators'; None: zeros.
+ctrl: shape (model.nu,), one control per actuator (model.actuator_names; the actuators run inside
+  the step: force = gain ctrl + bias, clamped, times gear); None: every control zero.
 integrator: 'euler' (semi-implicit: v+ = v + dt a, q+ = q (+) dt v+) or 'rk4'.
 Returns (q_next, v_next); with return_status=True (q_next, v_next, status), status a gradyn.Status
 (Status.OK, or the flags of what went wrong in this step: the step never raises for numerical
@@ -275,19 +280,18 @@ trouble, e.g. a contact solver that did not converge or a state that became NaN)
   m.def(
       "rollout",
       [](PyModel& s, nb::handle q0, nb::handle v0, nb::handle taus, double dt, const std::string& integrator,
-         bool return_status) -> nb::object {
+         bool return_status, nb::handle ctrls) -> nb::object {
         const Integrator scheme = step_options(s.model, dt, integrator).integrator;
         VectorArg q_(q0, "q0", s.model.nq), v_(v0, "v0", s.model.nv);
-        const ConstArray taus_array = as_array(taus, "taus");
-        check_shape(taus_array, "taus", {-1, s.model.nv});
-        const Eigen::Index T = static_cast<Eigen::Index>(taus_array.shape(0));
-        Eigen::Map<const MatrixXr<double>> taus_(taus_array.data(), T, s.model.nv);
+        const Eigen::Index T = steps_of(taus, ctrls);
+        const OptionalRowsArg taus_(taus, "taus", T, s.model.nv, /*zeros_when_none=*/true);
+        const OptionalRowsArg ctrls_(ctrls, "ctrls", T, s.model.nu(), /*zeros_when_none=*/false);
         MatrixXr<double> qs(T + 1, s.model.nq), vs(T + 1, s.model.nv);
         std::vector<std::uint32_t> status(return_status ? static_cast<size_t>(T) : 0);  // empty: not recorded
         {
           nb::gil_scoped_release no_gil;
           DataLease data(s);
-          gradyn::rollout<double>(s.model, *data, q_.x, v_.x, taus_, dt, scheme, qs, vs, status);
+          gradyn::rollout<double>(s.model, *data, q_.x, v_.x, taus_.x(), ctrls_.x(), dt, scheme, qs, vs, status);
         }
         if (!return_status) return nb::make_tuple(take_numpy(std::move(qs)), take_numpy(std::move(vs)));
         auto* owned = new std::vector<std::uint32_t>(std::move(status));
@@ -295,9 +299,11 @@ trouble, e.g. a contact solver that did not converge or a state that became NaN)
         nb::ndarray<nb::numpy, std::uint32_t> statuses(owned->data(), {owned->size()}, owner);
         return nb::make_tuple(take_numpy(std::move(qs)), take_numpy(std::move(vs)), statuses);
       },
-      model_, nb::arg("q0"), nb::arg("v0"), nb::arg("taus"), nb::arg("dt"), nb::arg("integrator") = "euler",
-      nb::arg("return_status") = false, R"doc(
-Simulate T steps from (q0, v0) with one torque row per step, taus of shape (T, nv).
+      model_, nb::arg("q0"), nb::arg("v0"), nb::arg("taus").none(), nb::arg("dt"), nb::arg("integrator") = "euler",
+      nb::arg("return_status") = false, nb::arg("ctrls").none() = nb::none(), R"doc(
+Simulate T steps from (q0, v0) with one row per step: taus of shape (T, nv) (generalised forces;
+None: zeros) and ctrls of shape (T, model.nu) (the actuators' controls; None: zeros). At least one
+of them is given, and it sets T.
 Returns (qs, vs) of shapes (T + 1, nq) and (T + 1, nv); row 0 is the initial state. With
 return_status=True (qs, vs, status), status a uint32 array of shape (T,): entry t holds the
 gradyn.Status flags step t raised (0 where all went well), e.g. (status & gradyn.Status.NON_FINITE) != 0

@@ -106,26 +106,34 @@ void bind_gradients(nb::module_& m) {
   m.def(
       "step_vjp",
       [](PyModel& s, nb::handle q, nb::handle v, nb::handle tau, double dt, nb::handle q_next_bar,
-         nb::handle v_next_bar, const std::string& integrator) {
+         nb::handle v_next_bar, const std::string& integrator, nb::handle ctrl) {
         const Integrator scheme = step_options(s.model, dt, integrator).integrator;
         const Model& model = s.model;
-        VectorArg q_(q, "q", model.nq), v_(v, "v", model.nv), tau_(tau, "tau", model.nv);
+        VectorArg q_(q, "q", model.nq), v_(v, "v", model.nv);
+        const OptionalVectorArg tau_(tau, "tau", model.nv, /*zeros_when_none=*/true);
+        const OptionalVectorArg ctrl_(ctrl, "ctrl", model.nu(), /*zeros_when_none=*/false);
         VectorArg qn_bar(q_next_bar, "q_next_bar", model.nq), vn_bar(v_next_bar, "v_next_bar", model.nv);
         Eigen::VectorXd q_bar = Eigen::VectorXd::Zero(model.nq), v_bar = Eigen::VectorXd::Zero(model.nv),
-                        tau_bar = Eigen::VectorXd::Zero(model.nv);
+                        tau_bar = Eigen::VectorXd::Zero(model.nv),
+                        ctrl_bar = Eigen::VectorXd::Zero(ctrl_.given() ? model.nu() : 0);
         ModelTangent tangent(model);
         {
           DataLease data(s);
-          gradyn::step_vjp<double>(model, *data, q_.x, v_.x, tau_.x, dt, scheme, qn_bar.x, vn_bar.x, q_bar, v_bar,
-                                   tau_bar, tangent);
+          gradyn::step_vjp<double>(model, *data, q_.x, v_.x, tau_.x(), ctrl_.x(), dt, scheme, qn_bar.x, vn_bar.x,
+                                   q_bar, v_bar, tau_bar, ctrl_bar, tangent);
         }
+        if (ctrl_.given())
+          return nb::make_tuple(to_numpy(q_bar), to_numpy(v_bar), to_numpy(tau_bar),
+                                to_numpy(params_gradient<double>(model, tangent)), to_numpy(ctrl_bar));
         return nb::make_tuple(to_numpy(q_bar), to_numpy(v_bar), to_numpy(tau_bar),
                               to_numpy(params_gradient<double>(model, tangent)));
       },
-      model_, nb::arg("q"), nb::arg("v"), nb::arg("tau"), nb::arg("dt"), nb::arg("q_next_bar"), nb::arg("v_next_bar"),
-      nb::arg("integrator") = "euler", R"doc(
+      model_, nb::arg("q"), nb::arg("v"), nb::arg("tau").none(), nb::arg("dt"), nb::arg("q_next_bar"),
+      nb::arg("v_next_bar"), nb::arg("integrator") = "euler", nb::arg("ctrl").none() = nb::none(), R"doc(
 Reverse mode of step: given the adjoints (gradients of a loss) of the next state, returns
-(q_bar, v_bar, tau_bar, params_bar), shapes (nq,), (nv,), (nv,) and (len(model.param_names),).
+(q_bar, v_bar, tau_bar, params_bar), shapes (nq,), (nv,), (nv,) and (len(model.param_names),),
+and ctrl_bar (model.nu,) after them when ctrl is given (tau None: zeros; ctrl None: every control
+zero, as in step).
 
 q_bar is ambient: one entry per number in q, quaternion components included (the gradient of
 the step as computed from the raw q array), exact in every direction, also off the unit sphere.
@@ -137,29 +145,46 @@ an axis adjoint has no component along the axis. The forward step is recomputed 
 
   m.def(
       "step_jacobian",
-      [](PyModel& s, nb::handle q, nb::handle v, nb::handle tau, double dt, const std::string& integrator) {
+      [](PyModel& s, nb::handle q, nb::handle v, nb::handle tau, double dt, const std::string& integrator,
+         nb::handle ctrl) {
         const Integrator scheme = step_options(s.model, dt, integrator).integrator;
         const Model& model = s.model;
-        const StepVectorArg q_(q, "q", model.nq), v_(v, "v", model.nv), tau_(tau, "tau", model.nv);
-        // A and B in one buffer, column-major (Eigen's layout), handed to numpy as Fortran-ordered
-        // arrays: no copy, no transposition (a row-major copy cost ~1 us of a ~10 us call).
+        const StepVectorArg q_(q, "q", model.nq), v_(v, "v", model.nv);
+        std::optional<StepVectorArg> tau_;
+        if (!tau.is_none()) tau_.emplace(tau, "tau", model.nv);
+        const OptionalVectorArg ctrl_(ctrl, "ctrl", model.nu(), /*zeros_when_none=*/false);
+        // A, B and B_ctrl in one buffer, column-major (Eigen's layout), handed to numpy as
+        // Fortran-ordered arrays: no copy, no transposition (a row-major copy cost ~1 us of a ~10 us call).
         const size_t n = static_cast<size_t>(model.nv), rows = 2 * n;
-        double* buffer = new double[rows * 3 * n];
+        const size_t nu = ctrl_.given() ? static_cast<size_t>(model.nu()) : 0;
+        double* buffer = new double[std::max<size_t>(rows * (3 * n + nu), 1)];
         nb::capsule owner(buffer, [](void* p) noexcept { delete[] static_cast<double*>(p); });
-        Eigen::Map<Eigen::MatrixXd> A(buffer, 2 * model.nv, 2 * model.nv), B(buffer + rows * rows, 2 * model.nv, model.nv);
+        double* b_ctrl = buffer + rows * 3 * n;
+        Eigen::Map<Eigen::MatrixXd> A(buffer, 2 * model.nv, 2 * model.nv), B(buffer + rows * rows, 2 * model.nv, model.nv),
+            B_ctrl(b_ctrl, 2 * model.nv, static_cast<Eigen::Index>(nu));
         {
           DataLease data(s);
-          gradyn::step_jacobian(model, *data, q_.x(model.nq), v_.x(model.nv), tau_.x(model.nv), dt, scheme, A, B);
+          Eigen::VectorXd zeros;  // tau None
+          if (!tau_) zeros = Eigen::VectorXd::Zero(model.nv);
+          const Eigen::Ref<const Eigen::VectorXd> tau_x =
+              tau_ ? Eigen::Ref<const Eigen::VectorXd>(tau_->x(model.nv)) : Eigen::Ref<const Eigen::VectorXd>(zeros);
+          gradyn::step_jacobian(model, *data, q_.x(model.nq), v_.x(model.nv), tau_x, ctrl_.x(), dt, scheme, A, B, B_ctrl);
         }
         const int64_t col_major[2] = {1, static_cast<int64_t>(rows)};
-        const size_t shape_A[2] = {rows, rows}, shape_B[2] = {rows, n};
+        const size_t shape_A[2] = {rows, rows}, shape_B[2] = {rows, n}, shape_C[2] = {rows, nu};
+        if (ctrl_.given())
+          return nb::make_tuple(NumpyArray(buffer, 2, shape_A, owner, col_major),
+                                NumpyArray(buffer + rows * rows, 2, shape_B, owner, col_major),
+                                NumpyArray(b_ctrl, 2, shape_C, owner, col_major));
         return nb::make_tuple(NumpyArray(buffer, 2, shape_A, owner, col_major),
                               NumpyArray(buffer + rows * rows, 2, shape_B, owner, col_major));
       },
-      model_, nb::arg("q"), nb::arg("v"), nb::arg("tau"), nb::arg("dt"), nb::arg("integrator") = "euler", R"doc(
-The analytical Jacobian of one step: returns (A, B), shapes (2 nv, 2 nv) and (2 nv, nv), with
+      model_, nb::arg("q"), nb::arg("v"), nb::arg("tau").none(), nb::arg("dt"), nb::arg("integrator") = "euler",
+      nb::arg("ctrl").none() = nb::none(), R"doc(
+The analytical Jacobian of one step: returns (A, B), shapes (2 nv, 2 nv) and (2 nv, nv), and, when
+ctrl is given, B_ctrl (2 nv, model.nu) after them, with
 
-    [dq_next; dv_next] = A [dq; dv] + B dtau
+    [dq_next; dv_next] = A [dq; dv] + B dtau + B_ctrl dctrl
 
 (Fortran-ordered arrays) in tangent coordinates: dq is a tangent vector at q (gradyn.integrate(model, q, dq) moves along it;
 gradyn.difference gives it back), so A has no rows or columns for quaternion components. Computed
@@ -177,14 +202,16 @@ derivative of the branch the step took.
       "rollout_vjp",
       [](PyModel& s, nb::handle q0, nb::handle v0, nb::handle taus, double dt, nb::handle qs_bar, nb::handle vs_bar,
          const std::string& integrator, int max_snapshots, nb::handle qs, nb::handle vs, double clip_norm,
-         bool return_norms) {
+         bool return_norms, nb::handle ctrls) {
         const Integrator scheme = step_options(s.model, dt, integrator).integrator;
         const Model& model = s.model;
         VectorArg q_(q0, "q0", model.nq), v_(v0, "v0", model.nv);
-        const ConstArray taus_array = as_array(taus, "taus");
-        check_shape(taus_array, "taus", {-1, model.nv});
-        const Eigen::Index T = static_cast<Eigen::Index>(taus_array.shape(0));
-        Eigen::Map<const MatrixXr<double>> taus_(taus_array.data(), T, model.nv);
+        const Eigen::Index T = steps_of(taus, ctrls);
+        const OptionalRowsArg taus_arg(taus, "taus", T, model.nv, /*zeros_when_none=*/true);
+        const OptionalRowsArg ctrls_arg(ctrls, "ctrls", T, model.nu(), /*zeros_when_none=*/false);
+        const auto taus_ = taus_arg.x();
+        const auto ctrls_ = ctrls_arg.x();
+        MatrixXr<double> ctrls_bar = MatrixXr<double>::Zero(ctrls_arg.given() ? T : 0, model.nu());
         MatrixArg qs_bar_(qs_bar, "qs_bar", T + 1, model.nq), vs_bar_(vs_bar, "vs_bar", T + 1, model.nv);
         if (max_snapshots < 0)
           throw ArgumentError("max_snapshots: expected 0 (keep every state) or a positive count, got " +
@@ -203,34 +230,37 @@ derivative of the branch the step took.
             throw ArgumentError("qs, vs: their first rows must be q0 and v0 (the arrays rollout returned)");
           nb::gil_scoped_release no_gil;
           DataLease data(s);
-          gradyn::rollout_vjp_from_states<double>(model, *data, qs_.x(), vs_.x(), taus_, dt, scheme, qs_bar_.x(),
-                                                  vs_bar_.x(), q0_bar, v0_bar, taus_bar, tangent, options);
+          gradyn::rollout_vjp_from_states<double>(model, *data, qs_.x(), vs_.x(), taus_, ctrls_, dt, scheme, qs_bar_.x(),
+                                                  vs_bar_.x(), q0_bar, v0_bar, taus_bar, ctrls_bar, tangent, options);
           norms = (*data).rollout_adj_norms;
         } else {
           nb::gil_scoped_release no_gil;
           DataLease data(s);
-          gradyn::rollout_vjp<double>(model, *data, q_.x, v_.x, taus_, dt, scheme, qs_bar_.x(), vs_bar_.x(), q0_bar, v0_bar,
-                                      taus_bar, tangent, options);
+          gradyn::rollout_vjp<double>(model, *data, q_.x, v_.x, taus_, ctrls_, dt, scheme, qs_bar_.x(), vs_bar_.x(),
+                                      q0_bar, v0_bar, taus_bar, ctrls_bar, tangent, options);
           norms = (*data).rollout_adj_norms;
         }
-        if (return_norms)
-          return nb::make_tuple(to_numpy(q0_bar), to_numpy(v0_bar), take_numpy(std::move(taus_bar)),
-                                to_numpy(params_gradient<double>(model, tangent)),
-                                to_numpy(Eigen::Map<const Eigen::VectorXd>(norms.data(), Eigen::Index(norms.size()))));
-        return nb::make_tuple(to_numpy(q0_bar), to_numpy(v0_bar), take_numpy(std::move(taus_bar)),
-                              to_numpy(params_gradient<double>(model, tangent)));
+        nb::list out;
+        out.append(to_numpy(q0_bar));
+        out.append(to_numpy(v0_bar));
+        out.append(take_numpy(std::move(taus_bar)));
+        out.append(to_numpy(params_gradient<double>(model, tangent)));
+        if (ctrls_arg.given()) out.append(take_numpy(std::move(ctrls_bar)));
+        if (return_norms) out.append(to_numpy(Eigen::Map<const Eigen::VectorXd>(norms.data(), Eigen::Index(norms.size()))));
+        return nb::tuple(out);
       },
-      model_, nb::arg("q0"), nb::arg("v0"), nb::arg("taus"), nb::arg("dt"), nb::arg("qs_bar").none(),
+      model_, nb::arg("q0"), nb::arg("v0"), nb::arg("taus").none(), nb::arg("dt"), nb::arg("qs_bar").none(),
       nb::arg("vs_bar").none(), nb::arg("integrator") = "euler", nb::arg("max_snapshots") = 0,
       nb::arg("qs").none() = nb::none(), nb::arg("vs").none() = nb::none(), nb::arg("clip_norm") = 0.0,
-      nb::arg("return_norms") = false, R"doc(
+      nb::arg("return_norms") = false, nb::arg("ctrls").none() = nb::none(), R"doc(
 Reverse mode of rollout (backpropagation through time).
 qs, vs (optional): the arrays gradyn.rollout returned for these very inputs; given, they serve as
 the checkpoints and no forward step is re-run (faster, no extra memory; max_snapshots is then
 unused). qs_bar (T + 1, nq) and vs_bar (T + 1, nv)
 are the gradients of a loss with respect to the arrays rollout returns (None: zeros; a terminal
 loss fills only the last row). Returns (q0_bar, v0_bar, taus_bar, params_bar), shapes (nq,),
-(nv,), (T, nv), (len(model.param_names),).
+(nv,), (T, nv), (len(model.param_names),), then ctrls_bar (T, model.nu) when ctrls is given
+(taus and ctrls as in rollout: either may be None).
 
 q0_bar is ambient (quaternion components are plain coordinates) and exact in every direction
 (see step_vjp for its component along a quaternion). max_snapshots = 0 keeps every
@@ -238,7 +268,7 @@ state of the forward pass; k > 0 keeps at most k states and recomputes the other
 checkpointing, memory O(k) for very long horizons); both give identical numbers. Runs without the GIL.
 
 Exploding gradients (contact makes them common): return_norms=True appends a (T + 1,) array, the
-2-norm of the adjoint of each state (q_bar_t, v_bar_t) on the way back, before clipping. clip_norm > 0
+2-norm of the adjoint of each state (q_bar_t, v_bar_t) on the way back, before clipping (last in the tuple). clip_norm > 0
 scales any state adjoint with a larger norm down to clip_norm before it flows into earlier steps
 (gradient clipping through time: no longer the exact gradient, by design).
 Gradients through contact: exact for the smooth parts; a contact appearing or vanishing, or a
@@ -250,7 +280,7 @@ not see (see the README's "Gradients through contact").
       "gradcheck",
       [](PyModel& s, nb::handle q, nb::handle v, nb::handle taus, double dt, const std::string& integrator,
          bool final_loss, bool running_loss, unsigned seed, bool check_ad, bool check_fd, bool check_params,
-         double fd_step, int ad_max_coords, int fd_max_coords, int max_snapshots) {
+         double fd_step, int ad_max_coords, int fd_max_coords, int max_snapshots, nb::handle ctrls) {
         GradcheckOptions o;
         o.integrator = step_options(s.model, dt, integrator).integrator;
         o.final_loss = final_loss;
@@ -273,10 +303,17 @@ not see (see the README's "Gradients through contact").
         }
         const Eigen::Index T = taus_array.ndim() == 1 ? 1 : static_cast<Eigen::Index>(taus_array.shape(0));
         Eigen::Map<const MatrixXr<double>> taus_(taus_array.data(), T, model.nv);
+        MatrixXr<double> ctrls_;
+        if (!ctrls.is_none()) {
+          const ConstArray c = as_array(ctrls, "ctrls");
+          if (taus_array.ndim() == 1) check_shape(c, "ctrls", {model.nu()});
+          else check_shape(c, "ctrls", {T, model.nu()});
+          ctrls_ = Eigen::Map<const MatrixXr<double>>(c.data(), T, model.nu());
+        }
         GradcheckResult r;
         {
           nb::gil_scoped_release no_gil;
-          r = gradyn::gradcheck(model, q_.x, v_.x, taus_, dt, o);
+          r = gradyn::gradcheck(model, q_.x, v_.x, taus_, ctrls_, dt, o);
         }
         nb::dict out;
         for (const GradcheckBlock& b : r.blocks) out[b.name.c_str()] = block_dict(b);
@@ -285,12 +322,15 @@ not see (see the README's "Gradients through contact").
       model_, nb::arg("q"), nb::arg("v"), nb::arg("taus"), nb::arg("dt"), nb::arg("integrator") = "euler",
       nb::arg("final_loss") = true, nb::arg("running_loss") = false, nb::arg("seed") = 0, nb::arg("check_ad") = true,
       nb::arg("check_fd") = true, nb::arg("check_params") = true, nb::arg("fd_step") = 1e-6,
-      nb::arg("ad_max_coords") = -1, nb::arg("fd_max_coords") = -1, nb::arg("max_snapshots") = 0, R"doc(
+      nb::arg("ad_max_coords") = -1, nb::arg("fd_max_coords") = -1, nb::arg("max_snapshots") = 0,
+      nb::arg("ctrls").none() = nb::none(), R"doc(
 Compare the three gradients of a rollout: adjoint (rollout_vjp), forward-mode AD and central
 finite differences, for a random linear loss of the states (weights on the final state and/or
-every state). taus: (T, nv), or (nv,) for a single step.
+every state). taus: (T, nv), or (nv,) for a single step; ctrls: the actuators' controls, (T, nu)
+or (nu,) for a single step (None: none, every control zero).
 
-Returns a dict per input block, "q0", "v0", "taus" and (with check_params) "params", each a
+Returns a dict per input block, "q0", "v0", "taus", "ctrls" (when given) and (with check_params)
+"params", each a
 dict with size, scale (largest |gradient entry|), ad_error and fd_error (max |adjoint - reference|
 / scale; NaN when not computed), ad_coords and fd_coords (entries compared: the taus and params
 blocks can be subsampled with ad_max_coords / fd_max_coords, evenly spaced), worst_ad_index and

@@ -46,13 +46,15 @@ Matrix3<double> inertia_arg(nb::handle h) {
   return I;
 }
 
-std::unique_ptr<PyModel> load_file(nb::handle path_like, bool floating_base, std::optional<std::string> contact) {
+std::unique_ptr<PyModel> load_file(nb::handle path_like, bool floating_base, std::optional<std::string> contact,
+                                   bool urdf_effort_motors) {
   ContactModel contact_model = ContactModel::None;  // checked before the (slow) load
   if (contact) contact_model = parse_contact_model(*contact);
   const std::string path = nb::cast<std::string>(nb::str(nb::module_::import_("os").attr("fspath")(path_like)));
   std::vector<std::string> warnings;
   LoadOptions options;
   options.floating_base = floating_base;
+  options.urdf_effort_motors = urdf_effort_motors;
   options.warnings = &warnings;
   Model model = load(path, options);
   model.contact.model = contact_model;
@@ -70,6 +72,7 @@ std::string model_repr(const Model& m) {
   s << "gradyn.Model(";
   if (!m.name.empty()) s << "name='" << m.name << "', ";
   s << "nq=" << m.nq << ", nv=" << m.nv << ", nbodies=" << m.nbodies();
+  if (m.nu() > 0) s << ", nu=" << m.nu();
   if (!m.source.empty()) s << ", source='" << m.source << "'";
   s << ")";
   return s.str();
@@ -185,14 +188,18 @@ they weld remain as frames). Per joint, q / v hold::
            "A copy of this model with other joint spring stiffness, shape (nv,), non-negative.")
       .def("__repr__", [](const PyModel& s) { return model_repr(s.model); });
 
-  m.def("load", &load_file, nb::arg("path"), nb::arg("floating_base") = false, nb::arg("contact") = nb::none(), R"doc(
+  m.def("load", &load_file, nb::arg("path"), nb::arg("floating_base") = false, nb::arg("contact") = nb::none(),
+        nb::arg("urdf_effort_motors") = true, R"doc(
 Load a robot model from a URDF (.urdf) or MJCF (.xml, .mjcf) file.
 
 floating_base: URDF only; put a free joint between the world and the root link (MJCF files
 declare their own free joints). contact: None (no contact forces, the default), 'penalty'
 (Hunt-Crossley penalty forces), 'pgs' (velocity-level impulses by projected Gauss-Seidel) or 'ipm'
 (velocity-level mixed LCP by an interior-point method), with the default settings; tune them with
-Model.with_contact. Loader warnings (e.g. a missing mesh file) are issued as Python
+Model.with_contact. Actuators (Model.actuators; step's ctrl): MJCF <actuator> motor, position,
+velocity, damper and general elements on hinge and slide joints; URDF joints with an effort limit
+get a motor each (gear 1, forcerange +-effort, named after the joint) unless
+urdf_effort_motors=False. Loader warnings (e.g. a missing mesh file) are issued as Python
 warnings. A bad file raises gradyn.ModelError (a ValueError) naming the file, line and element.
 )doc");
 

@@ -81,6 +81,46 @@ struct VectorArg {
 
 Eigen::Vector3d vector3_arg(nb::handle h, const char* name);
 
+/// A 1-D argument that may be None: None gives n zeros (zeros_when_none, e.g. tau) or an empty
+/// vector (the C++ functions read an empty ctrl as "every control zero").
+class OptionalVectorArg {
+ public:
+  OptionalVectorArg(nb::handle h, const char* name, Eigen::Index n, bool zeros_when_none);
+  Eigen::Ref<const Eigen::VectorXd> x() const {
+    if (arg_) return arg_->x;
+    return fallback_;
+  }
+  bool given() const { return arg_.has_value(); }
+
+ private:
+  std::optional<VectorArg> arg_;
+  Eigen::VectorXd fallback_;
+};
+
+/// A (T, n) float64 argument, one row per step, that may be None: None gives zeros of that shape
+/// (zeros_when_none, e.g. taus) or an empty matrix (ctrls: every control zero). Any number of rows
+/// is accepted: steps_of has checked that the per-step arrays agree.
+class OptionalRowsArg {
+ public:
+  OptionalRowsArg(nb::handle h, const char* name, Eigen::Index T, Eigen::Index n, bool zeros_when_none);
+  Eigen::Ref<const MatrixXr<double>> x() const {
+    if (array_.is_valid()) return Eigen::Map<const MatrixXr<double>>(array_.data(), rows_, cols_);
+    return fallback_;
+  }
+  bool given() const { return array_.is_valid(); }
+  Eigen::Index rows() const { return rows_; }
+
+ private:
+  ConstArray array_;
+  MatrixXr<double> fallback_;
+  Eigen::Index rows_ = 0, cols_ = 0;
+};
+
+/// The number of steps T of a rollout given its per-step arrays (taus, ctrls; either may be None):
+/// their first dimension, which must agree. Throws ArgumentError naming both shapes otherwise, or
+/// when both are None.
+Eigen::Index steps_of(nb::handle taus, nb::handle ctrls);
+
 /// New NumPy arrays that own their memory (C order).
 using NumpyArray = nb::ndarray<nb::numpy, double>;
 NumpyArray new_array(std::initializer_list<size_t> shape, double** data);

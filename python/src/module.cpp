@@ -62,6 +62,36 @@ VectorArg::VectorArg(nb::handle h, const char* name, Eigen::Index n)
 
 Eigen::Vector3d vector3_arg(nb::handle h, const char* name) { return VectorArg(h, name, 3).x; }
 
+OptionalVectorArg::OptionalVectorArg(nb::handle h, const char* name, Eigen::Index n, bool zeros_when_none) {
+  if (!h.is_none()) arg_.emplace(h, name, n);
+  else if (zeros_when_none) fallback_ = Eigen::VectorXd::Zero(n);
+}
+
+OptionalRowsArg::OptionalRowsArg(nb::handle h, const char* name, Eigen::Index T, Eigen::Index n, bool zeros_when_none) {
+  if (h.is_none()) {
+    if (zeros_when_none) fallback_ = MatrixXr<double>::Zero(T, n), rows_ = T, cols_ = n;
+    return;
+  }
+  array_ = as_array(h, name);
+  check_shape(array_, name, {-1, n});  // its number of rows was checked against the others' (steps_of)
+  rows_ = static_cast<Eigen::Index>(array_.shape(0));
+  cols_ = n;
+}
+
+Eigen::Index steps_of(nb::handle taus, nb::handle ctrls) {
+  if (taus.is_none() && ctrls.is_none())
+    throw ArgumentError("taus and ctrls are both None: give at least one of them (one row per step)");
+  std::optional<ConstArray> t, c;
+  if (!taus.is_none()) t = as_array(taus, "taus");
+  if (!ctrls.is_none()) c = as_array(ctrls, "ctrls");
+  if (t && c && t->ndim() >= 1 && c->ndim() >= 1 && t->shape(0) != c->shape(0))
+    throw ArgumentError("taus and ctrls disagree on the number of steps: taus has shape " + shape_string(*t) +
+                        ", ctrls " + shape_string(*c) + " (one row per step in both)");
+  const ConstArray& first = t ? *t : *c;
+  // (a shape other than (T, n) is reported with the array's expected shape by its own check)
+  return first.ndim() >= 1 ? static_cast<Eigen::Index>(first.shape(0)) : 0;
+}
+
 NumpyArray new_array(std::initializer_list<size_t> shape, double** data) {
   size_t n = 1;
   for (size_t s : shape) n *= s;

@@ -36,30 +36,34 @@ std::vector<int> spread_indices(int n, int max_count) {
 }
 
 // The inputs, all blocks concatenated, and how to read them back.
+// Blocks: 0 q0, 1 v0, 2 taus, 3 ctrls (nu = 0 when the rollout has none), 4 params.
+constexpr int kParamsBlock = 4;
 struct Layout {
-  int nq, nv, T, np;
-  int offset(int block) const {
-    const int sizes[4] = {nq, nv, T * nv, np};
-    int o = 0;
-    for (int b = 0; b < block; ++b) o += sizes[b];
-    return o;
-  }
+  int nq, nv, T, nu, np;
   int size(int block) const {
-    const int sizes[4] = {nq, nv, T * nv, np};
+    const int sizes[5] = {nq, nv, T * nv, T * nu, np};
     return sizes[block];
   }
-  int total() const { return offset(4); }
+  int offset(int block) const {
+    int o = 0;
+    for (int b = 0; b < block; ++b) o += size(b);
+    return o;
+  }
+  int total() const { return offset(5); }
 };
 
 // The loss of the rollout from the concatenated input x (any scalar).
 template <class S>
 S rollout_loss(const ModelTpl<S>& base_model, const Layout& L, const VectorX<S>& x, bool with_params,
                const MatrixXr<double>& Wq, const MatrixXr<double>& Wv, double dt, Integrator integrator) {
-  const ModelTpl<S> model = with_params ? gradyn::with_params<S>(base_model, x.segment(L.offset(3), L.np)) : base_model;
+  const ModelTpl<S> model =
+      with_params ? gradyn::with_params<S>(base_model, x.segment(L.offset(kParamsBlock), L.np)) : base_model;
   DataTpl<S> data(model);  // after with_params: joint_S depends on the axes
-  MatrixXr<S> taus(L.T, L.nv), qs, vs;
+  MatrixXr<S> taus(L.T, L.nv), ctrls(L.nu > 0 ? L.T : 0, L.nu), qs, vs;
   for (int t = 0; t < L.T; ++t) taus.row(t) = x.segment(L.offset(2) + t * L.nv, L.nv).transpose();
-  rollout<S>(model, data, x.segment(L.offset(0), L.nq), x.segment(L.offset(1), L.nv), taus, S(dt), integrator, qs, vs);
+  for (int t = 0; t < ctrls.rows(); ++t) ctrls.row(t) = x.segment(L.offset(3) + t * L.nu, L.nu).transpose();
+  rollout<S>(model, data, x.segment(L.offset(0), L.nq), x.segment(L.offset(1), L.nv), taus, ctrls, S(dt), integrator,
+             qs, vs);
   S loss(0);
   for (int t = 0; t <= L.T; ++t) {
     for (int k = 0; k < L.nq; ++k)
@@ -110,17 +114,21 @@ std::string GradcheckResult::summary() const {
 }
 
 GradcheckResult gradcheck(const Model& model, const Eigen::VectorXd& q0, const Eigen::VectorXd& v0,
-                          const Eigen::Ref<const MatrixXr<double>>& taus, double dt, const GradcheckOptions& options) {
+                          const Eigen::Ref<const MatrixXr<double>>& taus, const Eigen::Ref<const MatrixXr<double>>& ctrls,
+                          double dt, const GradcheckOptions& options) {
   check_size("q0", q0.size(), model.nq);
   check_size("v0", v0.size(), model.nv);
   if (taus.cols() != model.nv)
     throw ArgumentError("taus: expected shape (T, " + std::to_string(model.nv) + "), got (" +
                         std::to_string(taus.rows()) + ", " + std::to_string(taus.cols()) + ")");
+  check_controls_shape(model.nu(), ctrls.rows(), ctrls.cols(), taus.rows());
   if (!options.final_loss && !options.running_loss)
     throw ArgumentError("gradcheck: choose a final and/or a running loss");
   const bool params = options.check_params;
   const Eigen::VectorXd p0 = params ? get_params<double>(model) : Eigen::VectorXd();
-  const Layout L{model.nq, model.nv, static_cast<int>(taus.rows()), static_cast<int>(p0.size())};
+  const bool has_ctrls = ctrls.size() != 0;
+  const Layout L{model.nq, model.nv, static_cast<int>(taus.rows()), has_ctrls ? model.nu() : 0,
+                 static_cast<int>(p0.size())};
 
   // random loss weights
   std::mt19937 rng(options.seed);
@@ -136,7 +144,9 @@ GradcheckResult gradcheck(const Model& model, const Eigen::VectorXd& q0, const E
   x0.segment(L.offset(0), L.nq) = q0;
   x0.segment(L.offset(1), L.nv) = v0;
   for (int t = 0; t < L.T; ++t) x0.segment(L.offset(2) + t * L.nv, L.nv) = taus.row(t).transpose();
-  if (params) x0.segment(L.offset(3), L.np) = p0;
+  if (has_ctrls)
+    for (int t = 0; t < L.T; ++t) x0.segment(L.offset(3) + t * L.nu, L.nu) = ctrls.row(t).transpose();
+  if (params) x0.segment(L.offset(kParamsBlock), L.np) = p0;
 
   // the adjoint
   GradcheckResult result;
@@ -145,25 +155,30 @@ GradcheckResult gradcheck(const Model& model, const Eigen::VectorXd& q0, const E
     ModelTangent tangent(model);
     Eigen::VectorXd q0_bar = Eigen::VectorXd::Zero(L.nq), v0_bar = Eigen::VectorXd::Zero(L.nv);
     MatrixXr<double> taus_bar = MatrixXr<double>::Zero(L.T, L.nv);
+    MatrixXr<double> ctrls_bar = MatrixXr<double>::Zero(has_ctrls ? L.T : 0, L.nu);
     CheckpointOptions checkpoints;
     checkpoints.max_snapshots = options.max_snapshots;
-    rollout_vjp<double>(model, data, q0, v0, taus, dt, options.integrator, Wq, Wv, q0_bar, v0_bar, taus_bar, tangent,
-                        checkpoints);
+    rollout_vjp<double>(model, data, q0, v0, taus, ctrls, dt, options.integrator, Wq, Wv, q0_bar, v0_bar, taus_bar,
+                        ctrls_bar, tangent, checkpoints);
     Eigen::VectorXd& g = result.adjoint_gradient;
     g.resize(L.total());
     g.segment(L.offset(0), L.nq) = q0_bar;
     g.segment(L.offset(1), L.nv) = v0_bar;
     for (int t = 0; t < L.T; ++t) g.segment(L.offset(2) + t * L.nv, L.nv) = taus_bar.row(t).transpose();
-    if (params) g.segment(L.offset(3), L.np) = params_gradient<double>(model, tangent);
+    if (has_ctrls)
+      for (int t = 0; t < L.T; ++t) g.segment(L.offset(3) + t * L.nu, L.nu) = ctrls_bar.row(t).transpose();
+    if (params) g.segment(L.offset(kParamsBlock), L.np) = params_gradient<double>(model, tangent);
     result.loss = rollout_loss<double>(model, L, x0, false, Wq, Wv, dt, options.integrator);
   }
   const Eigen::VectorXd& g = result.adjoint_gradient;
 
-  const char* names[4] = {"q0", "v0", "taus", "params"};
-  const int nblocks = params ? 4 : 3;
-  std::vector<std::vector<int>> ad_sets(nblocks), fd_sets(nblocks);
-  for (int b = 0; b < nblocks; ++b) {
-    // q0 and v0: always every coordinate; taus and params: a spread subset when asked
+  const char* names[5] = {"q0", "v0", "taus", "ctrls", "params"};
+  std::vector<int> blocks = {0, 1, 2};
+  if (has_ctrls) blocks.push_back(3);
+  if (params) blocks.push_back(kParamsBlock);
+  std::vector<std::vector<int>> ad_sets(5), fd_sets(5);
+  for (int b : blocks) {
+    // q0 and v0: always every coordinate; taus, ctrls and params: a spread subset when asked
     const bool full = b < 2;
     if (options.check_ad) ad_sets[b] = spread_indices(L.size(b), full ? -1 : options.ad_max_coords);
     if (options.check_fd) fd_sets[b] = spread_indices(L.size(b), full ? -1 : options.fd_max_coords);
@@ -172,7 +187,7 @@ GradcheckResult gradcheck(const Model& model, const Eigen::VectorXd& q0, const E
     // The contact settings ("contact.*") are doubles in the model: AD cannot seed them, so only
     // finite differences check their entries.
     const std::vector<std::string> pnames = param_names(model);
-    std::erase_if(ad_sets[3], [&](int k) { return pnames[static_cast<size_t>(k)].rfind("contact.", 0) == 0; });
+    std::erase_if(ad_sets[kParamsBlock], [&](int k) { return pnames[static_cast<size_t>(k)].rfind("contact.", 0) == 0; });
   }
 
   // forward-mode AD, kADChunk coordinates per rollout
@@ -180,7 +195,7 @@ GradcheckResult gradcheck(const Model& model, const Eigen::VectorXd& q0, const E
   if (options.check_ad) {
     const ModelTpl<ADScalar> ad_model = model.cast<ADScalar>();
     std::vector<int> coords;
-    for (int b = 0; b < nblocks; ++b)
+    for (int b : blocks)
       for (int k : ad_sets[b]) coords.push_back(L.offset(b) + k);
     for (size_t first = 0; first < coords.size(); first += kADChunk) {
       VectorX<ADScalar> x(L.total());
@@ -189,7 +204,7 @@ GradcheckResult gradcheck(const Model& model, const Eigen::VectorXd& q0, const E
       const size_t last = std::min(coords.size(), first + kADChunk);
       for (size_t c = first; c < last; ++c) {
         x[coords[c]] = ad_seed(x0[coords[c]], static_cast<int>(c - first));
-        seeds_params = seeds_params || (params && coords[c] >= L.offset(3));
+        seeds_params = seeds_params || (params && coords[c] >= L.offset(kParamsBlock));
       }
       // Without parameter seeds the plain cast model is used (with_params would be exact too).
       const ADScalar loss = rollout_loss<ADScalar>(ad_model, L, x, seeds_params, Wq, Wv, dt, options.integrator);
@@ -202,25 +217,25 @@ GradcheckResult gradcheck(const Model& model, const Eigen::VectorXd& q0, const E
   if (options.check_fd) {
     const double h = options.fd_step;
     Eigen::VectorXd x = x0;
-    for (int b = 0; b < nblocks; ++b)
+    for (int b : blocks)
       for (int k : fd_sets[b]) {
         const int i = L.offset(b) + k;
         x[i] = x0[i] + h;
-        const double lp = rollout_loss<double>(model, L, x, b == 3, Wq, Wv, dt, options.integrator);
+        const double lp = rollout_loss<double>(model, L, x, b == kParamsBlock, Wq, Wv, dt, options.integrator);
         x[i] = x0[i] - h;
         try {
-          const double lm = rollout_loss<double>(model, L, x, b == 3, Wq, Wv, dt, options.integrator);
+          const double lm = rollout_loss<double>(model, L, x, b == kParamsBlock, Wq, Wv, dt, options.integrator);
           g_fd[i] = (lp - lm) / (2 * h);
         } catch (const ModelError&) {
           // a parameter on the edge of its valid range (e.g. a contact setting at 0): one-sided
           x[i] = x0[i];
-          g_fd[i] = (lp - rollout_loss<double>(model, L, x, b == 3, Wq, Wv, dt, options.integrator)) / h;
+          g_fd[i] = (lp - rollout_loss<double>(model, L, x, b == kParamsBlock, Wq, Wv, dt, options.integrator)) / h;
         }
         x[i] = x0[i];
       }
   }
 
-  for (int b = 0; b < nblocks; ++b) {
+  for (int b : blocks) {
     GradcheckBlock blk;
     blk.name = names[b];
     blk.size = L.size(b);

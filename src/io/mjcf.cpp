@@ -405,6 +405,8 @@ class MjcfParser {
     result_.builder.add_link(std::move(world));
     for (const XMLElement* s : children(root))
       if (std::string(s->Name()) == "contact") parse_contact(s);
+    for (const XMLElement* s : children(root))
+      if (std::string(s->Name()) == "actuator") parse_actuators(s);
 
     finish_masses();
     for (const PendingLink& l : pending_) result_.builder.add_link(l.spec);
@@ -526,7 +528,8 @@ class MjcfParser {
         parse_default(c, index, false);
         continue;
       }
-      AttrMap& m = classes_[index].attributes[kind];
+      // MuJoCo keeps one default actuator per class, which every actuator element of the class edits.
+      AttrMap& m = classes_[index].attributes[is_actuator_kind(kind) ? "actuator" : kind];
       for (const tinyxml2::XMLAttribute* at = c->FirstAttribute(); at; at = at->Next()) m[at->Name()] = at->Value();
     }
   }
@@ -672,6 +675,9 @@ class MjcfParser {
       return js;
     }
 
+    if (a.has("actuatorfrcrange") && keyword(a, "actuatorfrclimited", "auto", {"true", "false", "auto"}) != "false")
+      warn(e, "actuatorfrcrange is not simulated by gradyn: the total actuator force on joint '" + js.name +
+                  "' is not clamped (each actuator's own forcerange is)");
     const Vec3 p = vec3(a, "pos", Vec3::Zero());
     const Vec3 axis = vec3(a, "axis", Vec3(0, 0, 1));
     if (type == "ball") {
@@ -783,6 +789,139 @@ class MjcfParser {
       fail(a.element, "contype and conaffinity must be non-negative integers");
     g.contype = static_cast<std::uint32_t>(contype);
     g.conaffinity = static_cast<std::uint32_t>(conaffinity);
+  }
+
+  // ---- actuators -------------------------------------------------------------------------------------
+
+  static bool is_actuator_kind(const std::string& kind) {
+    for (const char* k : {"general", "motor", "position", "velocity", "damper", "intvelocity", "cylinder", "muscle",
+                          "adhesion", "plugin"})
+      if (kind == k) return true;
+    return false;
+  }
+
+  // A limited range attribute ("ctrl" or "force") with MuJoCo's limited="auto" rule; nullopt when
+  // unlimited.
+  std::optional<std::pair<double, double>> actuator_range(const Attrs& a, const std::string& what) const {
+    const std::string limited_name = what + "limited", range_name = what + "range";
+    const std::string limited = keyword(a, limited_name.c_str(), "auto", {"true", "false", "auto"});
+    const bool has_range = a.has(range_name.c_str());
+    bool is_limited = limited == "true";
+    if (limited == "auto") {
+      if (has_range && !compiler_.autolimits)
+        fail(a.element, "actuator has '" + range_name + "' but not '" + limited_name +
+                            "'; set it, or <compiler autolimits=\"true\">");
+      is_limited = has_range;
+    }
+    if (!is_limited) return std::nullopt;
+    const auto r = numbers(a, range_name.c_str(), {0, 0});
+    if (!(r[0] < r[1])) fail(a.element, range_name + "[0] must be smaller than " + range_name + "[1] when limited");
+    return std::pair{r[0], r[1]};
+  }
+
+  // <actuator>: motor, position, velocity, damper and general (no activation dynamics) on joints.
+  void parse_actuators(const XMLElement* e) {
+    for (const XMLElement* c : children(e)) {
+      const std::string kind = c->Name();
+      const Attrs a = with_defaults(c, "actuator", 0);
+      const std::string label = "<" + kind + (c->Attribute("name") ? std::string(" name='") + c->Attribute("name") + "'" : "") + ">";
+      if (kind == "intvelocity" || kind == "cylinder" || kind == "muscle" || kind == "adhesion" || kind == "plugin" ||
+          !is_actuator_kind(kind)) {
+        warn(c, "actuator " + label + " is not simulated by gradyn (it has activation dynamics, or acts through a " +
+                    "body or a plugin) and is skipped: the model has no control for it");
+        continue;
+      }
+      const char* joint = c->Attribute("joint");
+      if (!joint) {
+        const char* other = nullptr;
+        for (const char* t : {"jointinparent", "tendon", "site", "body", "cranksite"})
+          if (c->Attribute(t)) other = t;
+        if (other) {
+          warn(c, std::string("actuator ") + label + " acts through its " + other +
+                      "; gradyn actuates joints only, and skips it: the model has no control for it");
+          continue;
+        }
+        fail(c, "actuator " + label + " names no joint (give joint=\"...\")");
+      }
+      if (const JointSpec* j = pending_joint(joint); j && j->type != JointType::Revolute &&
+                                                      j->type != JointType::Continuous && j->type != JointType::Prismatic) {
+        warn(c, "actuator " + label + " drives the " + std::string(joint_type_name(j->type)) + " joint '" + joint +
+                    "'; gradyn actuates hinge and slide joints only, and skips it: the model has no control for it");
+        continue;
+      }
+      ActuatorSpec spec;
+      if (const char* n = c->Attribute("name")) spec.name = n;
+      spec.joint = joint;
+      spec.where = where(c);
+      const auto gear = numbers(a, "gear", {1, 0, 0, 0, 0, 0}, /*exact=*/false);
+      spec.gear = gear[0];
+      spec.ctrl_range = actuator_range(a, "ctrl");
+      spec.force_range = actuator_range(a, "force");
+      if (kind == "motor") {
+        spec.kind = ActuatorKind::Motor;
+      } else if (kind == "position") {
+        spec.kind = ActuatorKind::Position;
+        spec.kp = number(a, "kp", 1);
+        spec.kv = number(a, "kv", 0);
+        if (spec.kp < 0 || spec.kv < 0) fail(c, "kp and kv must be non-negative");
+        if (number(a, "dampratio", 0) != 0)
+          warn(c, "actuator " + label + ": dampratio is not supported by gradyn and is ignored (give kv instead)");
+        if (number(a, "timeconst", 0) > 0) {
+          warn(c, "actuator " + label + " has a timeconst (activation dynamics), which gradyn does not simulate; "
+                  "it is skipped: the model has no control for it");
+          continue;
+        }
+        const double inherit = number(a, "inheritrange", 0);
+        if (inherit > 0) spec.ctrl_range = inherited_range(c, joint, inherit);
+      } else if (kind == "velocity") {
+        spec.kind = ActuatorKind::Velocity;
+        spec.kv = number(a, "kv", 1);
+        if (spec.kv < 0) fail(c, "kv must be non-negative");
+      } else if (kind == "damper") {
+        const double kv = number(a, "kv", 1);
+        if (kv < 0) fail(c, "kv must be non-negative");
+        if (!spec.ctrl_range || spec.ctrl_range->first < 0)
+          fail(c, "a damper needs a non-negative ctrlrange (its control scales the damping)");
+        spec.kind = ActuatorKind::General;
+        spec.gain = Vec3(0, 0, -kv);
+        spec.bias.setZero();
+      } else {  // general
+        const std::string dyntype = keyword(a, "dyntype", "none", {"none", "integrator", "filter", "filterexact", "muscle", "user"});
+        const std::string gaintype = keyword(a, "gaintype", "fixed", {"fixed", "affine", "muscle", "user"});
+        const std::string biastype = keyword(a, "biastype", "none", {"none", "affine", "muscle", "user"});
+        if (dyntype != "none" || (gaintype != "fixed" && gaintype != "affine") ||
+            (biastype != "none" && biastype != "affine")) {
+          warn(c, "actuator " + label + " (dyntype '" + dyntype + "', gaintype '" + gaintype + "', biastype '" +
+                      biastype + "') is not simulated by gradyn, which has the affine gain and bias without "
+                      "activation dynamics; it is skipped: the model has no control for it");
+          continue;
+        }
+        const auto g = numbers(a, "gainprm", {1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, /*exact=*/false);
+        const auto b = numbers(a, "biasprm", {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, /*exact=*/false);
+        spec.kind = ActuatorKind::General;
+        spec.gain = gaintype == "fixed" ? Vec3(g[0], 0, 0) : Vec3(g[0], g[1], g[2]);
+        spec.bias = biastype == "none" ? Vec3::Zero() : Vec3(b[0], b[1], b[2]);
+      }
+      result_.builder.add_actuator(std::move(spec));
+    }
+  }
+
+  const JointSpec* pending_joint(const std::string& name) const {
+    for (const JointSpec& j : pending_joints_)
+      if (j.name == name) return &j;
+    return nullptr;
+  }
+
+  // Position actuators' inheritrange: the joint's range, about its middle, scaled.
+  std::pair<double, double> inherited_range(const XMLElement* c, const std::string& joint, double scale) const {
+    for (const JointSpec& j : pending_joints_)
+      if (j.name == joint) {
+        if (!std::isfinite(j.lower) || !std::isfinite(j.upper))
+          fail(c, "inheritrange needs a limited joint, and joint '" + joint + "' has no range");
+        const double mid = 0.5 * (j.lower + j.upper), half = 0.5 * (j.upper - j.lower) * scale;
+        return {mid - half, mid + half};
+      }
+    fail(c, "actuator joint '" + joint + "' is not a joint of the model");
   }
 
   // <contact>: <exclude body1 body2/> becomes an excluded body pair; <pair> is not supported.

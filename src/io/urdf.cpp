@@ -389,7 +389,24 @@ ModelBuilder parse_document(const std::string& xml, const std::string& file, con
     link.collisions = read_collisions(ctx, l, link.name, owner);
     builder.add_link(std::move(link));
   }
+  // A joint with an effort limit has a motor behind it: one actuator per such joint, its
+  // control the joint torque (or force), clamped to the limit.
+  std::vector<ActuatorSpec> motors;
+  if (options.urdf_effort_motors)
+    for (const JointSpec& joint : joints) {
+      const bool scalar = joint.type == JointType::Revolute || joint.type == JointType::Continuous ||
+                          joint.type == JointType::Prismatic;
+      if (!scalar || !(joint.effort_limit > 0) || !std::isfinite(joint.effort_limit)) continue;
+      ActuatorSpec motor;
+      motor.name = joint.name;
+      motor.kind = ActuatorKind::Motor;
+      motor.joint = joint.name;
+      motor.force_range = std::pair{-joint.effort_limit, joint.effort_limit};
+      motor.where = joint.where;
+      motors.push_back(std::move(motor));
+    }
   for (JointSpec& joint : joints) builder.add_joint(std::move(joint));
+  for (ActuatorSpec& motor : motors) builder.add_actuator(std::move(motor));
   return builder;
 }
 

@@ -137,6 +137,80 @@ ModelBuilder& ModelBuilder::add_joint(JointSpec joint) {
   return *this;
 }
 
+ModelBuilder& ModelBuilder::add_actuator(ActuatorSpec a) {
+  const SourceLocation where =
+      a.where.element.empty()
+          ? SourceLocation{a.where.file.empty() ? source_ : a.where.file, a.where.line,
+                           std::string("<") + actuator_kind_name(a.kind) + " name='" + a.name + "' joint='" + a.joint + "'>"}
+          : a.where;
+  auto finite = [&](double x, const char* what) {
+    if (!std::isfinite(x)) throw ModelError(where, std::string(what) + " must be finite, got " + std::to_string(x));
+  };
+  finite(a.gear, "gear");
+  finite(a.kp, "kp");
+  finite(a.kv, "kv");
+  for (int k = 0; k < 3; ++k) finite(a.gain[k], "gain"), finite(a.bias[k], "bias");
+  if (!(a.velocity_limit >= 0))
+    throw ModelError(where, "velocity_limit must be non-negative, got " + std::to_string(a.velocity_limit));
+  for (const auto& [range, what] : {std::pair{&a.ctrl_range, "ctrlrange"}, std::pair{&a.force_range, "forcerange"}}) {
+    if (!*range) continue;
+    const auto [lo, hi] = **range;
+    if (!std::isfinite(lo) || !std::isfinite(hi) || lo > hi)
+      throw ModelError(where, std::string(what) + " must be two finite numbers, lower <= upper, got (" +
+                                  std::to_string(lo) + ", " + std::to_string(hi) + ")");
+  }
+  if (a.joint.empty()) throw ModelError(where, "the actuator names no joint");
+  a.where = where;
+  actuators_.push_back(std::move(a));
+  return *this;
+}
+
+namespace {
+
+// The model's actuators from their specs: joint names resolved to bodies, each kind's gains
+// written as MuJoCo writes them (gain and bias vectors), names made unique.
+void add_actuators(const std::vector<ActuatorSpec>& specs, Model& m) {
+  for (const ActuatorSpec& spec : specs) {
+    const int j = m.joint_id(spec.joint);
+    if (j < 0)
+      throw ModelError(spec.where, "actuator joint '" + spec.joint +
+                                       "' is not a moving joint of the model (no such joint, or a fixed one)");
+    const JointType type = m.joint_type[j];
+    if (m.joint_nq(j) != 1 || m.joint_nv(j) != 1)
+      throw ModelError(spec.where, std::string("actuator joint '") + spec.joint + "' is a " + std::string(joint_type_name(type)) +
+                                       " joint; actuators drive 1-DoF joints (revolute, continuous, prismatic)");
+    Actuator a;
+    a.kind = spec.kind;
+    a.joint = j;
+    a.gear = spec.gear;
+    a.where = spec.where;
+    switch (spec.kind) {
+      case ActuatorKind::Motor: a.gain = Vector3<double>(1, 0, 0), a.bias.setZero(); break;
+      case ActuatorKind::Position: a.gain = Vector3<double>(spec.kp, 0, 0), a.bias = Vector3<double>(0, -spec.kp, -spec.kv); break;
+      case ActuatorKind::Velocity: a.gain = Vector3<double>(spec.kv, 0, 0), a.bias = Vector3<double>(0, 0, -spec.kv); break;
+      case ActuatorKind::General: a.gain = spec.gain, a.bias = spec.bias; break;
+      case ActuatorKind::Servo:
+        a.gain.setZero(), a.bias.setZero();
+        a.servo_kp = spec.kp, a.servo_kv = spec.kv, a.servo_velocity_limit = spec.velocity_limit;
+        break;
+    }
+    if (spec.ctrl_range) a.ctrl_limited = true, a.ctrl_lower = spec.ctrl_range->first, a.ctrl_upper = spec.ctrl_range->second;
+    if (spec.force_range)
+      a.force_limited = true, a.force_lower = spec.force_range->first, a.force_upper = spec.force_range->second;
+    a.name = spec.name;
+    if (a.name.empty()) {
+      a.name = spec.joint;
+      for (int k = 1; m.actuator_id(a.name) >= 0; ++k)
+        a.name = spec.joint + "/" + actuator_kind_name(spec.kind) + (k > 1 ? std::to_string(k) : "");
+    } else if (m.actuator_id(a.name) >= 0) {
+      throw ModelError(spec.where, "actuator name '" + a.name + "' is used twice");
+    }
+    m.actuators.push_back(std::move(a));
+  }
+}
+
+}  // namespace
+
 Model ModelBuilder::build(const BuildOptions& options) const {
   const SourceLocation file_only{source_, 0, ""};
   if (links_.empty()) throw ModelError(file_only, "the model has no links");
@@ -329,6 +403,7 @@ Model ModelBuilder::build(const BuildOptions& options) const {
                                 "' moves only massless links: give a link in its subtree an <inertial> (or the "
                                 "joint armature)");
   }
+  add_actuators(actuators_, m);
   return m;
 }
 

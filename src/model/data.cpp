@@ -44,6 +44,10 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   M = MatrixX<S>::Zero(model.nv, model.nv);
   tau_passive = VectorX<S>::Zero(model.nv);
   tau_total = VectorX<S>::Zero(model.nv);
+  actuator_force = VectorX<S>::Zero(model.nu());
+  actuation_tau = VectorX<S>::Zero(model.nv);
+  applied_tau = VectorX<S>::Zero(model.nv);
+  adj_applied_tau_bar = VectorX<S>::Zero(model.nv);
   q_tmp = VectorX<S>::Zero(model.nq);
   v_tmp = VectorX<S>::Zero(model.nv);
   dv_tmp = VectorX<S>::Zero(model.nv);
@@ -72,6 +76,7 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
     rollout_adj_lambda_v[k] = VectorX<S>::Zero(model.nv);
   }
   rollout_adj_tau = VectorX<S>::Zero(model.nv);
+  rollout_adj_ctrl = VectorX<S>::Zero(model.nu());
   joint_M.resize(nb);
   adj_v.assign(nb, Vector6<S>::Zero());
   adj_a.assign(nb, Vector6<S>::Zero());
@@ -124,6 +129,7 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   for (int i = 0; i < nb; ++i) deriv_P[i] = deriv_Q[i] = Matrix6XS::Zero(6, model.joint_nv(i));
   deriv_in_subtree.assign(nb, 0);
   deriv_dtau_dx = MatrixX<S>::Zero(model.nv, 2 * model.nv);
+  deriv_dtau_dctrl = MatrixX<S>::Zero(model.nv, model.nu());
   deriv_minv = MatrixX<S>::Zero(model.nv, model.nv);
   deriv_LT = deriv_LinvT = MatrixX<S>::Zero(model.nv, model.nv);  // entries off the tree's pattern stay zero
   {

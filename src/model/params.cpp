@@ -129,7 +129,7 @@ void reset(VectorX<S>& x, int n) {
 }
 
 // What a parameter group belongs to: each body (and its joint), the model as a whole, each geom.
-enum class Owner : std::uint8_t { Body, Global, Geom };
+enum class Owner : std::uint8_t { Body, Global, Geom, Actuator };
 
 // One parameter group. `element` is the body or geom index (0 for Owner::Global); p, g point at the
 // group's first entry in the flat vector; `at` is that entry's index (for error messages).
@@ -150,6 +150,52 @@ template <class S>
 int nbodies_or_keep(const ModelTpl<S>* m) { return m ? m->nbodies() : -1; }
 template <class S>
 int ngeoms_or_keep(const ModelTpl<S>* m) { return m ? m->ngeoms() : -1; }
+template <class S>
+int nu_or_keep(const ModelTpl<S>* m) { return m ? m->nu() : -1; }
+
+// The parameters an actuator's kind exposes (params.hpp): position kp, kv; velocity kv; general
+// gain and bias; servo kp, kv, velocity_limit; motor none.
+int kind_param_count(ActuatorKind kind) {
+  switch (kind) {
+    case ActuatorKind::Motor: return 0;
+    case ActuatorKind::Position: return 2;
+    case ActuatorKind::Velocity: return 1;
+    case ActuatorKind::General: return 6;
+    case ActuatorKind::Servo: return 3;
+  }
+  return 0;
+}
+
+// An actuator entry out of range: names the actuator, the parameter and its index in p.
+template <class S>
+[[noreturn]] void fail_actuator(const ModelTpl<S>& m, int k, int index, const std::string& field,
+                                const std::string& expected, double got) {
+  const ActuatorTpl<S>& a = m.actuators[k];
+  std::ostringstream s;
+  s << actuator_kind_name(a.kind) << " actuator '" << a.name << "': parameter '" << a.name << "." << field << "' (p["
+    << index << "]) must be " << expected << ", got " << got;
+  const SourceLocation where = a.where.file.empty() && a.where.element.empty()
+                                   ? SourceLocation{m.source, 0, "<actuator name='" + a.name + "'>"}
+                                   : a.where;
+  throw ModelError(where, s.str());
+}
+
+template <class S>
+void check_finite_actuator(const ModelTpl<S>& m, int k, int index, const std::string& field, const S& x) {
+  if (!std::isfinite(value_of(x))) fail_actuator(m, k, index, field, "finite", value_of(x));
+}
+
+// A clamp's [lower, upper] written from p: both finite, lower <= upper.
+template <class S>
+void set_range(const ModelTpl<S>& m, int k, const S* p, int at, const char* field, S& lower, S& upper) {
+  const double lo = value_of(p[0]), hi = value_of(p[1]);
+  check_finite_actuator(m, k, at, std::string(field) + ".lower", p[0]);
+  check_finite_actuator(m, k, at + 1, std::string(field) + ".upper", p[1]);
+  if (lo > hi)
+    fail_actuator(m, k, at + 1, std::string(field) + ".upper", std::string("at least ") + field + ".lower (" + std::to_string(lo) + ")",
+                  hi);
+  lower = p[0], upper = p[1];
+}
 
 template <class S>
 SourceLocation body_location(const ModelTpl<S>& m, int i, bool joint) {
@@ -171,7 +217,8 @@ template <class S>
 }
 
 // The table, in the flat layout's order: the Body groups for each body in turn, then gravity, then
-// the Geom groups for each geom in turn, then the contact settings.
+// the Geom groups for each geom in turn, then the contact settings, then the Actuator groups for
+// each actuator in turn.
 template <class S>
 const std::vector<Field<S>>& fields() {
   using M = ModelTpl<S>;
@@ -388,6 +435,98 @@ const std::vector<Field<S>>& fields() {
          for (int j = 0; j < kContactSettings; ++j) g[j] = *settings_bar[j];
        },
        [](T& t, const M*) { t.contact = typename T::ContactSettingsBar{}; }},
+      // ---- per actuator: its kind's gains ----
+      {Owner::Actuator, [](const M& m, int k) { return kind_param_count(m.actuators[k].kind); },
+       [](const Model& m, int k, std::vector<std::string>& out) {
+         const std::string& n = m.actuators[k].name;
+         switch (m.actuators[k].kind) {
+           case ActuatorKind::Motor: break;
+           case ActuatorKind::Position: add_names(out, n, {"kp", "kv"}); break;
+           case ActuatorKind::Velocity: add_names(out, n, {"kv"}); break;
+           case ActuatorKind::General:
+             add_names(out, n, {"gain[0]", "gain[1]", "gain[2]", "bias[0]", "bias[1]", "bias[2]"});
+             break;
+           case ActuatorKind::Servo: add_names(out, n, {"kp", "kv", "velocity_limit"}); break;
+         }
+       },
+       [](const M& m, int k, S* p) {
+         const ActuatorTpl<S>& a = m.actuators[k];
+         switch (a.kind) {
+           case ActuatorKind::Motor: break;
+           case ActuatorKind::Position: p[0] = a.gain[0], p[1] = -a.bias[2]; break;
+           case ActuatorKind::Velocity: p[0] = a.gain[0]; break;
+           case ActuatorKind::General: map<3>(p) = a.gain, map<3>(p + 3) = a.bias; break;
+           case ActuatorKind::Servo: p[0] = a.servo_kp, p[1] = a.servo_kv, p[2] = a.servo_velocity_limit; break;
+         }
+       },
+       [](const M& m, int k, const S* p, int at, M& out) {
+         ActuatorTpl<S>& a = out.actuators[k];
+         static const char* const kGeneral[] = {"gain[0]", "gain[1]", "gain[2]", "bias[0]", "bias[1]", "bias[2]"};
+         switch (a.kind) {
+           case ActuatorKind::Motor: break;
+           case ActuatorKind::Position:
+             check_finite_actuator(m, k, at, "kp", p[0]), check_finite_actuator(m, k, at + 1, "kv", p[1]);
+             a.gain[0] = p[0], a.bias[1] = -p[0], a.bias[2] = -p[1];
+             break;
+           case ActuatorKind::Velocity:
+             check_finite_actuator(m, k, at, "kv", p[0]);
+             a.gain[0] = p[0], a.bias[2] = -p[0];
+             break;
+           case ActuatorKind::General:
+             for (int j = 0; j < 6; ++j) check_finite_actuator(m, k, at + j, kGeneral[j], p[j]);
+             a.gain = map<3>(p), a.bias = map<3>(p + 3);
+             break;
+           case ActuatorKind::Servo:
+             check_finite_actuator(m, k, at, "kp", p[0]), check_finite_actuator(m, k, at + 1, "kv", p[1]);
+             if (!(value_of(p[2]) >= 0)) fail_actuator(m, k, at + 2, "velocity_limit", "non-negative", value_of(p[2]));
+             a.servo_kp = p[0], a.servo_kv = p[1], a.servo_velocity_limit = p[2];
+             break;
+         }
+       },
+       [](const M& m, const T& t, int k, S* g) {
+         switch (m.actuators[k].kind) {
+           case ActuatorKind::Motor: break;
+           case ActuatorKind::Position:
+             g[0] = t.actuator_gain[k][0] - t.actuator_bias[k][1], g[1] = -t.actuator_bias[k][2];
+             break;
+           case ActuatorKind::Velocity: g[0] = t.actuator_gain[k][0] - t.actuator_bias[k][2]; break;
+           case ActuatorKind::General: map<3>(g) = t.actuator_gain[k], map<3>(g + 3) = t.actuator_bias[k]; break;
+           case ActuatorKind::Servo: map<3>(g) = t.actuator_servo[k]; break;
+         }
+       },
+       [](T& t, const M* m) {
+         const int nu = nu_or_keep(m);
+         reset(t.actuator_gain, nu), reset(t.actuator_bias, nu), reset(t.actuator_servo, nu);
+       }},
+      {Owner::Actuator, [](const M&, int) { return 1; },
+       [](const Model& m, int k, std::vector<std::string>& out) { out.push_back(m.actuators[k].name + ".gear"); },
+       [](const M& m, int k, S* p) { p[0] = m.actuators[k].gear; },
+       [](const M& m, int k, const S* p, int at, M& out) {
+         check_finite_actuator(m, k, at, "gear", p[0]);
+         out.actuators[k].gear = p[0];
+       },
+       [](const M&, const T& t, int k, S* g) { g[0] = t.actuator_gear[k]; },
+       [](T& t, const M* m) { reset(t.actuator_gear, nu_or_keep(m)); }},
+      {Owner::Actuator, [](const M& m, int k) { return m.actuators[k].ctrl_limited ? 2 : 0; },
+       [](const Model& m, int k, std::vector<std::string>& out) {
+         add_names(out, m.actuators[k].name + ".ctrlrange", {"lower", "upper"});
+       },
+       [](const M& m, int k, S* p) { p[0] = m.actuators[k].ctrl_lower, p[1] = m.actuators[k].ctrl_upper; },
+       [](const M& m, int k, const S* p, int at, M& out) {
+         set_range(m, k, p, at, "ctrlrange", out.actuators[k].ctrl_lower, out.actuators[k].ctrl_upper);
+       },
+       [](const M&, const T& t, int k, S* g) { map<2>(g) = t.actuator_ctrl_range[k]; },
+       [](T& t, const M* m) { reset(t.actuator_ctrl_range, nu_or_keep(m)); }},
+      {Owner::Actuator, [](const M& m, int k) { return m.actuators[k].force_limited ? 2 : 0; },
+       [](const Model& m, int k, std::vector<std::string>& out) {
+         add_names(out, m.actuators[k].name + ".forcerange", {"lower", "upper"});
+       },
+       [](const M& m, int k, S* p) { p[0] = m.actuators[k].force_lower, p[1] = m.actuators[k].force_upper; },
+       [](const M& m, int k, const S* p, int at, M& out) {
+         set_range(m, k, p, at, "forcerange", out.actuators[k].force_lower, out.actuators[k].force_upper);
+       },
+       [](const M&, const T& t, int k, S* g) { map<2>(g) = t.actuator_force_range[k]; },
+       [](T& t, const M* m) { reset(t.actuator_force_range, nu_or_keep(m)); }},
   };
   return table;
 }
@@ -402,7 +541,10 @@ int for_each_group(const ModelTpl<S>& model, F&& f) {
     size_t last = first;
     while (last < table.size() && table[last].owner == table[first].owner) ++last;
     const Owner owner = table[first].owner;
-    const int elements = owner == Owner::Body ? model.nbodies() : owner == Owner::Geom ? model.ngeoms() : 1;
+    const int elements = owner == Owner::Body       ? model.nbodies()
+                         : owner == Owner::Geom     ? model.ngeoms()
+                         : owner == Owner::Actuator ? model.nu()
+                                                    : 1;
     for (int e = 0; e < elements; ++e)
       for (size_t k = first; k < last; ++k) {
         const int n = table[k].count(model, e);

@@ -48,11 +48,12 @@ template <class S>
 class Reverser {
  public:
   using Mat = MatrixXr<S>;
-  Reverser(const ModelTpl<S>& model, DataTpl<S>& data, const Eigen::Ref<const Mat>& taus, const S& dt,
-           Integrator integrator, const Eigen::Ref<const Mat>& qs_bar, const Eigen::Ref<const Mat>& vs_bar,
-           Eigen::Ref<Mat> taus_bar, ModelTangentTpl<S>& model_bar, const CheckpointOptions& options)
-      : model_(model), data_(data), taus_(taus), dt_(dt), integrator_(integrator), qs_bar_(qs_bar),
-        vs_bar_(vs_bar), taus_bar_(taus_bar), model_bar_(model_bar), options_(options) {}
+  Reverser(const ModelTpl<S>& model, DataTpl<S>& data, const Eigen::Ref<const Mat>& taus,
+           const Eigen::Ref<const Mat>& ctrls, const S& dt, Integrator integrator, const Eigen::Ref<const Mat>& qs_bar,
+           const Eigen::Ref<const Mat>& vs_bar, Eigen::Ref<Mat> taus_bar, Eigen::Ref<Mat> ctrls_bar,
+           ModelTangentTpl<S>& model_bar, const CheckpointOptions& options)
+      : model_(model), data_(data), taus_(taus), ctrls_(ctrls), dt_(dt), integrator_(integrator), qs_bar_(qs_bar),
+        vs_bar_(vs_bar), taus_bar_(taus_bar), ctrls_bar_(ctrls_bar), model_bar_(model_bar), options_(options) {}
 
   // Starts the backward pass: the adjoint of state T is its loss adjoint.
   void start(Eigen::Index T) {
@@ -70,8 +71,8 @@ class Reverser {
   // arithmetic does not depend on where the caller's arrays lie).
   void advance(Eigen::Index t) {
     data_.rollout_adj_tau = taus_.row(t).transpose();
-    step<S>(model_, data_, data_.rollout_adj_q[0], data_.rollout_adj_v[0], data_.rollout_adj_tau, dt_, integrator_,
-            data_.rollout_adj_q[1], data_.rollout_adj_v[1]);
+    step<S>(model_, data_, data_.rollout_adj_q[0], data_.rollout_adj_v[0], data_.rollout_adj_tau, ctrl(t), dt_,
+            integrator_, data_.rollout_adj_q[1], data_.rollout_adj_v[1]);
     data_.rollout_adj_q[0].swap(data_.rollout_adj_q[1]);
     data_.rollout_adj_v[0].swap(data_.rollout_adj_v[1]);
     ++data_.rollout_adj_forward_steps;
@@ -84,8 +85,14 @@ class Reverser {
     lq[1] = qs_bar_.row(t).transpose();
     lv[1] = vs_bar_.row(t).transpose();
     data_.rollout_adj_tau = taus_.row(t).transpose();
-    step_vjp<S>(model_, data_, data_.rollout_adj_q[0], data_.rollout_adj_v[0], data_.rollout_adj_tau, dt_,
-                integrator_, lq[0], lv[0], lq[1], lv[1], taus_bar_.row(t).transpose(), model_bar_);
+    if (ctrls_.size() == 0) {
+      step_vjp<S>(model_, data_, data_.rollout_adj_q[0], data_.rollout_adj_v[0], data_.rollout_adj_tau, dt_,
+                  integrator_, lq[0], lv[0], lq[1], lv[1], taus_bar_.row(t).transpose(), model_bar_);
+    } else {
+      step_vjp<S>(model_, data_, data_.rollout_adj_q[0], data_.rollout_adj_v[0], data_.rollout_adj_tau, ctrl(t), dt_,
+                  integrator_, lq[0], lv[0], lq[1], lv[1], taus_bar_.row(t).transpose(),
+                  ctrls_bar_.row(t).transpose(), model_bar_);
+    }
     lq[0].swap(lq[1]);
     lv[0].swap(lv[1]);
     visit(t);
@@ -148,14 +155,24 @@ class Reverser {
   }
 
  private:
+  // The controls of step t (empty when every control is zero), in Data's aligned buffer.
+  const VectorX<S>& ctrl(Eigen::Index t) {
+    if (ctrls_.size() == 0) return empty_;
+    data_.rollout_adj_ctrl = ctrls_.row(t).transpose();
+    return data_.rollout_adj_ctrl;
+  }
+
   const ModelTpl<S>& model_;
   DataTpl<S>& data_;
   const Eigen::Ref<const Mat>& taus_;
+  const Eigen::Ref<const Mat>& ctrls_;
+  const VectorX<S> empty_;
   const S dt_;
   const Integrator integrator_;
   const Eigen::Ref<const Mat>& qs_bar_;
   const Eigen::Ref<const Mat>& vs_bar_;
   Eigen::Ref<Mat> taus_bar_;
+  Eigen::Ref<Mat> ctrls_bar_;
   ModelTangentTpl<S>& model_bar_;
   const CheckpointOptions& options_;
 };
@@ -173,10 +190,9 @@ void check_shape(const char* what, Eigen::Index rows, Eigen::Index cols, Eigen::
 
 template <class S>
 void rollout_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, const VecRef<S>& v0,
-                 const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& taus, const NoDeduce<S>& dt, Integrator integrator,
-                 const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& qs_bar,
-                 const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& vs_bar, VecOut<S> q0_bar, VecOut<S> v0_bar,
-                 Eigen::Ref<MatrixXr<NoDeduce<S>>> taus_bar, ModelTangentTpl<S>& model_bar,
+                 const RowsRef<S>& taus, const RowsRef<S>& ctrls, const NoDeduce<S>& dt, Integrator integrator,
+                 const RowsRef<S>& qs_bar, const RowsRef<S>& vs_bar, VecOut<S> q0_bar, VecOut<S> v0_bar,
+                 RowsOut<S> taus_bar, RowsOut<S> ctrls_bar, ModelTangentTpl<S>& model_bar,
                  const CheckpointOptions& options) {
   check_size("q0", q0.size(), model.nq);
   check_size("v0", v0.size(), model.nv);
@@ -187,12 +203,15 @@ void rollout_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0
   check_shape("qs_bar", qs_bar.rows(), qs_bar.cols(), T + 1, model.nq);
   check_shape("vs_bar", vs_bar.rows(), vs_bar.cols(), T + 1, model.nv);
   check_shape("taus_bar", taus_bar.rows(), taus_bar.cols(), T, model.nv);
+  check_controls_shape(model.nu(), ctrls.rows(), ctrls.cols(), T);
+  if (ctrls.size() != 0) check_shape("ctrls_bar", ctrls_bar.rows(), ctrls_bar.cols(), T, model.nu());
   if (options.max_snapshots < 0)
     throw ArgumentError("max_snapshots: expected 0 (keep every state) or a positive count, got " +
                         std::to_string(options.max_snapshots));
 
   using Mat = MatrixXr<S>;
-  Reverser<S> reverser(model, data, taus, dt, integrator, qs_bar, vs_bar, taus_bar, model_bar, options);
+  Reverser<S> reverser(model, data, taus, ctrls, dt, integrator, qs_bar, vs_bar, taus_bar, ctrls_bar, model_bar,
+                       options);
   data.rollout_adj_forward_steps = 0;
   data.rollout_adj_q[0] = q0;
   data.rollout_adj_v[0] = v0;
@@ -222,13 +241,10 @@ void rollout_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0
 }
 
 template <class S>
-void rollout_vjp_from_states(const ModelTpl<S>& model, DataTpl<S>& data,
-                             const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& qs,
-                             const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& vs,
-                             const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& taus, const NoDeduce<S>& dt,
-                             Integrator integrator, const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& qs_bar,
-                             const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& vs_bar, VecOut<S> q0_bar,
-                             VecOut<S> v0_bar, Eigen::Ref<MatrixXr<NoDeduce<S>>> taus_bar,
+void rollout_vjp_from_states(const ModelTpl<S>& model, DataTpl<S>& data, const RowsRef<S>& qs, const RowsRef<S>& vs,
+                             const RowsRef<S>& taus, const RowsRef<S>& ctrls, const NoDeduce<S>& dt,
+                             Integrator integrator, const RowsRef<S>& qs_bar, const RowsRef<S>& vs_bar,
+                             VecOut<S> q0_bar, VecOut<S> v0_bar, RowsOut<S> taus_bar, RowsOut<S> ctrls_bar,
                              ModelTangentTpl<S>& model_bar, const CheckpointOptions& options) {
   check_size("q0_bar", q0_bar.size(), model.nq);
   check_size("v0_bar", v0_bar.size(), model.nv);
@@ -239,7 +255,10 @@ void rollout_vjp_from_states(const ModelTpl<S>& model, DataTpl<S>& data,
   check_shape("qs_bar", qs_bar.rows(), qs_bar.cols(), T + 1, model.nq);
   check_shape("vs_bar", vs_bar.rows(), vs_bar.cols(), T + 1, model.nv);
   check_shape("taus_bar", taus_bar.rows(), taus_bar.cols(), T, model.nv);
-  Reverser<S> reverser(model, data, taus, dt, integrator, qs_bar, vs_bar, taus_bar, model_bar, options);
+  check_controls_shape(model.nu(), ctrls.rows(), ctrls.cols(), T);
+  if (ctrls.size() != 0) check_shape("ctrls_bar", ctrls_bar.rows(), ctrls_bar.cols(), T, model.nu());
+  Reverser<S> reverser(model, data, taus, ctrls, dt, integrator, qs_bar, vs_bar, taus_bar, ctrls_bar, model_bar,
+                       options);
   data.rollout_adj_forward_steps = 0;
   reverser.start(T);
   for (Eigen::Index t = T - 1; t >= 0; --t) {  // the caller's states are the checkpoints
@@ -252,14 +271,13 @@ void rollout_vjp_from_states(const ModelTpl<S>& model, DataTpl<S>& data,
 
 #define GRADYN_INSTANTIATE(S)                                                                                        \
   template void rollout_vjp<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,                \
-                               const Eigen::Ref<const MatrixXr<S>>&, const NoDeduce<S>&, Integrator,                \
-                               const Eigen::Ref<const MatrixXr<S>>&, const Eigen::Ref<const MatrixXr<S>>&, VecOut<S>, \
-                               VecOut<S>, Eigen::Ref<MatrixXr<S>>, ModelTangentTpl<S>&, const CheckpointOptions&);   \
-  template void rollout_vjp_from_states<S>(                                                                         \
-      const ModelTpl<S>&, DataTpl<S>&, const Eigen::Ref<const MatrixXr<S>>&, const Eigen::Ref<const MatrixXr<S>>&,   \
-      const Eigen::Ref<const MatrixXr<S>>&, const NoDeduce<S>&, Integrator, const Eigen::Ref<const MatrixXr<S>>&,     \
-      const Eigen::Ref<const MatrixXr<S>>&, VecOut<S>, VecOut<S>, Eigen::Ref<MatrixXr<S>>, ModelTangentTpl<S>&,   \
-      const CheckpointOptions&);
+                               const RowsRef<S>&, const RowsRef<S>&, const NoDeduce<S>&, Integrator,               \
+                               const RowsRef<S>&, const RowsRef<S>&, VecOut<S>, VecOut<S>, RowsOut<S>, RowsOut<S>,  \
+                               ModelTangentTpl<S>&, const CheckpointOptions&);                                     \
+  template void rollout_vjp_from_states<S>(const ModelTpl<S>&, DataTpl<S>&, const RowsRef<S>&, const RowsRef<S>&,   \
+                                           const RowsRef<S>&, const RowsRef<S>&, const NoDeduce<S>&, Integrator,   \
+                                           const RowsRef<S>&, const RowsRef<S>&, VecOut<S>, VecOut<S>, RowsOut<S>, \
+                                           RowsOut<S>, ModelTangentTpl<S>&, const CheckpointOptions&);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

@@ -5,6 +5,7 @@
 #include "gradyn/contact/ipm_contact.hpp"
 #include "gradyn/contact/penalty.hpp"
 #include "gradyn/contact/pgs_contact.hpp"
+#include "gradyn/dynamics/actuation.hpp"
 #include "gradyn/dynamics/passive.hpp"
 
 namespace gradyn {
@@ -16,16 +17,29 @@ void flag_deep_penetration(const ModelTpl<S>& model, DataTpl<S>& data) {
   for (int k = 0; k < data.ncontacts; ++k)
     if (value_of(data.contacts[k].depth) > model.contact.max_penetration) data.status |= kStatusDeepPenetration;
 }
+
 }  // namespace
 
 template <class S>
-const VectorX<S>& stage_accelerations(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
+const VectorX<S>& detail::accelerations_under(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
                                       const VecRef<S>& v, const VecRef<S>& tau) {
   // Pgs, Ipm: free motion here; the impulses come in stage_constraints, at the velocity level.
   if (model.contact.model != ContactModel::Penalty) return forward_dynamics<S>(model, data, q, v, tau);
   data.contact_tau_total = tau + contact_generalized_forces<S>(model, data, q, v);
   flag_deep_penetration<S>(model, data);
   return forward_dynamics<S>(model, data, q, v, data.contact_tau_total);
+}
+
+template <class S>
+const VectorX<S>& stage_accelerations(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
+                                      const VecRef<S>& v, const VecRef<S>& tau, const VecRef<S>& ctrl) {
+  if (model.nu() == 0) {
+    if (ctrl.size() != 0) actuation<S>(model, data, q, v, ctrl);  // throws: no actuator takes these controls
+    return detail::accelerations_under<S>(model, data, q, v, tau);
+  }
+  actuation<S>(model, data, q, v, ctrl);
+  data.applied_tau = tau + data.actuation_tau;
+  return detail::accelerations_under<S>(model, data, q, v, data.applied_tau);
 }
 
 template <class S>
@@ -42,8 +56,10 @@ void stage_constraints(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<
 }
 
 #define GRADYN_INSTANTIATE(S)                                                                                  \
+  template const VectorX<S>& detail::accelerations_under<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, \
+                                                            const VecRef<S>&, const VecRef<S>&);              \
   template const VectorX<S>& stage_accelerations<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&,        \
-                                                    const VecRef<S>&, const VecRef<S>&);                      \
+                                                    const VecRef<S>&, const VecRef<S>&, const VecRef<S>&);    \
   template void stage_constraints<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,      \
                                      const VecRef<S>&, const NoDeduce<S>&, VecOut<S>);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)

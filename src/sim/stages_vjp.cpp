@@ -7,6 +7,7 @@
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/contact/penalty_vjp.hpp"
 #include "gradyn/contact/pgs_contact_vjp.hpp"
+#include "gradyn/dynamics/actuation.hpp"
 #include "gradyn/dynamics/passive.hpp"
 #include "gradyn/model/errors.hpp"
 #include "gradyn/model/params.hpp"
@@ -14,8 +15,11 @@
 
 namespace gradyn {
 
+namespace {
+
+// The adjoint of the stage once the actuators' forces are in tau (stages.cpp's accelerations_under).
 template <class S>
-void stage_accelerations_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+void accelerations_under_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                              const VecRef<S>& tau, const VectorX<S>& a_bar, VecOut<S> q_bar, VecOut<S> v_bar,
                              VecOut<S> tau_bar, ModelTangentTpl<S>& model_bar, bool stage_is_current) {
   if (model.contact.model != ContactModel::Penalty) {
@@ -23,7 +27,7 @@ void stage_accelerations_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const V
     return;
   }
   // a = forward_dynamics(q, v, tau + tau_c(q, v)): the adjoint of tau + tau_c flows to both.
-  if (!stage_is_current) stage_accelerations<S>(model, data, q, v, tau);
+  if (!stage_is_current) detail::accelerations_under<S>(model, data, q, v, tau);
   VectorX<S>& total_bar = data.adj_stage_tau_bar;
   total_bar.setZero();
   forward_dynamics_vjp<S>(model, data, q, v, data.contact_tau_total, a_bar, q_bar, v_bar, total_bar, model_bar,
@@ -31,6 +35,30 @@ void stage_accelerations_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const V
   tau_bar += total_bar;
   penalty_contact_forces_vjp<S>(model, data, q, v, total_bar, q_bar, v_bar, model_bar);
   add_joint_limit_forces_vjp<S>(model, q, v, total_bar, q_bar, v_bar);
+}
+
+}  // namespace
+
+template <class S>
+void stage_accelerations_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                             const VecRef<S>& tau, const VecRef<S>& ctrl, const VectorX<S>& a_bar, VecOut<S> q_bar,
+                             VecOut<S> v_bar, VecOut<S> tau_bar, VecOut<S> ctrl_bar, ModelTangentTpl<S>& model_bar,
+                             bool stage_is_current) {
+  if (model.nu() == 0) {
+    accelerations_under_vjp<S>(model, data, q, v, tau, a_bar, q_bar, v_bar, tau_bar, model_bar, stage_is_current);
+    return;
+  }
+  // a = accelerations_under(q, v, tau + tau_actuation(q, v, ctrl))
+  if (!stage_is_current) {
+    actuation<S>(model, data, q, v, ctrl);
+    data.applied_tau = tau + data.actuation_tau;
+  }
+  VectorX<S>& applied_bar = data.adj_applied_tau_bar;
+  applied_bar.setZero();
+  accelerations_under_vjp<S>(model, data, q, v, data.applied_tau, a_bar, q_bar, v_bar, applied_bar, model_bar,
+                             stage_is_current);
+  tau_bar += applied_bar;
+  actuation_vjp<S>(model, q, v, ctrl, applied_bar, q_bar, v_bar, ctrl_bar, model_bar);
 }
 
 template <class S>
@@ -63,8 +91,8 @@ void stage_constraints_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const Vec
 
 #define GRADYN_INSTANTIATE(S)                                                                                       \
   template void stage_accelerations_vjp<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,     \
-                                           const VecRef<S>&, const VectorX<S>&, VecOut<S>, VecOut<S>, VecOut<S>,     \
-                                           ModelTangentTpl<S>&, bool);                                              \
+                                           const VecRef<S>&, const VecRef<S>&, const VectorX<S>&, VecOut<S>,         \
+                                           VecOut<S>, VecOut<S>, VecOut<S>, ModelTangentTpl<S>&, bool);              \
   template void stage_constraints_vjp<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,       \
                                          const NoDeduce<S>&, const VecRef<S>&, VecOut<S>, VecOut<S>, VecOut<S>,     \
                                          ModelTangentTpl<S>&);

@@ -20,6 +20,16 @@ const char* integrator_name(Integrator integrator) {
   return "unknown";
 }
 
+void check_controls_shape(int nu, Eigen::Index rows, Eigen::Index cols, Eigen::Index T) {
+  if (rows == 0 && cols == 0) return;  // no controls: every control zero
+  if (rows != T || cols != nu) {
+    std::ostringstream s;
+    s << "ctrls: expected shape (" << T << ", " << nu << ") (one row per step, one control per actuator, "
+      << "model.nu), got (" << rows << ", " << cols << ")";
+    throw ArgumentError(s.str());
+  }
+}
+
 void check_step_options(const ContactSettings& contact, const StepOptions& options) {
   if (!(options.dt > 0) || !std::isfinite(options.dt)) {
     std::ostringstream s;
@@ -37,13 +47,13 @@ void check_step_options(const ContactSettings& contact, const StepOptions& optio
 
 template <class S>
 void step(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v, const VecRef<S>& tau,
-          const NoDeduce<S>& dt, Integrator integrator, VecOut<S> q_next, VecOut<S> v_next) {
+          const VecRef<S>& ctrl, const NoDeduce<S>& dt, Integrator integrator, VecOut<S> q_next, VecOut<S> v_next) {
   check_size("q_next", q_next.size(), model.nq);
   check_size("v_next", v_next.size(), model.nv);
   check_step_options(model.contact, StepOptions{value_of(dt), integrator});
   if (model.contact.model != ContactModel::None) check_contact_settings(model.contact);
   if (integrator == Integrator::SemiImplicitEuler) {
-    const VectorX<S>& a = stage_accelerations<S>(model, data, q, v, tau);
+    const VectorX<S>& a = stage_accelerations<S>(model, data, q, v, tau, ctrl);
     stage_constraints<S>(model, data, q, v, a, dt, v_next);
     data.dv_tmp = dt * v_next;
     integrate<S>(model, q, data.dv_tmp, q_next);
@@ -52,14 +62,14 @@ void step(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const 
     // by an offset theta from q, and k_q are the offset's derivatives.
     const S half = dt / S(2);
     data.k_q[0] = v;
-    data.k_v[0] = stage_accelerations<S>(model, data, q, v, tau);
+    data.k_v[0] = stage_accelerations<S>(model, data, q, v, tau, ctrl);
     for (int s = 1; s < 4; ++s) {
       const S h = s < 3 ? half : dt;
       data.v_tmp = v + h * data.k_v[s - 1];
       data.dv_tmp = h * data.k_q[s - 1];
       integrate<S>(model, q, data.dv_tmp, data.q_tmp);
       detail::dexpinv<S>(model, data.dv_tmp, data.v_tmp, data.k_q[s]);
-      data.k_v[s] = stage_accelerations<S>(model, data, data.q_tmp, data.v_tmp, tau);
+      data.k_v[s] = stage_accelerations<S>(model, data, data.q_tmp, data.v_tmp, tau, ctrl);
     }
     const S w = dt / S(6);
     data.dv_tmp = w * (data.k_q[0] + S(2) * data.k_q[1] + S(2) * data.k_q[2] + data.k_q[3]);
@@ -71,8 +81,8 @@ void step(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const 
 
 template <class S>
 void rollout(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, const VecRef<S>& v0,
-             const Eigen::Ref<const MatrixXr<NoDeduce<S>>>& taus, const NoDeduce<S>& dt, Integrator integrator, MatrixXr<NoDeduce<S>>& qs,
-             MatrixXr<NoDeduce<S>>& vs, std::span<std::uint32_t> step_status) {
+             const RowsRef<S>& taus, const RowsRef<S>& ctrls, const NoDeduce<S>& dt, Integrator integrator,
+             MatrixXr<NoDeduce<S>>& qs, MatrixXr<NoDeduce<S>>& vs, std::span<std::uint32_t> step_status) {
   check_size("q0", q0.size(), model.nq);
   check_size("v0", v0.size(), model.nv);
   check_step_options(model.contact, StepOptions{value_of(dt), integrator});
@@ -82,6 +92,7 @@ void rollout(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, co
     throw ArgumentError(s.str());
   }
   const Eigen::Index T = taus.rows();
+  check_controls_shape(model.nu(), ctrls.rows(), ctrls.cols(), T);
   const bool per_step = !step_status.empty();
   if (per_step && static_cast<Eigen::Index>(step_status.size()) != T)
     throw ArgumentError("step_status: expected " + std::to_string(T) + " entries (one per step), got " +
@@ -94,8 +105,12 @@ void rollout(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, co
   std::uint32_t raised = kStatusOk;
   for (Eigen::Index t = 0; t < T; ++t) {
     if (per_step) data.status = kStatusOk;
-    step<S>(model, data, qs.row(t).transpose(), vs.row(t).transpose(), taus.row(t).transpose(), dt, integrator,
-            qs.row(t + 1).transpose(), vs.row(t + 1).transpose());
+    if (ctrls.size() == 0)
+      step<S>(model, data, qs.row(t).transpose(), vs.row(t).transpose(), taus.row(t).transpose(), dt, integrator,
+              qs.row(t + 1).transpose(), vs.row(t + 1).transpose());
+    else
+      step<S>(model, data, qs.row(t).transpose(), vs.row(t).transpose(), taus.row(t).transpose(),
+              ctrls.row(t).transpose(), dt, integrator, qs.row(t + 1).transpose(), vs.row(t + 1).transpose());
     if (per_step) step_status[static_cast<size_t>(t)] = data.status, raised |= data.status;
   }
   if (per_step) data.status = status_before | raised;
@@ -103,10 +118,10 @@ void rollout(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, co
 
 #define GRADYN_INSTANTIATE(S)                                                                                \
   template void step<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&, const VecRef<S>&, \
-                        const NoDeduce<S>&, Integrator, VecOut<S>, VecOut<S>);               \
+                        const VecRef<S>&, const NoDeduce<S>&, Integrator, VecOut<S>, VecOut<S>);              \
   template void rollout<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,               \
-                           const Eigen::Ref<const MatrixXr<NoDeduce<S>>>&, const NoDeduce<S>&, Integrator, MatrixXr<NoDeduce<S>>&,          \
-                           MatrixXr<NoDeduce<S>>&, std::span<std::uint32_t>);
+                           const RowsRef<S>&, const RowsRef<S>&, const NoDeduce<S>&, Integrator,              \
+                           MatrixXr<NoDeduce<S>>&, MatrixXr<NoDeduce<S>>&, std::span<std::uint32_t>);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

@@ -17,6 +17,7 @@
 #include "gradyn/contact/penalty.hpp"
 #include "gradyn/contact/penalty_jacobian.hpp"
 #include "gradyn/contact/pgs_contact.hpp"
+#include "gradyn/dynamics/actuation.hpp"
 #include "gradyn/dynamics/detail/rnea_derivatives_passes.hpp"
 #include "gradyn/dynamics/detail/spring.hpp"
 #include "gradyn/dynamics/passive.hpp"
@@ -315,8 +316,8 @@ void state_rows_without_contact(const Eigen::MatrixXd& Minv, const Eigen::Matrix
 }  // namespace
 
 void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
-                   const VecRef<double>& tau, double dt, Integrator integrator, Eigen::Ref<Eigen::MatrixXd> A,
-                   Eigen::Ref<Eigen::MatrixXd> B) {
+                   const VecRef<double>& tau, const VecRef<double>& ctrl, double dt, Integrator integrator,
+                   Eigen::Ref<Eigen::MatrixXd> A, Eigen::Ref<Eigen::MatrixXd> B, Eigen::Ref<Eigen::MatrixXd> B_ctrl) {
   const int nv = model.nv;
   check_size("q", q.size(), model.nq);
   check_size("v", v.size(), nv);
@@ -329,6 +330,7 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   };
   check_shape("A", A, 2 * nv, 2 * nv);
   check_shape("B", B, 2 * nv, nv);
+  if (B_ctrl.size() != 0) check_shape("B_ctrl", B_ctrl, 2 * nv, model.nu());
   check_step_options(model.contact, StepOptions{dt, integrator});
   if (integrator != Integrator::SemiImplicitEuler)
     throw ArgumentError("step_jacobian: integrator 'rk4' is not supported: the step Jacobian is that of the "
@@ -348,7 +350,7 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   Eigen::MatrixXd& LT = data.deriv_LT;
   const DofPaths dof_paths{data.deriv_path_begin.data(), data.deriv_path.data()};
   if (impulses) {
-    const Eigen::VectorXd& a_free = stage_accelerations<double>(model, data, q, v, tau);
+    const Eigen::VectorXd& a_free = stage_accelerations<double>(model, data, q, v, tau, ctrl);
     stage_constraints<double>(model, data, q, v, a_free, dt, v_next);
     a = (v_next - v) / dt;
     // The contact stage reads aba's poses and twists but writes none of them (neither does crba,
@@ -359,8 +361,13 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   } else {
     // Without impulses no ABA pass: the derivative pass builds M anyway, so a solves
     // M a = tau_total - rnea(q, v, 0) with the factorisation that also gives M^-1.
-    if (penalty) data.contact_tau_total = tau + contact_generalized_forces<double>(model, data, q, v);
-    data.tau_total = (penalty ? VecRef<double>(data.contact_tau_total) : tau) + passive_forces<double>(model, data, q, v);
+    // the applied forces as the accelerations stage forms them (sim/stages.cpp)
+    const bool actuated = model.nu() > 0;
+    if (actuated || ctrl.size() != 0) actuation<double>(model, data, q, v, ctrl);
+    if (actuated) data.applied_tau = tau + data.actuation_tau;
+    const VecRef<double> applied = actuated ? VecRef<double>(data.applied_tau) : tau;
+    if (penalty) data.contact_tau_total = applied + contact_generalized_forces<double>(model, data, q, v);
+    data.tau_total = (penalty ? VecRef<double>(data.contact_tau_total) : applied) + passive_forces<double>(model, data, q, v);
     detail::rnea_derivatives_kinematics(model, data, q, v);
     data.ddq.setZero();
     detail::rnea_derivatives_forces(model, data, data.ddq);  // the bias forces rnea(q, v, 0)
@@ -387,6 +394,7 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   add_spring_terms(model, q, dq);
   if (penalty) penalty_forces_jacobian(model, data, q, v, dq, dv);
   if (impulses) add_impulse_forces_jacobian(model, data, q, v_next, dt, dq);
+  if (model.nu() > 0) actuation_derivatives(model, q, v, ctrl, dtau_dx, data.deriv_dtau_dctrl);
   // M^-1 explicitly (its rows are B's), then one product for the state columns.
   Eigen::MatrixXd& Minv = data.deriv_minv;
   ltl_inverse(LT, dof_paths, data.deriv_LinvT, Minv, data.deriv_index_scratch.data());
@@ -444,6 +452,14 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
       B.block(iv, 0, n, nv).noalias() = JexpDt * B.block(nv + iv, 0, n, nv);
     }
     A.block(iv, iv, n, n) += Ad;
+  }
+  // The controls act through the actuators' forces: B_ctrl = B d tau/d ctrl, one column of B per
+  // actuator (it acts on its own DoF) scaled by gear d force/d ctrl.
+  if (B_ctrl.size() != 0) {
+    for (int k = 0; k < model.nu(); ++k) {
+      const int iv = model.idx_v[model.actuators[k].joint];
+      B_ctrl.col(k) = data.deriv_dtau_dctrl(iv, k) * B.col(iv);
+    }
   }
 }
 

@@ -80,8 +80,9 @@ void dexpinv_vjp(const ModelTpl<S>& model, const VectorX<S>& theta, const Vector
 
 template <class S>
 void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v, const VecRef<S>& tau,
-              const NoDeduce<S>& dt, Integrator integrator, const VecRef<S>& q_next_bar, const VecRef<S>& v_next_bar,
-              VecOut<S> q_bar, VecOut<S> v_bar, VecOut<S> tau_bar, ModelTangentTpl<S>& model_bar) {
+              const VecRef<S>& ctrl, const NoDeduce<S>& dt, Integrator integrator, const VecRef<S>& q_next_bar,
+              const VecRef<S>& v_next_bar, VecOut<S> q_bar, VecOut<S> v_bar, VecOut<S> tau_bar, VecOut<S> ctrl_bar,
+              ModelTangentTpl<S>& model_bar) {
   check_step_options(model.contact, StepOptions{value_of(dt), integrator});
   check_size("q", q.size(), model.nq);
   check_size("v", v.size(), model.nv);
@@ -91,6 +92,10 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
   check_size("q_bar", q_bar.size(), model.nq);
   check_size("v_bar", v_bar.size(), model.nv);
   check_size("tau_bar", tau_bar.size(), model.nv);
+  if (ctrl.size() != 0) {
+    check_size("ctrl", ctrl.size(), model.nu());
+    check_size("ctrl_bar", ctrl_bar.size(), model.nu());
+  }
   auto& kq = data.step_adj_kq;
   auto& kv = data.step_adj_kv;
   auto& kq_bar = data.step_adj_kq_bar;
@@ -105,7 +110,7 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
       // start a previous step left (converged solves agree to the PGS tolerance either way).
       pgs_forget_warm_start<S>(data);
     }
-    kv[0] = stage_accelerations<S>(model, data, q, v, tau);
+    kv[0] = stage_accelerations<S>(model, data, q, v, tau, ctrl);
     stage_constraints<S>(model, data, q, v, kv[0], dt, kq[0]);
     dv = dt * kq[0];
     // reverse
@@ -116,7 +121,7 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
     stage_constraints_vjp<S>(model, data, q, v, dt, kq_bar[0], q_bar, v_bar, kv_bar[0], model_bar);
     // Neither integrate_vjp nor the constraints stage and its adjoint change the accelerations
     // stage's results in data (the contact solvers rerun crba and collide at the same q).
-    stage_accelerations_vjp<S>(model, data, q, v, tau, kv_bar[0], q_bar, v_bar, tau_bar, model_bar,
+    stage_accelerations_vjp<S>(model, data, q, v, tau, ctrl, kv_bar[0], q_bar, v_bar, tau_bar, ctrl_bar, model_bar,
                                /*stage_is_current=*/true);
     return;
   }
@@ -125,13 +130,13 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
   const S half = dt / S(2);
   const S h_of[4] = {S(0), half, half, dt};
   kq[0] = v;
-  kv[0] = stage_accelerations<S>(model, data, q, v, tau);
+  kv[0] = stage_accelerations<S>(model, data, q, v, tau, ctrl);
   for (int s = 1; s < 4; ++s) {
     data.step_adj_v[s] = v + h_of[s] * kv[s - 1];
     data.step_adj_theta[s] = h_of[s] * kq[s - 1];
     integrate<S>(model, q, data.step_adj_theta[s], data.step_adj_q[s]);
     detail::dexpinv<S>(model, data.step_adj_theta[s], data.step_adj_v[s], kq[s]);
-    kv[s] = stage_accelerations<S>(model, data, data.step_adj_q[s], data.step_adj_v[s], tau);
+    kv[s] = stage_accelerations<S>(model, data, data.step_adj_q[s], data.step_adj_v[s], tau, ctrl);
   }
   const S w = dt / S(6);
   dv = w * (kq[0] + S(2) * kq[1] + S(2) * kq[2] + kq[3]);
@@ -153,23 +158,23 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
     qs_bar.setZero();
     vs_bar.setZero();
     dv_bar.setZero();  // now the adjoint of theta_s
-    stage_accelerations_vjp<S>(model, data, data.step_adj_q[s], data.step_adj_v[s], tau, kv_bar[s], qs_bar, vs_bar,
-                          tau_bar, model_bar, /*stage_is_current=*/false);
+    stage_accelerations_vjp<S>(model, data, data.step_adj_q[s], data.step_adj_v[s], tau, ctrl, kv_bar[s], qs_bar,
+                               vs_bar, tau_bar, ctrl_bar, model_bar, /*stage_is_current=*/false);
     dexpinv_vjp<S>(model, data.step_adj_theta[s], data.step_adj_v[s], kq_bar[s], dv_bar, vs_bar);
     integrate_vjp<S>(model, q, data.step_adj_theta[s], qs_bar, q_bar, dv_bar);
     v_bar += vs_bar;
     kv_bar[s - 1] += h_of[s] * vs_bar;
     kq_bar[s - 1] += h_of[s] * dv_bar;
   }
-  stage_accelerations_vjp<S>(model, data, q, v, tau, kv_bar[0], q_bar, v_bar, tau_bar, model_bar,
-                        /*stage_is_current=*/false);
+  stage_accelerations_vjp<S>(model, data, q, v, tau, ctrl, kv_bar[0], q_bar, v_bar, tau_bar, ctrl_bar, model_bar,
+                             /*stage_is_current=*/false);
   v_bar += kq_bar[0];
 }
 
 #define GRADYN_INSTANTIATE(S)                                                                                       \
   template void step_vjp<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&, const VecRef<S>&, \
-                            const NoDeduce<S>&, Integrator, const VecRef<S>&, const VecRef<S>&, VecOut<S>,          \
-                            VecOut<S>, VecOut<S>, ModelTangentTpl<S>&);
+                            const VecRef<S>&, const NoDeduce<S>&, Integrator, const VecRef<S>&, const VecRef<S>&,   \
+                            VecOut<S>, VecOut<S>, VecOut<S>, VecOut<S>, ModelTangentTpl<S>&);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

@@ -140,12 +140,26 @@ TEST(Params, NamesAreUniqueAndMatchTheVector) {
     EXPECT_EQ(static_cast<Eigen::Index>(names.size()), get_params(m).size()) << m.name;
     EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size()) << m.name;
     EXPECT_EQ(names.front(), m.body_names[0] + ".mass");
-    ASSERT_GE(names.size(), kContactNames.size());
-    EXPECT_EQ(std::vector<std::string>(names.end() - kContactNames.size(), names.end()), kContactNames) << m.name;
-    // gravity, then 8 + used sizes per geom
+    // ... gravity, 8 + used sizes per geom, the contact settings, then per actuator its kind's gains,
+    // its gear and its ranges when limited
+    int actuator_entries = 0;
+    for (const Actuator& a : m.actuators) {
+      const int gains = a.kind == ActuatorKind::Motor      ? 0
+                        : a.kind == ActuatorKind::Position ? 2
+                        : a.kind == ActuatorKind::Velocity ? 1
+                        : a.kind == ActuatorKind::General  ? 6
+                                                           : 3;
+      actuator_entries += gains + 1 + (a.ctrl_limited ? 2 : 0) + (a.force_limited ? 2 : 0);
+      EXPECT_EQ(index_of(names, a.name + ".gear") >= 0, true) << a.name;
+    }
+    ASSERT_GE(names.size(), kContactNames.size() + actuator_entries);
+    const auto contact_end = names.end() - actuator_entries;
+    EXPECT_EQ(std::vector<std::string>(contact_end - kContactNames.size(), contact_end), kContactNames) << m.name;
     int geom_entries = 0;
     for (const Geom& g : m.geoms) geom_entries += 8 + geom_size_count(g.type);
-    EXPECT_EQ(index_of(names, "gravity.z"), static_cast<int>(names.size() - kContactNames.size()) - geom_entries - 1) << m.name;
+    EXPECT_EQ(index_of(names, "gravity.z"),
+              static_cast<int>(names.size() - kContactNames.size() - actuator_entries) - geom_entries - 1)
+        << m.name;
   }
 }
 

@@ -36,6 +36,11 @@ def build_pendulum():
     return b.build()
 
 
+ACTUATOR_GAINS = {"motor": [], "position": ["kp", "kv"], "velocity": ["kv"],
+                  "general": [f"{w}[{k}]" for w in ("gain", "bias") for k in range(3)],
+                  "servo": ["kp", "kv", "velocity_limit"]}
+
+
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
 def test_round_trip_and_names(path):
     model = gradyn.load(path)
@@ -43,7 +48,16 @@ def test_round_trip_and_names(path):
     names = model.param_names
     assert isinstance(names, list) and p.shape == (len(names),) and p.dtype == np.float64
     assert len(set(names)) == len(names)
-    assert names[-len(CONTACT_NAMES):] == CONTACT_NAMES
+    # ... the contact settings, then per actuator its kind's gains, its gear, its ranges when clamped
+    actuator_names = []
+    for a in model.actuators:
+        n = a["name"]
+        actuator_names += [f"{n}.{p}" for p in ACTUATOR_GAINS[a["kind"]]] + [f"{n}.gear"]
+        actuator_names += [f"{n}.{r}.{b}" for r in ("ctrlrange", "forcerange") if a[r] is not None
+                           for b in ("lower", "upper")]
+    contact_end = len(names) - len(actuator_names)
+    assert names[contact_end:] == actuator_names
+    assert names[contact_end - len(CONTACT_NAMES):contact_end] == CONTACT_NAMES
     g = names.index("gravity.x")
     assert names[g:g + 3] == ["gravity.x", "gravity.y", "gravity.z"]
     np.testing.assert_allclose(p[g:g + 3], model.gravity)
@@ -54,7 +68,7 @@ def test_round_trip_and_names(path):
         geom_names += [f"{n}.friction", f"{n}.restitution"]
         geom_names += [f"{n}.size[{k}]" for k in range(SIZE_COUNT[geom["type"]])]
         geom_names += [f"{n}.origin.{c}" for c in ("x", "y", "z", "roll", "pitch", "yaw")]
-    assert names[g + 3:len(names) - len(CONTACT_NAMES)] == geom_names
+    assert names[g + 3:contact_end - len(CONTACT_NAMES)] == geom_names
     copy = model.with_params(p)
     assert isinstance(copy, gradyn.Model)
     np.testing.assert_allclose(copy.params, p, rtol=0, atol=1e-12)

@@ -113,6 +113,24 @@ Scene laikago_standing(ContactModel contact) {
   return Scene{"laikago", std::move(s.model), std::move(s.q), 4};
 }
 
+// The laikago with a position servo on each hinge (ctrl and force clamped), inside the step.
+Scene laikago_with_servos(ContactModel contact) {
+  Scene s = laikago_standing(contact);
+  s.name = "laikago with servos";
+  for (int j = 0; j < s.model.nbodies(); ++j) {
+    if (s.model.joint_nv(j) != 1) continue;
+    Actuator a;
+    a.name = s.model.joint_names[j];
+    a.kind = ActuatorKind::Position;
+    a.joint = j;
+    a.gain = Vector3<double>(40, 0, 0), a.bias = Vector3<double>(0, -40, -2);
+    a.ctrl_limited = true, a.ctrl_lower = -1, a.ctrl_upper = 1;
+    a.force_limited = true, a.force_lower = -20, a.force_upper = 20;
+    s.model.actuators.push_back(a);
+  }
+  return s;
+}
+
 // After a first call of each (which sizes the workspaces), no call allocates: at the same state, and
 // one step later with the same contact count (where PGS's active-set system may change between
 // regular and singular).
@@ -125,14 +143,17 @@ void expect_no_allocations(const Scene& scene) {
   const double dt = 1e-3;
   Eigen::VectorXd q_next(m.nq), v_next(m.nv), q_bar(m.nq), v_bar(m.nv), tau_bar(m.nv);
   const Eigen::VectorXd q_next_bar = Eigen::VectorXd::Ones(m.nq), v_next_bar = Eigen::VectorXd::Ones(m.nv);
-  Eigen::MatrixXd A(2 * m.nv, 2 * m.nv), B(2 * m.nv, m.nv);
+  Eigen::MatrixXd A(2 * m.nv, 2 * m.nv), B(2 * m.nv, m.nv), B_ctrl(2 * m.nv, m.nu());
+  // the actuators' controls (none without actuators)
+  Eigen::VectorXd ctrl(m.nu()), ctrl_bar(m.nu());
+  for (int k = 0; k < m.nu(); ++k) ctrl[k] = 0.1 * std::cos(1.0 + k);
   ModelTangent tangent(m);
-  auto call_step = [&] { step<double>(m, d, q, v, tau, dt, Integrator::SemiImplicitEuler, q_next, v_next); };
+  auto call_step = [&] { step<double>(m, d, q, v, tau, ctrl, dt, Integrator::SemiImplicitEuler, q_next, v_next); };
   auto call_vjp = [&] {
-    step_vjp<double>(m, d, q, v, tau, dt, Integrator::SemiImplicitEuler, q_next_bar, v_next_bar, q_bar, v_bar,
-                     tau_bar, tangent);
+    step_vjp<double>(m, d, q, v, tau, ctrl, dt, Integrator::SemiImplicitEuler, q_next_bar, v_next_bar, q_bar, v_bar,
+                     tau_bar, ctrl_bar, tangent);
   };
-  auto call_jacobian = [&] { step_jacobian(m, d, q, v, tau, dt, Integrator::SemiImplicitEuler, A, B); };
+  auto call_jacobian = [&] { step_jacobian(m, d, q, v, tau, ctrl, dt, Integrator::SemiImplicitEuler, A, B, B_ctrl); };
   call_step(), call_vjp(), call_jacobian();  // sizes the workspaces for this contact count
   for (int state = 0; state < 2; ++state) {
     SCOPED_TRACE(state == 0 ? "the sizing call's state" : "one step later");
@@ -154,7 +175,7 @@ TEST(StepAllocations, NoneAfterTheFirstStep) {
       SCOPED_TRACE(std::string(contact_model_name(contact)) +
                    (gradient == PgsGradient::Sweeps ? " (sweeps gradient)" : ""));
       for (Scene scene : {body_on_plane(GeomType::Box, contact), body_on_plane(GeomType::Sphere, contact),
-                          laikago_standing(contact)}) {
+                          laikago_standing(contact), laikago_with_servos(contact)}) {
         SCOPED_TRACE(scene.name);
         scene.model.contact.pgs_gradient = gradient;
         expect_no_allocations(scene);

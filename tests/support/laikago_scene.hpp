@@ -22,6 +22,7 @@ inline LaikagoScene laikago_standing(ContactModel contact) {
   LoadOptions options;
   options.warnings = &warnings;
   options.floating_base = true;
+  options.urdf_effort_motors = false;  // the scene of the reference hashes, recorded before actuators existed
   LaikagoScene s{load_urdf(std::string(GRADYN_MODELS) + "/laikago/laikago_toes_zup.urdf", options), {}};
   Geom ground;
   ground.name = "ground";

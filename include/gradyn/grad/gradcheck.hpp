@@ -7,9 +7,9 @@
 //   L = sum_t  Wq[t] . qs[t] + Wv[t] . vs[t]
 // with random weights on the final state and/or every state (GradcheckOptions), so that the
 // check covers every direction of the trajectory's Jacobian without a hand-picked loss. Its
-// gradient is taken with respect to four blocks: q0 (ambient: every number of q, quaternion
-// components included, perturbed one at a time without renormalisation), v0, taus, and the flat
-// parameter vector (params.hpp: get_params / with_params / params_gradient). All blocks are
+// gradient is taken with respect to five blocks: q0 (ambient: every number of q, quaternion
+// components included, perturbed one at a time without renormalisation), v0, taus, the actuators'
+// controls ctrls (when given), and the flat parameter vector (params.hpp: get_params / with_params / params_gradient). All blocks are
 // compared as raw ambient numbers: the dynamics read quaternions normalised and with_params
 // normalises joint axes, so their adjoints are exact in every direction (with no component
 // along the quaternion or axis itself).
@@ -44,7 +44,7 @@ struct GradcheckOptions {
 /// magnitude of the adjoint gradient or the reference on the block (so entries far below the
 /// block's scale are compared absolutely); NaN when that reference was not computed.
 struct GradcheckBlock {
-  std::string name;        // "q0", "v0", "taus", "params"
+  std::string name;        // "q0", "v0", "taus", "ctrls", "params"
   int size = 0;            // entries in the block
   double scale = 0;        // largest |gradient entry|
   double ad_error = 0;     // max |adjoint - AD| / scale
@@ -58,7 +58,7 @@ struct GradcheckBlock {
 struct GradcheckResult {
   double loss = 0;
   std::vector<GradcheckBlock> blocks;
-  Eigen::VectorXd adjoint_gradient;  // all blocks concatenated (q0, v0, taus row by row, params)
+  Eigen::VectorXd adjoint_gradient;  // all blocks concatenated (q0, v0, taus and ctrls row by row, params)
   double worst_ad_error() const;
   double worst_fd_error() const;
   /// Every computed error within its tolerance.
@@ -67,10 +67,16 @@ struct GradcheckResult {
   std::string summary() const;
 };
 
-/// Compares the adjoint gradient of the random loss of rollout(model, q0, v0, taus, dt) with the
-/// references (taus: T x nv, T = 1 checks a single step). Throws ArgumentError on bad shapes.
+/// Compares the adjoint gradient of the random loss of rollout(model, q0, v0, taus, ctrls, dt) with
+/// the references (taus: T x nv, T = 1 checks a single step; ctrls: T x nu, or empty for none,
+/// which leaves out the "ctrls" block). Throws ArgumentError on bad shapes.
 GradcheckResult gradcheck(const Model& model, const Eigen::VectorXd& q0, const Eigen::VectorXd& v0,
-                          const Eigen::Ref<const MatrixXr<double>>& taus, double dt,
-                          const GradcheckOptions& options = {});
+                          const Eigen::Ref<const MatrixXr<double>>& taus, const Eigen::Ref<const MatrixXr<double>>& ctrls,
+                          double dt, const GradcheckOptions& options = {});
+inline GradcheckResult gradcheck(const Model& model, const Eigen::VectorXd& q0, const Eigen::VectorXd& v0,
+                                 const Eigen::Ref<const MatrixXr<double>>& taus, double dt,
+                                 const GradcheckOptions& options = {}) {
+  return gradcheck(model, q0, v0, taus, MatrixXr<double>(), dt, options);
+}
 
 }  // namespace gradyn

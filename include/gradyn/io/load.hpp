@@ -14,6 +14,9 @@ struct LoadOptions {
   bool floating_base = false;
   // Receives warnings (e.g. a mesh file that does not exist). Null: warnings go to std::cerr.
   std::vector<std::string>* warnings = nullptr;
+  // URDF: every revolute, continuous or prismatic joint with a positive finite <limit effort> gets a
+  // motor actuator named after the joint (gear 1, forcerange +-effort), in joint order. False: none.
+  bool urdf_effort_motors = true;
 };
 
 /// Parses a URDF file into a builder (links, joints, inertials, origins with rpy, axes,
@@ -28,7 +31,9 @@ Model load_urdf(const std::string& path, const LoadOptions& options = {});
 
 /// Parses an MJCF (MuJoCo XML) file: body tree, hinge/slide/ball/free joints, default classes,
 /// compiler angle units and euler sequence, inertia from geoms when a body has no <inertial>,
-/// armature, damping, stiffness and springref. Bodies with several joints become chains of
+/// armature, damping, stiffness and springref; <actuator> motor, position, velocity, damper and
+/// general (no activation dynamics) on hinge and slide joints, with gear, ctrlrange/ctrllimited and
+/// forcerange/forcelimited (others are skipped with a warning). Bodies with several joints become chains of
 /// massless bodies; bodies without joints are welded to their parent.
 ModelBuilder parse_mjcf(const std::string& path, const LoadOptions& options = {});
 ModelBuilder parse_mjcf_string(const std::string& xml, const std::string& source_name = "<string>",

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,21 @@ struct JointSpec {
   SourceLocation where;
 };
 
+/// An actuator on a named 1-DoF joint (model.hpp, ActuatorKind, for the force law). The kind's
+/// gains: Position kp, kv; Velocity kv; General gain, bias; Servo kp, kv, velocity_limit.
+struct ActuatorSpec {
+  std::string name;   // empty: "<joint>" for the first actuator on a joint, then "<joint>/<kind><k>"
+  ActuatorKind kind = ActuatorKind::Motor;
+  std::string joint;  // the joint it drives: revolute, continuous or prismatic
+  double gear = 1;
+  double kp = 0, kv = 0;  // Position (MuJoCo's kp, kv), Velocity (kv), Servo (paper 002's gains)
+  Vector3<double> gain = Vector3<double>(1, 0, 0), bias = Vector3<double>::Zero();  // General
+  double velocity_limit = std::numeric_limits<double>::infinity();                 // Servo
+  // Clamps: a control outside [ctrl_lower, ctrl_upper] is moved onto it, and so is the force.
+  std::optional<std::pair<double, double>> ctrl_range, force_range;
+  SourceLocation where;
+};
+
 struct BuildOptions {
   bool floating_base = false;  // put a free joint between the world and the root link
   std::string floating_base_name = "root";
@@ -53,6 +69,9 @@ class ModelBuilder {
  public:
   ModelBuilder& add_link(LinkSpec link);
   ModelBuilder& add_joint(JointSpec joint);
+  /// Actuators get controls in the order they are added. build() checks that the joint exists
+  /// and has one DoF, and that gains, gear and ranges are finite (ModelError naming the actuator).
+  ModelBuilder& add_actuator(ActuatorSpec actuator);
   ModelBuilder& set_gravity(const Vector3<double>& g) { gravity_ = g; return *this; }
   ModelBuilder& set_name(std::string name) { name_ = std::move(name); return *this; }
   ModelBuilder& set_source(std::string file) { source_ = std::move(file); return *this; }
@@ -63,6 +82,7 @@ class ModelBuilder {
 
   const std::vector<LinkSpec>& links() const { return links_; }
   const std::vector<JointSpec>& joints() const { return joints_; }
+  const std::vector<ActuatorSpec>& actuators() const { return actuators_; }
 
   /// Checks the description and builds the model. Throws ModelError naming the element.
   Model build(const BuildOptions& options = {}) const;
@@ -70,6 +90,7 @@ class ModelBuilder {
  private:
   std::vector<LinkSpec> links_;
   std::vector<JointSpec> joints_;
+  std::vector<ActuatorSpec> actuators_;
   struct Exclusion {
     std::string a, b;
     SourceLocation where;

@@ -109,6 +109,12 @@ struct DataTpl {
   VectorX<S> tau_passive;         // -damping v - stiffness (q (-) q_rest)
   VectorX<S> tau_total;           // tau + tau_passive (forward_dynamics)
 
+  // actuation (actuation(), in the accelerations stage of every step; dynamics/actuation.hpp)
+  VectorX<S> actuator_force;      // per actuator: its scalar force after the clamps (MuJoCo's actuator_force)
+  VectorX<S> actuation_tau;       // generalized actuator forces, sum of gear * force per DoF (nv)
+  VectorX<S> applied_tau;         // tau + actuation_tau: the forces the accelerations stage applies (nv)
+  VectorX<S> adj_applied_tau_bar; // (nv) stage_accelerations_vjp: adjoint of applied_tau
+
   // integration workspace (step)
   VectorX<S> q_tmp, v_tmp, dv_tmp, k_q[4], k_v[4];
 
@@ -137,6 +143,7 @@ struct DataTpl {
   // rollout_vjp: the current state, the next one, and the running adjoints of states t+1 and t
   VectorX<S> rollout_adj_q[2], rollout_adj_v[2];       // (nq), (nv)
   VectorX<S> rollout_adj_tau;                          // (nv)
+  VectorX<S> rollout_adj_ctrl;                         // (nu)
   VectorX<S> rollout_adj_lambda_q[2], rollout_adj_lambda_v[2];
   long long rollout_adj_forward_steps = 0;  // forward steps the last rollout_vjp recomputed
   std::vector<double> rollout_adj_norms;    // 2-norm of each state's adjoint, before clipping (T + 1)
@@ -185,6 +192,7 @@ struct DataTpl {
   std::vector<Matrix6XS> deriv_Q;     // deriv_Bc^T oS
   std::vector<char> deriv_in_subtree; // scratch: body b is in the subtree of the joint being differentiated
   MatrixX<S> deriv_dtau_dx;           // nv x 2nv: [d/dq, d/dv] (tangent) of the forces the step sees
+  MatrixX<S> deriv_dtau_dctrl;        // nv x nu: d tau_actuation / d ctrl
   MatrixX<S> deriv_minv;              // M^-1
   // M = L^T L with L lower triangular and the tree's sparsity (Featherstone's LTL: no fill-in, so
   // L and L^-1 are nonzero only at (dof, ancestor dof) and M^-1 = L^-1 L^-T costs O(nv d^2))

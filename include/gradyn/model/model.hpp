@@ -103,6 +103,51 @@ const char* friction_model_name(FrictionModel model);
 /// non-negative, exponent >= 1 and static_friction_ratio >= 1 (and velocity_scale > 0 when contact is on).
 void check_contact_settings(const ContactSettings& settings);
 
+
+// --- actuators (dynamics/actuation.hpp): part of the model, run inside every step -----------------
+// Each actuator drives one 1-DoF joint (revolute, continuous, prismatic) through a gear ratio,
+// with MuJoCo's semantics (joint transmission): with its length L = gear q and velocity V = gear v,
+// it makes a scalar force from its control u, clamped first to ctrlrange (when ctrl_limited):
+enum class ActuatorKind : std::uint8_t {
+  Motor,     // force = u                                    (MJCF <motor>; URDF joints' effort limit)
+  Position,  // force = kp u - kp L - kv V                   (MJCF <position kp kv>)
+  Velocity,  // force = kv u - kv V                          (MJCF <velocity kv>)
+  General,   // force = (g0 + g1 L + g2 V) u + b0 + b1 L + b2 V   (MJCF <general>: affine gain and bias)
+  Servo,     // paper 002's servo: force = kv (clip(kp (u - L), velocity_limit) - V)
+};
+// The force is then clamped to forcerange (when force_limited), and the joint receives gear * force.
+// MuJoCo stores every affine kind as its gain and bias vectors, and so does gradyn (gain, bias); the
+// kind says which of them are parameters (params.hpp: kp and kv for Position, all six for General).
+template <class S>
+struct ActuatorTpl {
+  std::string name;
+  ActuatorKind kind = ActuatorKind::Motor;
+  int joint = -1;                // the body whose joint it drives (1 DoF: q index idx_q, v index idx_v)
+  S gear = S(1);
+  Vector3<S> gain = Vector3<S>(S(1), S(0), S(0));  // affine kinds: g0, g1, g2
+  Vector3<S> bias = Vector3<S>::Zero();             // affine kinds: b0, b1, b2
+  S servo_kp = S(0), servo_kv = S(0);               // Servo: [1/s], [force s / unit of V]
+  S servo_velocity_limit = S(std::numeric_limits<double>::infinity());  // Servo: |target velocity| bound
+  bool ctrl_limited = false;
+  S ctrl_lower = S(-std::numeric_limits<double>::infinity()), ctrl_upper = S(std::numeric_limits<double>::infinity());
+  bool force_limited = false;
+  S force_lower = S(-std::numeric_limits<double>::infinity()), force_upper = S(std::numeric_limits<double>::infinity());
+  SourceLocation where;  // the element it was read from, for messages
+
+  template <class T> ActuatorTpl<T> cast() const {
+    ActuatorTpl<T> a;
+    a.name = name, a.kind = kind, a.joint = joint, a.gear = T(gear);
+    a.gain = gain.template cast<T>(), a.bias = bias.template cast<T>();
+    a.servo_kp = T(servo_kp), a.servo_kv = T(servo_kv), a.servo_velocity_limit = T(servo_velocity_limit);
+    a.ctrl_limited = ctrl_limited, a.ctrl_lower = T(ctrl_lower), a.ctrl_upper = T(ctrl_upper);
+    a.force_limited = force_limited, a.force_lower = T(force_lower), a.force_upper = T(force_upper);
+    a.where = where;
+    return a;
+  }
+};
+/// "motor", "position", "velocity", "general", "servo" (the MJCF element names; "servo" is paper 002's).
+const char* actuator_kind_name(ActuatorKind kind);
+
 template <class S>
 struct ModelTpl {
   using Scalar = S;
@@ -111,6 +156,7 @@ struct ModelTpl {
   int nq = 0;  // configuration size
   int nv = 0;  // velocity (tangent) size
   int nbodies() const { return static_cast<int>(parent.size()); }
+  int nu() const { return static_cast<int>(actuators.size()); }  // controls: one per actuator
 
   // --- topology, one entry per body (= per moving joint) -------------------------------------
   std::vector<int> parent;           // parent body, -1 for the world
@@ -143,6 +189,9 @@ struct ModelTpl {
 
   std::vector<FrameTpl<S>> frames;
 
+  // --- actuators (dynamics/actuation.hpp), in control order ---------------------------------------
+  std::vector<ActuatorTpl<S>> actuators;
+
   // --- collision (collision/collide.hpp) --------------------------------------------------------
   std::vector<GeomTpl<S>> geoms;
   // Body pairs (a < b; -1 is the world) whose geoms never collide: MJCF <contact><exclude>, or the user.
@@ -164,6 +213,7 @@ struct ModelTpl {
   int body_id(const std::string& body_name) const;    // -1 if absent
   int frame_id(const std::string& frame_name) const;  // -1 if absent
   int geom_id(const std::string& geom_name) const;    // -1 if absent
+  int actuator_id(const std::string& actuator_name) const;  // -1 if absent
   int joint_nq(int i) const { return joint_nq_[i]; }
   int joint_nv(int i) const { return joint_nv_[i]; }
 
@@ -172,6 +222,7 @@ struct ModelTpl {
 };
 
 using Model = ModelTpl<double>;
+using Actuator = ActuatorTpl<double>;
 using Frame = FrameTpl<double>;
 
 template <class S>
@@ -197,6 +248,13 @@ template <class S>
 int ModelTpl<S>::geom_id(const std::string& n) const {
   for (int i = 0; i < ngeoms(); ++i)
     if (geoms[i].name == n) return i;
+  return -1;
+}
+
+template <class S>
+int ModelTpl<S>::actuator_id(const std::string& n) const {
+  for (int i = 0; i < nu(); ++i)
+    if (actuators[i].name == n) return i;
   return -1;
 }
 
@@ -229,6 +287,7 @@ ModelTpl<T> ModelTpl<S>::cast() const {
   m.q0 = q0.template cast<T>();
   m.gravity = gravity.template cast<T>();
   for (const auto& f : frames) m.frames.push_back(f.template cast<T>());
+  for (const auto& a : actuators) m.actuators.push_back(a.template cast<T>());
   for (const auto& g : geoms) m.geoms.push_back(g.template cast<T>());
   m.excluded_pairs = excluded_pairs;
   m.collide_parent_child = collide_parent_child;

@@ -28,7 +28,12 @@
 //   then the contact settings (model.contact, always present): "contact.stiffness",
 //     "contact.exponent", "contact.damping", "contact.velocity_scale",
 //     "contact.static_friction_ratio", "contact.viscous_friction", "contact.erp", "contact.slop",
-//     "contact.cfm".
+//     "contact.cfm";
+//   then for each actuator a, in model.actuators order (<a> its name; dynamics/actuation.hpp):
+//     by kind: motor none; position "<a>.kp", "<a>.kv"; velocity "<a>.kv"; general "<a>.gain[0|1|2]",
+//     "<a>.bias[0|1|2]"; servo "<a>.kp", "<a>.kv", "<a>.velocity_limit";
+//     then "<a>.gear"; "<a>.ctrlrange.lower|upper" when it is ctrl-limited; "<a>.forcerange.lower|upper"
+//     when it is force-limited (a clamp's bound has a gradient where the clamp is active).
 // Bodies merged from several links (fixed joints) have the merged inertia's parameters.
 // Notes:
 //  * inertia: the 6 numbers fill the symmetric matrix [[ixx, ixy, ixz], [ixy, iyy, iyz],
@@ -50,6 +55,8 @@
 //    ModelTangentTpl::contact). The geom parameters are ordinary Model fields.
 //  * geom placement rotations: geom_placement_R may hold only the component of the adjoint
 //    tangent to the rotations (collide_vjp gives that one: the narrowphase reads R as a rotation);
+//  * actuator kp, kv: a position actuator's kp sets gain[0] = kp and bias[1] = -kp, its kv bias[2] = -kv
+//    (a velocity actuator's kv: gain[0] = kv, bias[2] = -kv), so their gradients sum those entries'.
 //    the rpy chain rule only sees that component, so the flat gradient is the same either way.
 #pragma once
 
@@ -85,6 +92,11 @@ struct ModelTangentTpl {
     S stiffness = S(0), exponent = S(0), damping = S(0), velocity_scale = S(0), static_friction_ratio = S(0),
       viscous_friction = S(0), erp = S(0), slop = S(0), cfm = S(0);
   } contact;
+  // actuators, per actuator (model.actuators)
+  VectorX<S> actuator_gear;
+  std::vector<Vector3<S>> actuator_gain, actuator_bias;  // d/d(gain), d/d(bias) entries
+  std::vector<Vector3<S>> actuator_servo;                // d/d(servo_kp, servo_kv, servo_velocity_limit)
+  std::vector<Eigen::Matrix<S, 2, 1>> actuator_ctrl_range, actuator_force_range;  // d/d(lower, upper)
 };
 using ModelTangent = ModelTangentTpl<double>;
 

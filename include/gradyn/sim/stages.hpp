@@ -2,8 +2,9 @@
 // order, and the backward replays exactly what the forward ran (MuJoCo's mj_forward, Box2D's stage
 // enum):
 //
-//   accelerations  kinematics, collision and penalty contact forces (ContactModel::Penalty), passive
-//                  forces, forward dynamics:  a = M^-1 (tau + tau_contact + tau_passive - C)
+//   accelerations  actuation (the model's actuators under the controls; dynamics/actuation.hpp),
+//                  kinematics, collision and penalty contact forces (ContactModel::Penalty), passive
+//                  forces, forward dynamics:  a = M^-1 (tau + tau_actuation + tau_contact + tau_passive - C)
 //   constraints    velocity-level contact and joint-limit impulses (Pgs, Ipm):  v+ = v + dt a + M^-1 J^T lambda;
 //                  without them v+ = v + dt a
 //   integrate      q+ = q (+) dt v+  (sim/integrate.hpp)
@@ -17,19 +18,29 @@
 
 namespace gradyn {
 
-/// The accelerations stage at (q, v) under joint torques tau: forward dynamics with the passive
-/// forces and, under penalty contact, the contact and joint-limit forces (collide() runs here).
+/// The accelerations stage at (q, v) under joint torques tau and the actuators' controls ctrl
+/// (model.nu() entries, or none: all zero): forward dynamics with the actuator and passive forces
+/// and, under penalty contact, the contact and joint-limit forces (collide() runs here).
 /// Returns data.ddq.
 template <class S>
 const VectorX<S>& stage_accelerations(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
-                                      const VecRef<S>& v, const VecRef<S>& tau);
+                                      const VecRef<S>& v, const VecRef<S>& tau, const VecRef<S>& ctrl);
 
-/// Adjoint of stage_accelerations given a_bar: accumulates q_bar (nq, ambient), v_bar, tau_bar and
-/// model_bar. stage_is_current: stage_accelerations(q, v, tau) was the last call on data.
+namespace detail {
+/// The accelerations stage with the actuators' forces already in tau (the adjoint re-runs this part).
+template <class S>
+const VectorX<S>& accelerations_under(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
+                                      const VecRef<S>& v, const VecRef<S>& tau);
+}  // namespace detail
+
+/// Adjoint of stage_accelerations given a_bar: accumulates q_bar (nq, ambient), v_bar, tau_bar,
+/// ctrl_bar (nu; untouched when ctrl is empty) and model_bar. stage_is_current:
+/// stage_accelerations(q, v, tau, ctrl) was the last call on data.
 template <class S>
 void stage_accelerations_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
-                             const VecRef<S>& tau, const VectorX<S>& a_bar, VecOut<S> q_bar, VecOut<S> v_bar,
-                             VecOut<S> tau_bar, ModelTangentTpl<S>& model_bar, bool stage_is_current);
+                             const VecRef<S>& tau, const VecRef<S>& ctrl, const VectorX<S>& a_bar, VecOut<S> q_bar,
+                             VecOut<S> v_bar, VecOut<S> tau_bar, VecOut<S> ctrl_bar, ModelTangentTpl<S>& model_bar,
+                             bool stage_is_current);
 
 /// The constraints stage of the semi-implicit Euler step: v_next from (q, v) and the accelerations
 /// a of stage_accelerations (the free accelerations under Pgs and Ipm, which collide() and solve
