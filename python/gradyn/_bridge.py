@@ -1,7 +1,8 @@
 """The NumPy core shared by the ML framework bridges (gradyn.torch and gradyn.jax).
 
-Forward passes and vector-Jacobian products over a batch of worlds, in float64, one C++ call
-per world. Every array argument has the same leading batch shape (any number of dimensions,
+Forward passes and vector-Jacobian products over a batch of worlds, in float64: rollouts (and
+forward steps) as one batched C++ call that runs the worlds on all cores; step adjoints one C++
+call per world. Every array argument has the same leading batch shape (any number of dimensions,
 possibly none) followed by its per-world shape; the parameter vector ``params`` is None (use the
 model's own parameters), one vector for all worlds, or one per world.
 """
@@ -153,6 +154,24 @@ def _params_rows(params, batch_shape: tuple, n: int):
     return [flat[i] for i in range(n)]
 
 
+def _params_matrix(model, params, batch_shape: tuple, n: int):
+    """params as an (n, nparams) array for the batched C++ calls, or None when every world runs the
+    model's own parameters (then no world's model is rebuilt)."""
+    if params is None:
+        return None
+    rows = _params_rows(params, batch_shape, n)
+    base = MODELS.base_params(model)
+    if all(r.shape == base.shape and np.array_equal(r, base) for r in rows):
+        return None
+    return np.ascontiguousarray(np.stack(rows))
+
+
+def _exact_params_bar_rows(model, params_rows: np.ndarray, p_bar: np.ndarray) -> np.ndarray:
+    for i in range(p_bar.shape[0]):
+        _exact_params_bar(model, params_rows[i], p_bar[i])
+    return p_bar
+
+
 def _axis_entries(model) -> list:
     """Indices of the "<joint>.axis.x" entries of the flat parameter vector."""
     return [k for k, name in enumerate(model.param_names) if name.endswith(".axis.x")]
@@ -168,58 +187,47 @@ def _exact_params_bar(model, params_row: np.ndarray, p_bar: np.ndarray) -> np.nd
 
 def step_forward(model, q, v, tau, params, dt, integrator):
     """(q_next, v_next, status) for every world; shapes (*batch, nq), (*batch, nv) and (*batch,),
-    status the gradyn.Status bits of each world's step (uint32)."""
+    status the gradyn.Status bits of each world's step (uint32). One batched call: the worlds run
+    on all cores (gradyn.step with a batch dimension)."""
     q, v, tau = _float64(q), _float64(v), _float64(tau)
     batch = _common_batch({"q": (q, 1), "v": (v, 1), "tau": (tau, 1)})
-    qf, vf, tf = (_flatten(x, batch, 1) for x in (q, v, tau))
+    qf, vf, tf = (np.ascontiguousarray(_flatten(x, batch, 1)) for x in (q, v, tau))
     n = qf.shape[0]
-    rows = _params_rows(params, batch, n)
-    q_next = np.empty_like(qf)
-    v_next = np.empty_like(vf)
-    status = np.empty(n, dtype=np.uint32)
-    for i in range(n):
-        world = MODELS.model_for(model, rows[i])
-        q_next[i], v_next[i], status[i] = _gradyn.step(world, qf[i], vf[i], tf[i], dt, integrator,
-                                                       return_status=True)
+    rows = _params_matrix(model, params, batch, n)
+    q_next, v_next, status = _gradyn.step(model, qf, vf, tf, dt, integrator, return_status=True, params=rows)
     return q_next.reshape(q.shape), v_next.reshape(v.shape), status.reshape(batch)
 
 
 def step_backward(model, q, v, tau, params, dt, integrator, q_next_bar, v_next_bar):
     """Adjoints (q_bar, v_bar, tau_bar, params_bar) of step_forward; params_bar is None when params
-    is None, else one row per world (shape (*batch, nparams))."""
+    is None, else one row per world (shape (*batch, nparams)). One batched call on all cores."""
     q, v, tau = _float64(q), _float64(v), _float64(tau)
     q_next_bar, v_next_bar = _float64(q_next_bar), _float64(v_next_bar)
     batch = _common_batch({"q": (q, 1), "v": (v, 1), "tau": (tau, 1),
                            "q_next_bar": (q_next_bar, 1), "v_next_bar": (v_next_bar, 1)})
-    qf, vf, tf, qbf, vbf = (_flatten(x, batch, 1) for x in (q, v, tau, q_next_bar, v_next_bar))
+    qf, vf, tf, qbf, vbf = (np.ascontiguousarray(_flatten(x, batch, 1)) for x in (q, v, tau, q_next_bar, v_next_bar))
     n = qf.shape[0]
-    rows = _params_rows(params, batch, n)
-    q_bar, v_bar, tau_bar = np.empty_like(qf), np.empty_like(vf), np.empty_like(tf)
-    params_bar = []
-    for i in range(n):
-        world = MODELS.model_for(model, rows[i])
-        q_bar[i], v_bar[i], tau_bar[i], p_bar = _gradyn.step_vjp(
-            world, qf[i], vf[i], tf[i], dt, qbf[i], vbf[i], integrator=integrator)
-        params_bar.append(None if rows[i] is None else _exact_params_bar(model, rows[i], p_bar))
-    params_bar = None if params is None else np.stack(params_bar).reshape(batch + (-1,))
+    rows = _params_matrix(model, params, batch, n)
+    q_bar, v_bar, tau_bar, p_bar = _gradyn.step_vjp(model, qf, vf, tf, dt, qbf, vbf, integrator=integrator, params=rows)
+    if params is None:
+        params_bar = None
+    else:
+        all_rows = np.stack(_params_rows(params, batch, n))
+        params_bar = _exact_params_bar_rows(model, all_rows, p_bar).reshape(batch + (-1,))
     return q_bar.reshape(q.shape), v_bar.reshape(v.shape), tau_bar.reshape(tau.shape), params_bar
 
 
 def rollout_forward(model, q0, v0, taus, params, dt, integrator):
     """(qs, vs, status) for every world; shapes (*batch, T + 1, nq) and (*batch, T + 1, nv), row 0
-    the initial state, and (*batch, T): the gradyn.Status bits of each step (uint32)."""
+    the initial state, and (*batch, T): the gradyn.Status bits of each step (uint32). One batched
+    call: the worlds run on all cores (gradyn.rollout with a batch dimension)."""
     q0, v0, taus = _float64(q0), _float64(v0), _float64(taus)
     batch = _common_batch({"q0": (q0, 1), "v0": (v0, 1), "taus": (taus, 2)})
-    qf, vf = _flatten(q0, batch, 1), _flatten(v0, batch, 1)
-    tf = _flatten(taus, batch, 2)
+    qf, vf = (np.ascontiguousarray(_flatten(x, batch, 1)) for x in (q0, v0))
+    tf = np.ascontiguousarray(_flatten(taus, batch, 2))
     n, horizon = qf.shape[0], tf.shape[1]
-    rows = _params_rows(params, batch, n)
-    qs = np.empty((n, horizon + 1, qf.shape[1]))
-    vs = np.empty((n, horizon + 1, vf.shape[1]))
-    status = np.empty((n, horizon), dtype=np.uint32)
-    for i in range(n):
-        world = MODELS.model_for(model, rows[i])
-        qs[i], vs[i], status[i] = _gradyn.rollout(world, qf[i], vf[i], tf[i], dt, integrator, return_status=True)
+    rows = _params_matrix(model, params, batch, n)
+    qs, vs, status = _gradyn.rollout(model, qf, vf, tf, dt, integrator, return_status=True, params=rows)
     return qs.reshape(batch + qs.shape[1:]), vs.reshape(batch + vs.shape[1:]), status.reshape(batch + (horizon,))
 
 
@@ -227,26 +235,25 @@ def rollout_backward(model, q0, v0, taus, params, dt, integrator, qs_bar, vs_bar
                      qs=None, vs=None):
     """Adjoints (q0_bar, v0_bar, taus_bar, params_bar) of rollout_forward; params_bar as in
     step_backward. qs, vs: rollout_forward's float64 results for these inputs, if still held (the
-    backward pass then re-runs no forward step)."""
+    backward pass then re-runs no forward step). One batched call on all cores."""
     q0, v0, taus = _float64(q0), _float64(v0), _float64(taus)
     qs_bar, vs_bar = _float64(qs_bar), _float64(vs_bar)
     batch = _common_batch({"q0": (q0, 1), "v0": (v0, 1), "taus": (taus, 2),
                            "qs_bar": (qs_bar, 2), "vs_bar": (vs_bar, 2)})
-    qf, vf = _flatten(q0, batch, 1), _flatten(v0, batch, 1)
-    tf, qbf, vbf = (_flatten(x, batch, 2) for x in (taus, qs_bar, vs_bar))
+    qf, vf = (np.ascontiguousarray(_flatten(x, batch, 1)) for x in (q0, v0))
+    tf, qbf, vbf = (np.ascontiguousarray(_flatten(x, batch, 2)) for x in (taus, qs_bar, vs_bar))
     n = qf.shape[0]
-    rows = _params_rows(params, batch, n)
-    q0_bar, v0_bar, taus_bar = np.empty_like(qf), np.empty_like(vf), np.empty_like(tf)
+    rows = _params_matrix(model, params, batch, n)
+    states = {}
     if qs is not None:
-        qs_f, vs_f = _flatten(_float64(qs), batch, 2), _flatten(_float64(vs), batch, 2)
-    params_bar = []
-    for i in range(n):
-        world = MODELS.model_for(model, rows[i])
-        states = {} if qs is None else {"qs": qs_f[i], "vs": vs_f[i]}
-        q0_bar[i], v0_bar[i], taus_bar[i], p_bar = _gradyn.rollout_vjp(
-            world, qf[i], vf[i], tf[i], dt, qbf[i], vbf[i], integrator=integrator,
-            max_snapshots=max_snapshots, **states)
-        params_bar.append(None if rows[i] is None else _exact_params_bar(model, rows[i], p_bar))
-    params_bar = None if params is None else np.stack(params_bar).reshape(batch + (-1,))
+        states = {"qs": np.ascontiguousarray(_flatten(_float64(qs), batch, 2)),
+                  "vs": np.ascontiguousarray(_flatten(_float64(vs), batch, 2))}
+    q0_bar, v0_bar, taus_bar, p_bar = _gradyn.rollout_vjp(
+        model, qf, vf, tf, dt, qbf, vbf, integrator=integrator, max_snapshots=max_snapshots, params=rows, **states)
+    if params is None:
+        params_bar = None
+    else:
+        all_rows = np.stack(_params_rows(params, batch, n))
+        params_bar = _exact_params_bar_rows(model, all_rows, p_bar).reshape(batch + (-1,))
     return (q0_bar.reshape(q0.shape), v0_bar.reshape(v0.shape), taus_bar.reshape(taus.shape),
             params_bar)

@@ -1,6 +1,7 @@
 // The algorithms: kinematics, dynamics, energies, configuration space and time stepping.
 // Every array argument is checked here (shape and dimension) before it reaches C++.
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "common.hpp"
+#include "gradyn/sim/batch.hpp"
 
 namespace gradyn::python {
 
@@ -252,8 +254,11 @@ sets its flag, so one bad world does not stop a batch.
   m.def(
       "step",
       [](PyModel& s, nb::handle q, nb::handle v, nb::handle tau, double dt, const std::string& integrator,
-         bool return_status, nb::handle ctrl) -> nb::object {
+         bool return_status, nb::handle ctrl, nb::handle params, std::optional<int> threads) -> nb::object {
         const Integrator scheme = step_options(s.model, dt, integrator).integrator;
+        if (is_batched(q)) return step_batched(s, q, v, tau, ctrl, dt, scheme, return_status, params, threads);
+        if (!params.is_none()) return unbatched(step_batched(s, one_world(q), one_world(v), one_world(tau), one_world(ctrl),
+                                                             dt, scheme, return_status, one_world(params), threads));
         VectorArg q_(q, "q", s.model.nq), v_(v, "v", s.model.nv);
         const OptionalVectorArg tau_(tau, "tau", s.model.nv, /*zeros_when_none=*/true);
         const OptionalVectorArg ctrl_(ctrl, "ctrl", s.model.nu(), /*zeros_when_none=*/false);
@@ -265,7 +270,8 @@ sets its flag, so one bad world does not stop a batch.
         return nb::make_tuple(to_numpy(q_next), to_numpy(v_next), static_cast<StatusFlag>((*data).status));
       },
       model_, nb::arg("q"), nb::arg("v"), nb::arg("tau").none(), nb::arg("dt"), nb::arg("integrator") = "euler",
-      nb::arg("return_status") = false, nb::arg("ctrl").none() = nb::none(), R"doc(
+      nb::arg("return_status") = false, nb::arg("ctrl").none() = nb::none(), nb::arg("params").none() = nb::none(),
+      nb::arg("threads").none() = nb::none(), R"doc(
 One time step from (q, v) under joint torques tau and the actuators' controls ctrl (passive forces
 included; contact forces or impulses under the model's contact model, see Model.with_contact).
 tau: shape (nv,), generalised forces added to the actuators'; None: zeros.
@@ -275,13 +281,24 @@ integrator: 'euler' (semi-implicit: v+ = v + dt a, q+ = q (+) dt v+) or 'rk4'.
 Returns (q_next, v_next); with return_status=True (q_next, v_next, status), status a gradyn.Status
 (Status.OK, or the flags of what went wrong in this step: the step never raises for numerical
 trouble, e.g. a contact solver that did not converge or a state that became NaN).
+params: shape (len(model.param_names),), the step of model.with_params(params).
+Batched: q of shape (B, nq) steps B worlds at once, on `threads` threads (None: all cores) without
+the GIL; v (B, nv), tau (B, nv) or None, ctrl (B, nu) or None, params (B, nparams) or None (one model
+per world). Returns (B, nq), (B, nv) [and a uint32 status (B,)]. Each world starts from a fresh
+workspace (no contact warm start carried between calls), so its numbers are bitwise those of the
+same call on that world alone, for every thread count.
 )doc");
 
   m.def(
       "rollout",
       [](PyModel& s, nb::handle q0, nb::handle v0, nb::handle taus, double dt, const std::string& integrator,
-         bool return_status, nb::handle ctrls) -> nb::object {
+         bool return_status, nb::handle ctrls, nb::handle params, std::optional<int> threads) -> nb::object {
         const Integrator scheme = step_options(s.model, dt, integrator).integrator;
+        // One world is a batch of one, with params given or not: the same code and the same numbers.
+        if (is_batched(q0)) return rollout_batched(s, q0, v0, taus, ctrls, dt, scheme, return_status, params, threads);
+        if (!params.is_none())
+          return unbatched(rollout_batched(s, one_world(q0), one_world(v0), one_world(taus), one_world(ctrls), dt, scheme,
+                                           return_status, one_world(params), threads));
         VectorArg q_(q0, "q0", s.model.nq), v_(v0, "v0", s.model.nv);
         const Eigen::Index T = steps_of(taus, ctrls);
         const OptionalRowsArg taus_(taus, "taus", T, s.model.nv, /*zeros_when_none=*/true);
@@ -291,6 +308,7 @@ trouble, e.g. a contact solver that did not converge or a state that became NaN)
         {
           nb::gil_scoped_release no_gil;
           DataLease data(s);
+          forget_history(s.model, *data);  // a rollout depends on its inputs alone (as each world of a batch)
           gradyn::rollout<double>(s.model, *data, q_.x, v_.x, taus_.x(), ctrls_.x(), dt, scheme, qs, vs, status);
         }
         if (!return_status) return nb::make_tuple(take_numpy(std::move(qs)), take_numpy(std::move(vs)));
@@ -300,7 +318,8 @@ trouble, e.g. a contact solver that did not converge or a state that became NaN)
         return nb::make_tuple(take_numpy(std::move(qs)), take_numpy(std::move(vs)), statuses);
       },
       model_, nb::arg("q0"), nb::arg("v0"), nb::arg("taus").none(), nb::arg("dt"), nb::arg("integrator") = "euler",
-      nb::arg("return_status") = false, nb::arg("ctrls").none() = nb::none(), R"doc(
+      nb::arg("return_status") = false, nb::arg("ctrls").none() = nb::none(), nb::arg("params").none() = nb::none(),
+      nb::arg("threads").none() = nb::none(), R"doc(
 Simulate T steps from (q0, v0) with one row per step: taus of shape (T, nv) (generalised forces;
 None: zeros) and ctrls of shape (T, model.nu) (the actuators' controls; None: zeros). At least one
 of them is given, and it sets T.
@@ -308,7 +327,16 @@ Returns (qs, vs) of shapes (T + 1, nq) and (T + 1, nv); row 0 is the initial sta
 return_status=True (qs, vs, status), status a uint32 array of shape (T,): entry t holds the
 gradyn.Status flags step t raised (0 where all went well), e.g. (status & gradyn.Status.NON_FINITE) != 0
 marks the steps that diverged. A step with trouble never raises; the rollout goes on.
-Runs without the GIL, so rollouts on different models can run in parallel threads.
+Runs without the GIL, so rollouts on different models can run in parallel threads. Every rollout
+starts from a fresh workspace (no contact warm start from an earlier call): the same inputs give
+the same bits.
+params: shape (len(model.param_names),), the rollout of model.with_params(params).
+Batched (many worlds on all cores): q0 of shape (B, nq) runs B worlds, v0 (B, nv), taus (B, T, nv)
+or None, ctrls (B, T, nu) or None, params (B, nparams) or None (one model per world: domain
+randomisation, populations); threads: how many threads (None: all cores; the GIL is released).
+Returns qs (B, T + 1, nq), vs (B, T + 1, nv) [and status (B, T)]. Each world runs on one thread with
+its own workspace, so its arrays are bitwise those of rollout on that world alone, for every thread
+count; a world that diverges flags its own status and leaves the others untouched.
 )doc");
 }
 

@@ -4,6 +4,7 @@
 // quaternion normalised, so their part of its adjoint has no component along it). Parameter
 // adjoints come back in the flat layout of model.param_names (params_gradient); joint axes are
 // normalised by with_params.
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 
@@ -16,6 +17,7 @@
 #include "common.hpp"
 #include "gradyn/grad/gradcheck.hpp"
 #include "gradyn/model/params.hpp"
+#include "gradyn/sim/batch.hpp"
 #include "gradyn/sim/step_jacobian.hpp"
 
 namespace gradyn::python {
@@ -106,8 +108,15 @@ void bind_gradients(nb::module_& m) {
   m.def(
       "step_vjp",
       [](PyModel& s, nb::handle q, nb::handle v, nb::handle tau, double dt, nb::handle q_next_bar,
-         nb::handle v_next_bar, const std::string& integrator, nb::handle ctrl) {
+         nb::handle v_next_bar, const std::string& integrator, nb::handle ctrl, nb::handle params,
+         std::optional<int> threads) -> nb::object {
         const Integrator scheme = step_options(s.model, dt, integrator).integrator;
+        if (is_batched(q))
+          return step_vjp_batched(s, q, v, tau, ctrl, dt, q_next_bar, v_next_bar, scheme, params, threads);
+        if (!params.is_none())
+          return unbatched(step_vjp_batched(s, one_world(q), one_world(v), one_world(tau), one_world(ctrl), dt,
+                                            one_world(q_next_bar), one_world(v_next_bar), scheme, one_world(params),
+                                            threads));
         const Model& model = s.model;
         VectorArg q_(q, "q", model.nq), v_(v, "v", model.nv);
         const OptionalVectorArg tau_(tau, "tau", model.nv, /*zeros_when_none=*/true);
@@ -129,11 +138,15 @@ void bind_gradients(nb::module_& m) {
                               to_numpy(params_gradient<double>(model, tangent)));
       },
       model_, nb::arg("q"), nb::arg("v"), nb::arg("tau").none(), nb::arg("dt"), nb::arg("q_next_bar"),
-      nb::arg("v_next_bar"), nb::arg("integrator") = "euler", nb::arg("ctrl").none() = nb::none(), R"doc(
+      nb::arg("v_next_bar"), nb::arg("integrator") = "euler", nb::arg("ctrl").none() = nb::none(),
+      nb::arg("params").none() = nb::none(), nb::arg("threads").none() = nb::none(), R"doc(
 Reverse mode of step: given the adjoints (gradients of a loss) of the next state, returns
 (q_bar, v_bar, tau_bar, params_bar), shapes (nq,), (nv,), (nv,) and (len(model.param_names),),
 and ctrl_bar (model.nu,) after them when ctrl is given (tau None: zeros; ctrl None: every control
-zero, as in step).
+zero, as in step). params: the adjoint of the step of model.with_params(params).
+Batched: q of shape (B, nq) (and every per-world array with that leading B, params (B, nparams))
+differentiates B worlds on `threads` threads (None: all cores); each world's results are those of
+the same call on it alone.
 
 q_bar is ambient: one entry per number in q, quaternion components included (the gradient of
 the step as computed from the raw q array), exact in every direction, also off the unit sphere.
@@ -202,8 +215,21 @@ derivative of the branch the step took.
       "rollout_vjp",
       [](PyModel& s, nb::handle q0, nb::handle v0, nb::handle taus, double dt, nb::handle qs_bar, nb::handle vs_bar,
          const std::string& integrator, int max_snapshots, nb::handle qs, nb::handle vs, double clip_norm,
-         bool return_norms, nb::handle ctrls) {
+         bool return_norms, nb::handle ctrls, nb::handle params, std::optional<int> threads) -> nb::object {
         const Integrator scheme = step_options(s.model, dt, integrator).integrator;
+        if (max_snapshots < 0)
+          throw ArgumentError("max_snapshots: expected 0 (keep every state) or a positive count, got " +
+                              std::to_string(max_snapshots));
+        CheckpointOptions checkpoints;
+        checkpoints.max_snapshots = max_snapshots;
+        checkpoints.clip_norm = clip_norm;
+        if (is_batched(q0))
+          return rollout_vjp_batched(s, q0, v0, taus, ctrls, dt, qs_bar, vs_bar, scheme, checkpoints, qs, vs,
+                                     return_norms, params, threads);
+        if (!params.is_none())
+          return unbatched(rollout_vjp_batched(s, one_world(q0), one_world(v0), one_world(taus), one_world(ctrls), dt,
+                                               one_world(qs_bar), one_world(vs_bar), scheme, checkpoints, one_world(qs),
+                                               one_world(vs), return_norms, one_world(params), threads));
         const Model& model = s.model;
         VectorArg q_(q0, "q0", model.nq), v_(v0, "v0", model.nv);
         const Eigen::Index T = steps_of(taus, ctrls);
@@ -213,15 +239,10 @@ derivative of the branch the step took.
         const auto ctrls_ = ctrls_arg.x();
         MatrixXr<double> ctrls_bar = MatrixXr<double>::Zero(ctrls_arg.given() ? T : 0, model.nu());
         MatrixArg qs_bar_(qs_bar, "qs_bar", T + 1, model.nq), vs_bar_(vs_bar, "vs_bar", T + 1, model.nv);
-        if (max_snapshots < 0)
-          throw ArgumentError("max_snapshots: expected 0 (keep every state) or a positive count, got " +
-                              std::to_string(max_snapshots));
         Eigen::VectorXd q0_bar = Eigen::VectorXd::Zero(model.nq), v0_bar = Eigen::VectorXd::Zero(model.nv);
         MatrixXr<double> taus_bar = MatrixXr<double>::Zero(T, model.nv);
         ModelTangent tangent(model);
-        CheckpointOptions options;
-        options.max_snapshots = max_snapshots;
-        options.clip_norm = clip_norm;
+        const CheckpointOptions& options = checkpoints;
         std::vector<double> norms;
         if (qs.is_none() != vs.is_none()) throw ArgumentError("qs and vs: give both forward arrays or neither");
         if (!qs.is_none()) {  // the caller's forward trajectory: no forward step is re-run
@@ -230,12 +251,14 @@ derivative of the branch the step took.
             throw ArgumentError("qs, vs: their first rows must be q0 and v0 (the arrays rollout returned)");
           nb::gil_scoped_release no_gil;
           DataLease data(s);
+          forget_history(model, *data);  // as rollout: no contact warm start from an earlier call
           gradyn::rollout_vjp_from_states<double>(model, *data, qs_.x(), vs_.x(), taus_, ctrls_, dt, scheme, qs_bar_.x(),
                                                   vs_bar_.x(), q0_bar, v0_bar, taus_bar, ctrls_bar, tangent, options);
           norms = (*data).rollout_adj_norms;
         } else {
           nb::gil_scoped_release no_gil;
           DataLease data(s);
+          forget_history(model, *data);
           gradyn::rollout_vjp<double>(model, *data, q_.x, v_.x, taus_, ctrls_, dt, scheme, qs_bar_.x(), vs_bar_.x(),
                                       q0_bar, v0_bar, taus_bar, ctrls_bar, tangent, options);
           norms = (*data).rollout_adj_norms;
@@ -252,7 +275,8 @@ derivative of the branch the step took.
       model_, nb::arg("q0"), nb::arg("v0"), nb::arg("taus").none(), nb::arg("dt"), nb::arg("qs_bar").none(),
       nb::arg("vs_bar").none(), nb::arg("integrator") = "euler", nb::arg("max_snapshots") = 0,
       nb::arg("qs").none() = nb::none(), nb::arg("vs").none() = nb::none(), nb::arg("clip_norm") = 0.0,
-      nb::arg("return_norms") = false, nb::arg("ctrls").none() = nb::none(), R"doc(
+      nb::arg("return_norms") = false, nb::arg("ctrls").none() = nb::none(), nb::arg("params").none() = nb::none(),
+      nb::arg("threads").none() = nb::none(), R"doc(
 Reverse mode of rollout (backpropagation through time).
 qs, vs (optional): the arrays gradyn.rollout returned for these very inputs; given, they serve as
 the checkpoints and no forward step is re-run (faster, no extra memory; max_snapshots is then
@@ -266,6 +290,12 @@ q0_bar is ambient (quaternion components are plain coordinates) and exact in eve
 (see step_vjp for its component along a quaternion). max_snapshots = 0 keeps every
 state of the forward pass; k > 0 keeps at most k states and recomputes the others (binomial
 checkpointing, memory O(k) for very long horizons); both give identical numbers. Runs without the GIL.
+
+params: shape (len(model.param_names),), the adjoint of the rollout of model.with_params(params).
+Batched: q0 of shape (B, nq) differentiates B worlds at once on `threads` threads (None: all cores),
+every per-world array with the leading B (taus (B, T, nv), ctrls (B, T, nu), qs_bar (B, T + 1, nq),
+vs_bar, qs, vs, params (B, nparams)); the results get it too (params_bar (B, nparams)), bitwise
+those of the same call on each world alone.
 
 Exploding gradients (contact makes them common): return_norms=True appends a (T + 1,) array, the
 2-norm of the adjoint of each state (q_bar_t, v_bar_t) on the way back, before clipping (last in the tuple). clip_norm > 0

@@ -6,6 +6,7 @@
 #include <nanobind/ndarray.h>
 
 #include <initializer_list>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -135,6 +136,26 @@ Integrator parse_integrator(const std::string& name);
 /// The step options a Python call passed, checked as every C++ step function checks them
 /// (check_step_options): dt positive and finite, an integrator the model's contact model allows.
 StepOptions step_options(const Model& model, double dt, const std::string& integrator);
+
+// Batched calls (bind_batch.cpp): a leading batch dimension B on every per-world array, the worlds
+// run on `threads` threads (None: all cores) without the GIL; params (B, nparams): per-world models.
+/// True when q (the first per-world argument) has a batch dimension: a 2-D array or nested sequence.
+bool is_batched(nb::handle q);
+nb::object step_batched(PyModel& s, nb::handle q, nb::handle v, nb::handle tau, nb::handle ctrl, double dt,
+                        Integrator scheme, bool return_status, nb::handle params, std::optional<int> threads);
+nb::object step_vjp_batched(PyModel& s, nb::handle q, nb::handle v, nb::handle tau, nb::handle ctrl, double dt,
+                            nb::handle q_next_bar, nb::handle v_next_bar, Integrator scheme, nb::handle params,
+                            std::optional<int> threads);
+nb::object rollout_batched(PyModel& s, nb::handle q0, nb::handle v0, nb::handle taus, nb::handle ctrls, double dt,
+                           Integrator scheme, bool return_status, nb::handle params, std::optional<int> threads);
+nb::object rollout_vjp_batched(PyModel& s, nb::handle q0, nb::handle v0, nb::handle taus, nb::handle ctrls, double dt,
+                               nb::handle qs_bar, nb::handle vs_bar, Integrator scheme, const CheckpointOptions& options,
+                               nb::handle qs, nb::handle vs, bool return_norms, nb::handle params,
+                               std::optional<int> threads);
+/// A single world's argument as a batch of one (a leading dimension of 1; None stays None), and a
+/// batched call's results for that one world: a single-world call with params runs the batched path.
+nb::object one_world(nb::handle x);
+nb::object unbatched(nb::handle results);
 
 // Registration, one function per translation unit.
 void bind_model(nb::module_& m);

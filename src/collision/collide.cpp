@@ -1,4 +1,6 @@
 // Narrowphase dispatch and the collide() pipeline.
+#include <cmath>
+
 #include "narrowphase.hpp"
 
 namespace gradyn {
@@ -62,6 +64,17 @@ PairFn<S> pair_routine(GeomType lower, GeomType higher) {
 template <class S>
 int collide_geoms(const GeomTpl<S>& a, const Pose<S>& oMa, const GeomTpl<S>& b, const Pose<S>& oMb, double margin,
                   ContactTpl<S>* out, int ia, int ib) {
+  // A pose that is not finite (a diverged state) touches nothing: the pair routines choose features
+  // by comparisons, which NaN defeats (the step flags the state as non-finite).
+  auto finite = [](const Pose<S>& X) {
+    for (int i = 0; i < 3; ++i) {
+      if (!std::isfinite(value_of(X.p[i]))) return false;
+      for (int j = 0; j < 3; ++j)
+        if (!std::isfinite(value_of(X.R(i, j)))) return false;
+    }
+    return true;
+  };
+  if (!finite(oMa) || !finite(oMb)) return 0;
   const bool swapped = static_cast<int>(b.type) < static_cast<int>(a.type);
   const PairFn<S> fn = swapped ? pair_routine<S>(b.type, a.type) : pair_routine<S>(a.type, b.type);
   if (!fn) return 0;

@@ -284,6 +284,9 @@ int polytope_polytope(const Polytope<S>& A, const Polytope<S>& B, double margin,
   if (sep_b > margin) return 0;
   const double sep_edge = edge_query(A.hull, s.a, B.hull, s.b, edge_a, edge_b);
   if (sep_edge > margin) return 0;
+  // A pose that is not finite makes every separation NaN and chooses no face: no contact (the
+  // step flags the state as non-finite; nothing here may index with the missing face).
+  if (face_a < 0 || face_b < 0) return 0;
   // Faces are preferred (stable manifolds), A's over B's, unless clearly beaten: the choice then
   // does not flicker between steps of a resting contact.
   const double tolerance = 1e-5 * (1 + std::max(s.a.extent, s.b.extent));
@@ -354,6 +357,10 @@ S sdf_hull(const ConvexHull& h, const Vector3<S>& scale, const Vector3<S>& x, Ve
       }
     }
     if (within && dist * dist < best2) best2 = dist * dist, kind = 0, fi = f;
+  }
+  if (inside_face < 0) {  // no face distance compares (overflow to inf - inf): too far to touch
+    normal = Vector3<S>::UnitZ();
+    return S(kInf);
   }
   if (inside_best <= 0 || kind < 0) {  // inside (or on) the hull: the nearest face plane
     const ConvexHull::Face& face = h.faces[inside_face];

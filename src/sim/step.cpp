@@ -83,6 +83,15 @@ template <class S>
 void rollout(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, const VecRef<S>& v0,
              const RowsRef<S>& taus, const RowsRef<S>& ctrls, const NoDeduce<S>& dt, Integrator integrator,
              MatrixXr<NoDeduce<S>>& qs, MatrixXr<NoDeduce<S>>& vs, std::span<std::uint32_t> step_status) {
+  qs.resize(taus.rows() + 1, model.nq);
+  vs.resize(taus.rows() + 1, model.nv);
+  rollout_into<S>(model, data, q0, v0, taus, ctrls, dt, integrator, qs, vs, step_status);
+}
+
+template <class S>
+void rollout_into(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, const VecRef<S>& v0,
+                  const RowsRef<S>& taus, const RowsRef<S>& ctrls, const NoDeduce<S>& dt, Integrator integrator,
+                  RowsOut<S> qs, RowsOut<S> vs, std::span<std::uint32_t> step_status) {
   check_size("q0", q0.size(), model.nq);
   check_size("v0", v0.size(), model.nv);
   check_step_options(model.contact, StepOptions{value_of(dt), integrator});
@@ -97,8 +106,12 @@ void rollout(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, co
   if (per_step && static_cast<Eigen::Index>(step_status.size()) != T)
     throw ArgumentError("step_status: expected " + std::to_string(T) + " entries (one per step), got " +
                         std::to_string(step_status.size()));
-  qs.resize(T + 1, model.nq);
-  vs.resize(T + 1, model.nv);
+  if (qs.rows() != T + 1 || qs.cols() != model.nq || vs.rows() != T + 1 || vs.cols() != model.nv) {
+    std::ostringstream s;
+    s << "qs, vs: expected shapes (" << T + 1 << ", " << model.nq << ") and (" << T + 1 << ", " << model.nv
+      << "), got (" << qs.rows() << ", " << qs.cols() << ") and (" << vs.rows() << ", " << vs.cols() << ")";
+    throw ArgumentError(s.str());
+  }
   qs.row(0) = q0.transpose();
   vs.row(0) = v0.transpose();
   const std::uint32_t status_before = data.status;
@@ -121,7 +134,10 @@ void rollout(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, co
                         const VecRef<S>&, const NoDeduce<S>&, Integrator, VecOut<S>, VecOut<S>);              \
   template void rollout<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,               \
                            const RowsRef<S>&, const RowsRef<S>&, const NoDeduce<S>&, Integrator,              \
-                           MatrixXr<NoDeduce<S>>&, MatrixXr<NoDeduce<S>>&, std::span<std::uint32_t>);
+                           MatrixXr<NoDeduce<S>>&, MatrixXr<NoDeduce<S>>&, std::span<std::uint32_t>);         \
+  template void rollout_into<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,          \
+                                const RowsRef<S>&, const RowsRef<S>&, const NoDeduce<S>&, Integrator, RowsOut<S>, \
+                                RowsOut<S>, std::span<std::uint32_t>);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

@@ -138,3 +138,20 @@ def test_mujoco_contact_benchmark_checks_and_reports(tmp_path):
     if pgs["gradients"] != "ok":
         assert pgs["gradients"].startswith("n/a (gradients through pgs contact not available: "), out
     assert "| none |" in out_base.with_suffix(".md").read_text()
+
+
+def test_mujoco_rollout_benchmark_checks_and_reports(tmp_path):
+    """bench/compare_mujoco_rollout.py --quick: its same-robot checks pass (gradyn follows MuJoCo
+    without contact, actuators included) and every scene, batch size and thread count is measured."""
+    pytest.importorskip("mujoco")
+    out_base = tmp_path / "mujoco_rollout"
+    out = run("bench/compare_mujoco_rollout.py", "--quick", "--out", str(out_base))
+    import json
+
+    result = json.loads(out_base.with_suffix(".json").read_text())
+    assert all(err < 1e-8 for err in result["checks"].values()), out
+    assert {"laikago-pgs", "laikago-penalty"} <= {r["scene"] for r in result["rows"]}, out
+    for r in result["rows"]:
+        assert r["gradyn_forward_steps_per_s"] > 0 and r["gradyn_vjp_steps_per_s"] > 0 and r["mujoco_steps_per_s"] > 0
+        assert r["finite_worlds"] == r["B"], (r, out)
+    assert "| laikago-pgs |" in out_base.with_suffix(".md").read_text()

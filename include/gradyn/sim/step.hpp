@@ -66,6 +66,12 @@ template <class S>
 void rollout(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, const VecRef<S>& v0,
              const RowsRef<S>& taus, const RowsRef<S>& ctrls, const NoDeduce<S>& dt, Integrator integrator,
              MatrixXr<NoDeduce<S>>& qs, MatrixXr<NoDeduce<S>>& vs, std::span<std::uint32_t> step_status = {});
+/// rollout into arrays the caller sized: qs ((T+1) x nq) and vs ((T+1) x nv), e.g. one world's rows
+/// of a batch (sim/batch.hpp). The same numbers as rollout.
+template <class S>
+void rollout_into(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, const VecRef<S>& v0,
+                  const RowsRef<S>& taus, const RowsRef<S>& ctrls, const NoDeduce<S>& dt, Integrator integrator,
+                  RowsOut<S> qs, RowsOut<S> vs, std::span<std::uint32_t> step_status = {});
 /// rollout with every control zero.
 template <class S>
 void rollout(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q0, const VecRef<S>& v0,
