@@ -70,10 +70,8 @@ def commit_name():
 
 
 def laikago_xml():
-    """laikago_scene's MJCF with a position servo (the stance PD: kp 150, kv 5) instead of each motor."""
-    xml = scene.mujoco_xml(timestep=DT_LAIKAGO)
-    return re.sub(r'<motor name="([^"]+)" joint="([^"]+)" gear="1"/>',
-                  rf'<position name="\1" joint="\2" kp="{scene.KP:g}" kv="{scene.KD:g}"/>', xml)
+    """laikago_scene's MJCF with a position servo on each hinge (the stance PD: kp 150, kv 5)."""
+    return scene.mujoco_xml(timestep=DT_LAIKAGO, position_servos=(scene.KP, scene.KD))
 
 
 class Scene:

@@ -176,7 +176,8 @@ def _fmt(x):
     return " ".join(f"{v:.17g}" for v in np.atleast_1d(x))
 
 
-def mujoco_xml(urdf=URDF, timestep=1e-3, ground_friction=GROUND_FRICTION, stance_springs=False):
+def mujoco_xml(urdf=URDF, timestep=1e-3, ground_friction=GROUND_FRICTION, stance_springs=False,
+               position_servos=None):
     """MJCF text of the URDF robot (free base) on a plane, for MuJoCo.
 
     Supports what laikago_toes_zup.urdf uses: continuous/revolute joints (hinges; URDF limits of
@@ -188,6 +189,9 @@ def mujoco_xml(urdf=URDF, timestep=1e-3, ground_friction=GROUND_FRICTION, stance
     and integrator="Euler" (semi-implicit, as gradyn's 'euler') with eulerdamp disabled (MuJoCo would
     otherwise integrate joint damping implicitly; gradyn applies it as a force like any other).
     stance_springs: give the hinges the stance springs and dampers of with_stance_springs.
+    position_servos: (kp, kv) to drive each hinge by a position servo (MJCF <position>, whose
+    control is the joint's target angle) instead of a motor; gradyn loads this MJCF too, and runs
+    the servos inside its step.
     """
     robot = ET.parse(urdf).getroot()
     links = {link.get("name"): link for link in robot.findall("link")}
@@ -262,7 +266,11 @@ def mujoco_xml(urdf=URDF, timestep=1e-3, ground_friction=GROUND_FRICTION, stance
     out.append('      <freejoint name="root"/>')
     emit_link(root, 6)
     out.append("    </body>")
-    motors = "\n".join(f'    <motor name="{n}" joint="{n}" gear="1"/>' for n in hinge_names)
+    if position_servos is None:
+        motors = "\n".join(f'    <motor name="{n}" joint="{n}" gear="1"/>' for n in hinge_names)
+    else:
+        kp, kv = position_servos
+        motors = "\n".join(f'    <position name="{n}" joint="{n}" kp="{kp:.17g}" kv="{kv:.17g}"/>' for n in hinge_names)
     return f"""<mujoco model="{robot.get('name')}_mujoco">
   <compiler angle="radian" inertiafromgeom="false" autolimits="true"/>
   <option timestep="{timestep:.17g}" integrator="Euler">

@@ -1,9 +1,10 @@
-// Batched calls: step, rollout and rollout_vjp with a leading batch dimension B on every per-world
+// Batched calls: step, rollout, step_vjp, rollout_vjp and step_jacobian with a leading batch dimension B on every per-world
 // array, run on a pool of threads without the GIL (sim/batch.hpp). Each world runs on one thread
 // with a workspace that starts fresh (forget_history), so its numbers are those of the same call
 // on that world alone, whatever the thread count. Per-world models: params of shape (B, nparams).
 #include <nanobind/stl/optional.h>
 
+#include <algorithm>
 #include <optional>
 #include <span>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include "common.hpp"
 #include "gradyn/model/params.hpp"
 #include "gradyn/sim/batch.hpp"
+#include "gradyn/sim/step_jacobian.hpp"
 
 namespace gradyn::python {
 
@@ -233,6 +235,46 @@ nb::object step_vjp_batched(PyModel& s, nb::handle q, nb::handle v, nb::handle t
   out.append(q_bar_out), out.append(v_bar_out), out.append(tau_bar_out), out.append(params_bar_out);
   if (ctrl_bar_out) out.append(*ctrl_bar_out);
   return nb::tuple(out);
+}
+
+nb::object step_jacobian_batched(PyModel& s, nb::handle q, nb::handle v, nb::handle tau, nb::handle ctrl, double dt,
+                                 Integrator scheme, nb::handle params, std::optional<int> threads) {
+  const Model& model = s.model;
+  const Eigen::Index np = static_cast<Eigen::Index>(get_params<double>(model).size());
+  BatchSize batch;
+  const WorldArray Q(q, "q", {model.nq}, batch), V(v, "v", {model.nv}, batch);
+  const WorldArray Tau(tau, "tau", {model.nv}, batch, true), Ctrl(ctrl, "ctrl", {model.nu()}, batch, true);
+  const WorldArray P(params, "params", {np}, batch, true);
+  const int n_threads = threads_arg(threads);
+  const Eigen::Index B = batch.size();
+  // Each world's matrices column-major (Eigen's layout), handed to NumPy with strides: no copy.
+  const size_t rows = 2 * static_cast<size_t>(model.nv), nv = static_cast<size_t>(model.nv);
+  const size_t nu = Ctrl.given() ? static_cast<size_t>(model.nu()) : 0, per_world = rows * (rows + nv + nu);
+  double* buffer = new double[std::max<size_t>(per_world * static_cast<size_t>(B), 1)];
+  nb::capsule owner(buffer, [](void* p) noexcept { delete[] static_cast<double*>(p); });
+  const Eigen::VectorXd zeros = Eigen::VectorXd::Zero(model.nv), no_ctrl;
+  std::vector<std::optional<Data>> workspaces(static_cast<size_t>(n_threads));
+  {
+    nb::gil_scoped_release no_gil;
+    for_each_world(static_cast<int>(B), n_threads, [&](int b, int t) {
+      WorldWorkspace w(model, P, np, b, workspaces[t]);
+      using Vec = Eigen::Map<const Eigen::VectorXd>;
+      double* world = buffer + per_world * static_cast<size_t>(b);
+      Eigen::Map<Eigen::MatrixXd> A(world, rows, rows), Bm(world + rows * rows, rows, nv),
+          B_ctrl(world + rows * (rows + nv), rows, nu);
+      step_jacobian(w.model(), w.data(), Vec(Q.world(b), model.nq), Vec(V.world(b), model.nv),
+                    Tau.given() ? Vec(Tau.world(b), model.nv) : Vec(zeros.data(), model.nv),
+                    Ctrl.given() ? Vec(Ctrl.world(b), model.nu()) : Vec(no_ctrl.data(), 0), dt, scheme, A, Bm, B_ctrl);
+    });
+  }
+  const int64_t world_stride = static_cast<int64_t>(per_world);
+  auto view = [&](size_t offset, size_t cols) {
+    const size_t shape[3] = {static_cast<size_t>(B), rows, cols};
+    const int64_t strides[3] = {world_stride, 1, static_cast<int64_t>(rows)};
+    return NumpyArray(buffer + offset, 3, shape, owner, strides);
+  };
+  if (Ctrl.given()) return nb::make_tuple(view(0, rows), view(rows * rows, nv), view(rows * (rows + nv), nu));
+  return nb::make_tuple(view(0, rows), view(rows * rows, nv));
 }
 
 nb::object rollout_batched(PyModel& s, nb::handle q0, nb::handle v0, nb::handle taus, nb::handle ctrls, double dt,

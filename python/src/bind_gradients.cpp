@@ -159,8 +159,12 @@ an axis adjoint has no component along the axis. The forward step is recomputed 
   m.def(
       "step_jacobian",
       [](PyModel& s, nb::handle q, nb::handle v, nb::handle tau, double dt, const std::string& integrator,
-         nb::handle ctrl) {
+         nb::handle ctrl, nb::handle params, std::optional<int> threads) -> nb::object {
         const Integrator scheme = step_options(s.model, dt, integrator).integrator;
+        if (is_batched(q)) return step_jacobian_batched(s, q, v, tau, ctrl, dt, scheme, params, threads);
+        if (!params.is_none())
+          return unbatched(step_jacobian_batched(s, one_world(q), one_world(v), one_world(tau), one_world(ctrl), dt,
+                                                 scheme, one_world(params), threads));
         const Model& model = s.model;
         const StepVectorArg q_(q, "q", model.nq), v_(v, "v", model.nv);
         std::optional<StepVectorArg> tau_;
@@ -193,7 +197,8 @@ an axis adjoint has no component along the axis. The forward step is recomputed 
                               NumpyArray(buffer + rows * rows, 2, shape_B, owner, col_major));
       },
       model_, nb::arg("q"), nb::arg("v"), nb::arg("tau").none(), nb::arg("dt"), nb::arg("integrator") = "euler",
-      nb::arg("ctrl").none() = nb::none(), R"doc(
+      nb::arg("ctrl").none() = nb::none(), nb::arg("params").none() = nb::none(),
+      nb::arg("threads").none() = nb::none(), R"doc(
 The analytical Jacobian of one step: returns (A, B), shapes (2 nv, 2 nv) and (2 nv, nv), and, when
 ctrl is given, B_ctrl (2 nv, model.nu) after them, with
 
@@ -209,6 +214,9 @@ PgsGradient.Implicit; ipm: the linearised KKT system, paper 000's Eq. 3), so a P
 of the exact LCP solution, within the solver's tolerance of finite differences.
 At a contact appearing or a force clamped at zero the step is not differentiable; this is the
 derivative of the branch the step took.
+params: the Jacobian of model.with_params(params)'s step. Batched: q of shape (B, nq) (every
+per-world array with the leading B) returns A (B, 2 nv, 2 nv), B (B, 2 nv, nv) [and B_ctrl], the
+worlds on `threads` threads (None: all cores).
 )doc");
 
   m.def(

@@ -146,6 +146,8 @@ nb::object step_batched(PyModel& s, nb::handle q, nb::handle v, nb::handle tau, 
 nb::object step_vjp_batched(PyModel& s, nb::handle q, nb::handle v, nb::handle tau, nb::handle ctrl, double dt,
                             nb::handle q_next_bar, nb::handle v_next_bar, Integrator scheme, nb::handle params,
                             std::optional<int> threads);
+nb::object step_jacobian_batched(PyModel& s, nb::handle q, nb::handle v, nb::handle tau, nb::handle ctrl, double dt,
+                                 Integrator scheme, nb::handle params, std::optional<int> threads);
 nb::object rollout_batched(PyModel& s, nb::handle q0, nb::handle v0, nb::handle taus, nb::handle ctrls, double dt,
                            Integrator scheme, bool return_status, nb::handle params, std::optional<int> threads);
 nb::object rollout_vjp_batched(PyModel& s, nb::handle q0, nb::handle v0, nb::handle taus, nb::handle ctrls, double dt,

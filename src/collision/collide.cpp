@@ -1,4 +1,5 @@
 // Narrowphase dispatch and the collide() pipeline.
+#include <algorithm>
 #include <cmath>
 
 #include "narrowphase.hpp"
@@ -78,7 +79,16 @@ int collide_geoms(const GeomTpl<S>& a, const Pose<S>& oMa, const GeomTpl<S>& b, 
   const bool swapped = static_cast<int>(b.type) < static_cast<int>(a.type);
   const PairFn<S> fn = swapped ? pair_routine<S>(b.type, a.type) : pair_routine<S>(a.type, b.type);
   if (!fn) return 0;
-  const int count = swapped ? fn(b, oMb, a, oMa, margin, out) : fn(a, oMa, b, oMb, margin, out);
+  int count = swapped ? fn(b, oMb, a, oMa, margin, out) : fn(a, oMa, b, oMb, margin, out);
+  // Finite poses far out (a diverging state, coordinates ~1e150) overflow inside the routines:
+  // a contact that is not finite is dropped, never reported.
+  count = static_cast<int>(std::remove_if(out, out + count, [](const ContactTpl<S>& c) {
+                             if (!std::isfinite(value_of(c.depth))) return true;
+                             for (int i = 0; i < 3; ++i)
+                               if (!std::isfinite(value_of(c.point[i])) || !std::isfinite(value_of(c.normal[i])))
+                                 return true;
+                             return false;
+                           }) - out);
   for (int k = 0; k < count; ++k) {
     ContactTpl<S>& c = out[k];
     c.geom_a = ia;

@@ -615,6 +615,11 @@ class MjcfParser {
       previous_offset = Pose<double>();
     }
 
+    // MuJoCo never lets a body's geoms touch its parent body's (unless the parent is the world).
+    // gradyn filters parent and child bodies too, but a chain of joints puts massless links
+    // between this body and its MJCF parent: exclude the pair explicitly.
+    if (joints.size() > 1 && !parent_is_world) result_.builder.exclude_collision(parent_link, name, where(e));
+
     // The body's own link; its inertia is filled in by finish_masses().
     body_links_.push_back(pending_.size());
     pending_.push_back(PendingLink{LinkSpec{name, std::nullopt, where(e), {}}, e});

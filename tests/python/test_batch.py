@@ -142,3 +142,18 @@ def test_bad_batches_name_both_arrays_and_their_shapes():
     bad[2, 0] = -1.0  # a negative mass in world 2
     with pytest.raises(ValueError, match=r"params\[2\]:.*mass"):
         gradyn.rollout(model, q0, v0, taus, 0.01, params=bad)
+
+
+def test_batched_step_vjp_and_step_jacobian_match_single_calls():
+    B, dt = 12, 0.002
+    model, q0, v0, taus, ctrls = arm_batch(B, 1, seed=6)
+    rng = np.random.default_rng(7)
+    qn_bar, vn_bar = rng.normal(size=(B, model.nq)), rng.normal(size=(B, model.nv))
+    vjp = gradyn.step_vjp(model, q0, v0, taus[:, 0], dt, qn_bar, vn_bar, ctrl=ctrls[:, 0], threads=2)
+    A, Bm, B_ctrl = gradyn.step_jacobian(model, q0, v0, taus[:, 0], dt, ctrl=ctrls[:, 0], threads=2)
+    assert A.shape == (B, 2 * model.nv, 2 * model.nv) and B_ctrl.shape == (B, 2 * model.nv, model.nu)
+    for b in range(B):
+        alone = gradyn.step_vjp(model, q0[b], v0[b], taus[b, 0], dt, qn_bar[b], vn_bar[b], ctrl=ctrls[b, 0])
+        assert all(np.array_equal(a, r[b]) for a, r in zip(alone, vjp)), b
+        A_b, B_b, C_b = gradyn.step_jacobian(model, q0[b], v0[b], taus[b, 0], dt, ctrl=ctrls[b, 0])
+        assert np.array_equal(A_b, A[b]) and np.array_equal(B_b, Bm[b]) and np.array_equal(C_b, B_ctrl[b]), b

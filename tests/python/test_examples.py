@@ -155,3 +155,18 @@ def test_mujoco_rollout_benchmark_checks_and_reports(tmp_path):
         assert r["gradyn_forward_steps_per_s"] > 0 and r["gradyn_vjp_steps_per_s"] > 0 and r["mujoco_steps_per_s"] > 0
         assert r["finite_worlds"] == r["B"], (r, out)
     assert "| laikago-pgs |" in out_base.with_suffix(".md").read_text()
+
+
+def test_ten_laikagos_stand_and_report():
+    """examples/ten_laikagos on a short horizon: ten robots under servos inside the step, one
+    batched forward and backward call; they stand, the control gradient is finite and non-zero."""
+    out = run("examples/ten_laikagos/ten_laikagos.py", "--steps", "200", "--repeats", "1", "--no-plot",
+              "--no-readme")
+    m = re.search(r"T = 200: forward ([0-9.]+) ms/step, backward ([0-9.]+) ms/step, states read (\d+) B/step.*"
+                  r"final base heights ([0-9.]+)\.\.([0-9.]+) m; \|d loss / d ctrls\| ([0-9.e+-]+); "
+                  r"steps with status flags (\d+)", out)
+    assert m, out
+    assert float(m.group(1)) > 0 and float(m.group(2)) > 0, out
+    assert int(m.group(3)) == 10 * (19 + 18) * 8, out
+    assert 0.4 < float(m.group(4)) <= float(m.group(5)) < 0.6, out
+    assert 0 < float(m.group(6)) < float("inf"), out
