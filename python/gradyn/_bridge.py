@@ -102,9 +102,10 @@ def _release_models():
 def check_sizes(model, named: dict):
     """Raise ValueError unless every array's last dimension has its expected size.
 
-    named: name -> (shape, expected size, or "nq", "nv", "nparams"). Done by the bridges before
+    named: name -> (shape, expected size, or "nq", "nv", "nu", "nparams"). Done by the bridges before
     tracing, because an error raised later inside a JAX callback arrives wrapped."""
-    sizes = {"nq": lambda: model.nq, "nv": lambda: model.nv, "nparams": lambda: MODELS.base_params(model).size}
+    sizes = {"nq": lambda: model.nq, "nv": lambda: model.nv, "nu": lambda: model.nu,
+             "nparams": lambda: MODELS.base_params(model).size}
     for name, (shape, expected) in named.items():
         if shape is None:
             continue
@@ -185,61 +186,85 @@ def _exact_params_bar(model, params_row: np.ndarray, p_bar: np.ndarray) -> np.nd
     return p_bar
 
 
-def step_forward(model, q, v, tau, params, dt, integrator):
+def _controls(x, batch, item_ndim):
+    """The actuators' controls flattened to the batch (None: none, every control zero)."""
+    return None if x is None else np.ascontiguousarray(_flatten(_float64(x), batch, item_ndim))
+
+
+def step_forward(model, q, v, tau, params, dt, integrator, ctrl=None):
     """(q_next, v_next, status) for every world; shapes (*batch, nq), (*batch, nv) and (*batch,),
     status the gradyn.Status bits of each world's step (uint32). One batched call: the worlds run
-    on all cores (gradyn.step with a batch dimension)."""
+    on all cores (gradyn.step with a batch dimension). ctrl: the actuators' controls (*batch, nu)
+    or None."""
     q, v, tau = _float64(q), _float64(v), _float64(tau)
-    batch = _common_batch({"q": (q, 1), "v": (v, 1), "tau": (tau, 1)})
+    named = {"q": (q, 1), "v": (v, 1), "tau": (tau, 1)}
+    if ctrl is not None:
+        named["ctrl"] = (_float64(ctrl), 1)
+    batch = _common_batch(named)
     qf, vf, tf = (np.ascontiguousarray(_flatten(x, batch, 1)) for x in (q, v, tau))
     n = qf.shape[0]
     rows = _params_matrix(model, params, batch, n)
-    q_next, v_next, status = _gradyn.step(model, qf, vf, tf, dt, integrator, return_status=True, params=rows)
+    q_next, v_next, status = _gradyn.step(model, qf, vf, tf, dt, integrator, return_status=True, params=rows,
+                                          ctrl=_controls(ctrl, batch, 1))
     return q_next.reshape(q.shape), v_next.reshape(v.shape), status.reshape(batch)
 
 
-def step_backward(model, q, v, tau, params, dt, integrator, q_next_bar, v_next_bar):
-    """Adjoints (q_bar, v_bar, tau_bar, params_bar) of step_forward; params_bar is None when params
-    is None, else one row per world (shape (*batch, nparams)). One batched call on all cores."""
+def step_backward(model, q, v, tau, params, dt, integrator, q_next_bar, v_next_bar, ctrl=None):
+    """Adjoints (q_bar, v_bar, tau_bar, params_bar) of step_forward, and ctrl_bar (*batch, nu)
+    after them when ctrl is given; params_bar is None when params is None, else one row per world
+    (shape (*batch, nparams)). One batched call on all cores."""
     q, v, tau = _float64(q), _float64(v), _float64(tau)
     q_next_bar, v_next_bar = _float64(q_next_bar), _float64(v_next_bar)
-    batch = _common_batch({"q": (q, 1), "v": (v, 1), "tau": (tau, 1),
-                           "q_next_bar": (q_next_bar, 1), "v_next_bar": (v_next_bar, 1)})
+    named = {"q": (q, 1), "v": (v, 1), "tau": (tau, 1), "q_next_bar": (q_next_bar, 1), "v_next_bar": (v_next_bar, 1)}
+    if ctrl is not None:
+        named["ctrl"] = (_float64(ctrl), 1)
+    batch = _common_batch(named)
     qf, vf, tf, qbf, vbf = (np.ascontiguousarray(_flatten(x, batch, 1)) for x in (q, v, tau, q_next_bar, v_next_bar))
     n = qf.shape[0]
     rows = _params_matrix(model, params, batch, n)
-    q_bar, v_bar, tau_bar, p_bar = _gradyn.step_vjp(model, qf, vf, tf, dt, qbf, vbf, integrator=integrator, params=rows)
+    out = _gradyn.step_vjp(model, qf, vf, tf, dt, qbf, vbf, integrator=integrator, params=rows,
+                           ctrl=_controls(ctrl, batch, 1))
+    q_bar, v_bar, tau_bar, p_bar = out[:4]
     if params is None:
         params_bar = None
     else:
         all_rows = np.stack(_params_rows(params, batch, n))
         params_bar = _exact_params_bar_rows(model, all_rows, p_bar).reshape(batch + (-1,))
-    return q_bar.reshape(q.shape), v_bar.reshape(v.shape), tau_bar.reshape(tau.shape), params_bar
+    grads = (q_bar.reshape(q.shape), v_bar.reshape(v.shape), tau_bar.reshape(tau.shape), params_bar)
+    return grads if ctrl is None else grads + (out[4].reshape(np.shape(ctrl)),)
 
 
-def rollout_forward(model, q0, v0, taus, params, dt, integrator):
+def rollout_forward(model, q0, v0, taus, params, dt, integrator, ctrls=None):
     """(qs, vs, status) for every world; shapes (*batch, T + 1, nq) and (*batch, T + 1, nv), row 0
     the initial state, and (*batch, T): the gradyn.Status bits of each step (uint32). One batched
-    call: the worlds run on all cores (gradyn.rollout with a batch dimension)."""
+    call: the worlds run on all cores (gradyn.rollout with a batch dimension). ctrls: the
+    actuators' controls (*batch, T, nu) or None."""
     q0, v0, taus = _float64(q0), _float64(v0), _float64(taus)
-    batch = _common_batch({"q0": (q0, 1), "v0": (v0, 1), "taus": (taus, 2)})
+    named = {"q0": (q0, 1), "v0": (v0, 1), "taus": (taus, 2)}
+    if ctrls is not None:
+        named["ctrls"] = (_float64(ctrls), 2)
+    batch = _common_batch(named)
     qf, vf = (np.ascontiguousarray(_flatten(x, batch, 1)) for x in (q0, v0))
     tf = np.ascontiguousarray(_flatten(taus, batch, 2))
     n, horizon = qf.shape[0], tf.shape[1]
     rows = _params_matrix(model, params, batch, n)
-    qs, vs, status = _gradyn.rollout(model, qf, vf, tf, dt, integrator, return_status=True, params=rows)
+    qs, vs, status = _gradyn.rollout(model, qf, vf, tf, dt, integrator, return_status=True, params=rows,
+                                     ctrls=_controls(ctrls, batch, 2))
     return qs.reshape(batch + qs.shape[1:]), vs.reshape(batch + vs.shape[1:]), status.reshape(batch + (horizon,))
 
 
 def rollout_backward(model, q0, v0, taus, params, dt, integrator, qs_bar, vs_bar, max_snapshots=0,
-                     qs=None, vs=None):
-    """Adjoints (q0_bar, v0_bar, taus_bar, params_bar) of rollout_forward; params_bar as in
-    step_backward. qs, vs: rollout_forward's float64 results for these inputs, if still held (the
-    backward pass then re-runs no forward step). One batched call on all cores."""
+                     qs=None, vs=None, ctrls=None):
+    """Adjoints (q0_bar, v0_bar, taus_bar, params_bar) of rollout_forward, and ctrls_bar after them
+    when ctrls is given; params_bar as in step_backward. qs, vs: rollout_forward's float64 results
+    for these inputs, if still held (the backward pass then re-runs no forward step). One batched
+    call on all cores."""
     q0, v0, taus = _float64(q0), _float64(v0), _float64(taus)
     qs_bar, vs_bar = _float64(qs_bar), _float64(vs_bar)
-    batch = _common_batch({"q0": (q0, 1), "v0": (v0, 1), "taus": (taus, 2),
-                           "qs_bar": (qs_bar, 2), "vs_bar": (vs_bar, 2)})
+    named = {"q0": (q0, 1), "v0": (v0, 1), "taus": (taus, 2), "qs_bar": (qs_bar, 2), "vs_bar": (vs_bar, 2)}
+    if ctrls is not None:
+        named["ctrls"] = (_float64(ctrls), 2)
+    batch = _common_batch(named)
     qf, vf = (np.ascontiguousarray(_flatten(x, batch, 1)) for x in (q0, v0))
     tf, qbf, vbf = (np.ascontiguousarray(_flatten(x, batch, 2)) for x in (taus, qs_bar, vs_bar))
     n = qf.shape[0]
@@ -248,12 +273,13 @@ def rollout_backward(model, q0, v0, taus, params, dt, integrator, qs_bar, vs_bar
     if qs is not None:
         states = {"qs": np.ascontiguousarray(_flatten(_float64(qs), batch, 2)),
                   "vs": np.ascontiguousarray(_flatten(_float64(vs), batch, 2))}
-    q0_bar, v0_bar, taus_bar, p_bar = _gradyn.rollout_vjp(
-        model, qf, vf, tf, dt, qbf, vbf, integrator=integrator, max_snapshots=max_snapshots, params=rows, **states)
+    out = _gradyn.rollout_vjp(model, qf, vf, tf, dt, qbf, vbf, integrator=integrator, max_snapshots=max_snapshots,
+                              params=rows, ctrls=_controls(ctrls, batch, 2), **states)
+    q0_bar, v0_bar, taus_bar, p_bar = out[:4]
     if params is None:
         params_bar = None
     else:
         all_rows = np.stack(_params_rows(params, batch, n))
         params_bar = _exact_params_bar_rows(model, all_rows, p_bar).reshape(batch + (-1,))
-    return (q0_bar.reshape(q0.shape), v0_bar.reshape(v0.shape), taus_bar.reshape(taus.shape),
-            params_bar)
+    grads = (q0_bar.reshape(q0.shape), v0_bar.reshape(v0.shape), taus_bar.reshape(taus.shape), params_bar)
+    return grads if ctrls is None else grads + (out[4].reshape(np.shape(ctrls)),)

@@ -78,50 +78,67 @@ def _callback(host, result_shapes, *args):
                              vmap_method="broadcast_all")
 
 
-def _unpack_params(has_params, rest):
-    return rest[0] if has_params else None
+def _unpack(flags, rest):
+    """The optional arguments (params, ctrl) a callback received, None where absent (the callback
+    gets only the arrays that exist)."""
+    out, k = [], 0
+    for present in flags:
+        out.append(rest[k] if present else None)
+        k += present
+    return out
 
 
 # --- one step -------------------------------------------------------------------------------
 
 
-def _step_forward(static, q, v, tau, params):
-    dtype = _result_dtype(q, v, tau, params)
-    has_params = params is not None
+def _step_forward(static, q, v, tau, params, ctrl):
+    dtype = _result_dtype(q, v, tau, params, ctrl)
+    flags = (params is not None, ctrl is not None)
 
     def host(q, v, tau, *rest):
-        q_next, v_next, status = _bridge.step_forward(static.model, q, v, tau, _unpack_params(has_params, rest),
-                                                      static.dt, static.integrator)
+        p, c = _unpack(flags, rest)
+        q_next, v_next, status = _bridge.step_forward(static.model, q, v, tau, p, static.dt, static.integrator, ctrl=c)
         return _cast(q_next, dtype), _cast(v_next, dtype), status
 
     status = jax.ShapeDtypeStruct((), np.uint32)
-    return _callback(host, (_shape(q, dtype), _shape(v, dtype), status), q, v, tau, params)
+    return _callback(host, (_shape(q, dtype), _shape(v, dtype), status), q, v, tau, params, ctrl)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
-def _step(static, q, v, tau, params):
-    return _step_forward(static, q, v, tau, params)
+def _step(static, q, v, tau, params, ctrl):
+    return _step_forward(static, q, v, tau, params, ctrl)
 
 
-def _step_fwd(static, q, v, tau, params):
-    return _step_forward(static, q, v, tau, params), (q, v, tau, params)
+def _step_fwd(static, q, v, tau, params, ctrl):
+    return _step_forward(static, q, v, tau, params, ctrl), (q, v, tau, params, ctrl)
+
+
+def _optional_grads(grads, optional):
+    """The callback's gradients with None for the optional arguments (params, ctrl) not given."""
+    grads, k = list(grads), 3
+    out = grads[:3]
+    for x in optional:
+        out.append(grads[k] if x is not None else None)
+        k += x is not None
+    return tuple(out)
 
 
 def _step_bwd(static, residuals, cotangents):
-    q, v, tau, params = residuals
+    q, v, tau, params, ctrl = residuals
     q_next_bar, v_next_bar, _ = cotangents  # the status output has no cotangent (integer)
-    has_params = params is not None
+    flags = (params is not None, ctrl is not None)
 
     def host(q, v, tau, q_next_bar, v_next_bar, *rest):
-        q_bar, v_bar, tau_bar, params_bar = _bridge.step_backward(
-            static.model, q, v, tau, _unpack_params(has_params, rest), static.dt, static.integrator,
-            q_next_bar, v_next_bar)
-        out = (_cast(q_bar, q.dtype), _cast(v_bar, v.dtype), _cast(tau_bar, tau.dtype))
-        return out + ((_cast(params_bar, rest[0].dtype),) if has_params else ())
+        p, c = _unpack(flags, rest)
+        grads = _bridge.step_backward(static.model, q, v, tau, p, static.dt, static.integrator, q_next_bar,
+                                      v_next_bar, ctrl=c)
+        out = (_cast(grads[0], q.dtype), _cast(grads[1], v.dtype), _cast(grads[2], tau.dtype))
+        out += (_cast(grads[3], p.dtype),) if p is not None else ()
+        return out + ((_cast(grads[4], c.dtype),) if c is not None else ())
 
-    shapes = (_shape(q), _shape(v), _shape(tau)) + ((_shape(params),) if has_params else ())
-    grads = _callback(host, shapes, q, v, tau, q_next_bar, v_next_bar, params)
-    return tuple(grads) if has_params else tuple(grads) + (None,)
+    shapes = (_shape(q), _shape(v), _shape(tau)) + tuple(_shape(x) for x in (params, ctrl) if x is not None)
+    grads = _callback(host, shapes, q, v, tau, q_next_bar, v_next_bar, params, ctrl)
+    return _optional_grads(grads, (params, ctrl))
 
 
 _step.defvjp(_step_fwd, _step_bwd)
@@ -130,46 +147,47 @@ _step.defvjp(_step_fwd, _step_bwd)
 # --- rollout --------------------------------------------------------------------------------
 
 
-def _rollout_forward(static, q0, v0, taus, params):
-    dtype = _result_dtype(q0, v0, taus, params)
-    has_params = params is not None
+def _rollout_forward(static, q0, v0, taus, params, ctrls):
+    dtype = _result_dtype(q0, v0, taus, params, ctrls)
+    flags = (params is not None, ctrls is not None)
     horizon = taus.shape[-2]
 
     def host(q0, v0, taus, *rest):
-        qs, vs, status = _bridge.rollout_forward(static.model, q0, v0, taus, _unpack_params(has_params, rest),
-                                                 static.dt, static.integrator)
+        p, c = _unpack(flags, rest)
+        qs, vs, status = _bridge.rollout_forward(static.model, q0, v0, taus, p, static.dt, static.integrator, ctrls=c)
         return _cast(qs, dtype), _cast(vs, dtype), status
 
     shapes = (jax.ShapeDtypeStruct((horizon + 1, q0.shape[-1]), dtype),
               jax.ShapeDtypeStruct((horizon + 1, v0.shape[-1]), dtype),
               jax.ShapeDtypeStruct((horizon,), np.uint32))
-    return _callback(host, shapes, q0, v0, taus, params)
+    return _callback(host, shapes, q0, v0, taus, params, ctrls)
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
-def _rollout(static, q0, v0, taus, params):
-    return _rollout_forward(static, q0, v0, taus, params)
+def _rollout(static, q0, v0, taus, params, ctrls):
+    return _rollout_forward(static, q0, v0, taus, params, ctrls)
 
 
-def _rollout_fwd(static, q0, v0, taus, params):
-    return _rollout_forward(static, q0, v0, taus, params), (q0, v0, taus, params)
+def _rollout_fwd(static, q0, v0, taus, params, ctrls):
+    return _rollout_forward(static, q0, v0, taus, params, ctrls), (q0, v0, taus, params, ctrls)
 
 
 def _rollout_bwd(static, residuals, cotangents):
-    q0, v0, taus, params = residuals
+    q0, v0, taus, params, ctrls = residuals
     qs_bar, vs_bar, _ = cotangents  # the status output has no cotangent (integer)
-    has_params = params is not None
+    flags = (params is not None, ctrls is not None)
 
     def host(q0, v0, taus, qs_bar, vs_bar, *rest):
-        q0_bar, v0_bar, taus_bar, params_bar = _bridge.rollout_backward(
-            static.model, q0, v0, taus, _unpack_params(has_params, rest), static.dt, static.integrator,
-            qs_bar, vs_bar, static.max_snapshots)
-        out = (_cast(q0_bar, q0.dtype), _cast(v0_bar, v0.dtype), _cast(taus_bar, taus.dtype))
-        return out + ((_cast(params_bar, rest[0].dtype),) if has_params else ())
+        p, c = _unpack(flags, rest)
+        grads = _bridge.rollout_backward(static.model, q0, v0, taus, p, static.dt, static.integrator, qs_bar, vs_bar,
+                                         static.max_snapshots, ctrls=c)
+        out = (_cast(grads[0], q0.dtype), _cast(grads[1], v0.dtype), _cast(grads[2], taus.dtype))
+        out += (_cast(grads[3], p.dtype),) if p is not None else ()
+        return out + ((_cast(grads[4], c.dtype),) if c is not None else ())
 
-    shapes = (_shape(q0), _shape(v0), _shape(taus)) + ((_shape(params),) if has_params else ())
-    grads = _callback(host, shapes, q0, v0, taus, qs_bar, vs_bar, params)
-    return tuple(grads) if has_params else tuple(grads) + (None,)
+    shapes = (_shape(q0), _shape(v0), _shape(taus)) + tuple(_shape(x) for x in (params, ctrls) if x is not None)
+    grads = _callback(host, shapes, q0, v0, taus, qs_bar, vs_bar, params, ctrls)
+    return _optional_grads(grads, (params, ctrls))
 
 
 _rollout.defvjp(_rollout_fwd, _rollout_bwd)
@@ -216,34 +234,39 @@ def _call(function, static, named):
     return jax.vmap(bound, in_axes=axes)(*args)
 
 
-def step(model, q, v, tau, dt: float, params=None, integrator: str = "euler", return_status: bool = False):
+def step(model, q, v, tau, dt: float, params=None, integrator: str = "euler", return_status: bool = False,
+         ctrl=None):
     """Differentiable :func:`gradyn.step`: returns (q_next, v_next) as JAX arrays.
 
     q (nq,), v (nv,), tau (nv,) or with a leading batch dimension B (see the module docstring);
-    params: None or the flat parameter vector (nparams,) / (B, nparams).
+    params: None or the flat parameter vector (nparams,) / (B, nparams);
+    ctrl: None or the actuators' controls (nu,) / (B, nu) (model.actuator_names), differentiable.
     return_status: also return status, a uint32 array of shape () or (B,) holding the
     gradyn.Status bits of each world's step (0: all went well; numerical trouble never raises).
     """
     params = None if params is None else _as_float_array(params)
+    ctrl = None if ctrl is None else _as_float_array(ctrl)
     named = {"q": (_as_float_array(q), 1, "nq"), "v": (_as_float_array(v), 1, "nv"),
-             "tau": (_as_float_array(tau), 1, "nv"), "params": (params, 1, "nparams")}
+             "tau": (_as_float_array(tau), 1, "nv"), "params": (params, 1, "nparams"), "ctrl": (ctrl, 1, "nu")}
     out = _call(_step, _Static(model, float(dt), integrator), named)
     return out if return_status else out[:2]
 
 
 def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "euler", max_snapshots: int = 0,
-            return_status: bool = False):
+            return_status: bool = False, ctrls=None):
     """Differentiable :func:`gradyn.rollout`: returns (qs, vs) of shapes (T+1, nq), (T+1, nv), row 0
     the initial state; with a batch dimension (B, T+1, nq), (B, T+1, nv).
 
     q0 (nq,), v0 (nv,), taus (T, nv) or with a leading batch dimension B;
-    params: None or the flat parameter vector (nparams,) / (B, nparams).
+    params: None or the flat parameter vector (nparams,) / (B, nparams);
+    ctrls: None or the actuators' controls (T, nu) / (B, T, nu), differentiable.
     max_snapshots: memory/compute trade-off of the backward pass (0: keep every state).
     return_status: also return status, a uint32 array of shape (T,) or (B, T) holding the
     gradyn.Status bits of each step (0: all went well; numerical trouble never raises).
     """
     params = None if params is None else _as_float_array(params)
+    ctrls = None if ctrls is None else _as_float_array(ctrls)
     named = {"q0": (_as_float_array(q0), 1, "nq"), "v0": (_as_float_array(v0), 1, "nv"),
-             "taus": (_as_float_array(taus), 2, "nv"), "params": (params, 1, "nparams")}
+             "taus": (_as_float_array(taus), 2, "nv"), "params": (params, 1, "nparams"), "ctrls": (ctrls, 2, "nu")}
     out = _call(_rollout, _Static(model, float(dt), integrator, int(max_snapshots)), named)
     return out if return_status else out[:2]

@@ -67,19 +67,22 @@ def _result_dtype(*tensors):
 
 class StepFunction(torch.autograd.Function):
     """One time step for a batch of worlds: apply(model, q (B, nq), v (B, nv), tau (B, nv),
-    params (B, nparams) or None, dt, integrator) -> (q_next (B, nq), v_next (B, nv), status (B,)),
-    status the gradyn.Status bits of each world's step (int32, not differentiable).
+    params (B, nparams) or None, dt, integrator[, ctrl (B, nu) or None]) -> (q_next (B, nq),
+    v_next (B, nv), status (B,)), status the gradyn.Status bits of each world's step (int32, not
+    differentiable); ctrl: the actuators' controls.
 
     All tensors share the batch size B; the friendly wrapper :func:`step` broadcasts for you.
     """
 
     @staticmethod
-    def forward(ctx, model, q, v, tau, params, dt, integrator):
+    def forward(ctx, model, q, v, tau, params, dt, integrator, *ctrl_arg):
+        ctrl = ctrl_arg[0] if ctrl_arg else None
         q_next, v_next, status = _bridge.step_forward(model, _numpy(q), _numpy(v), _numpy(tau), _numpy(params),
-                                                      dt, integrator)
-        ctx.save_for_backward(q, v, tau, params)
+                                                      dt, integrator, ctrl=_numpy(ctrl))
+        ctx.save_for_backward(q, v, tau, params, ctrl)
         ctx.handle, ctx.dt, ctx.integrator = _bridge.ModelHandle(model), dt, integrator
-        dtype = _result_dtype(q, v, tau, params)
+        ctx.ctrl_arg = bool(ctrl_arg)
+        dtype = _result_dtype(q, v, tau, params, ctrl)
         status = _tensor(status.astype(np.int32), q, torch.int32)
         ctx.mark_non_differentiable(status)
         return _tensor(q_next, q, dtype), _tensor(v_next, q, dtype), status
@@ -87,20 +90,24 @@ class StepFunction(torch.autograd.Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, q_next_bar, v_next_bar, status_bar):
-        q, v, tau, params = ctx.saved_tensors
+        q, v, tau, params, ctrl = ctx.saved_tensors
         q_next_bar = torch.zeros_like(q) if q_next_bar is None else q_next_bar
         v_next_bar = torch.zeros_like(v) if v_next_bar is None else v_next_bar
-        q_bar, v_bar, tau_bar, params_bar = _bridge.step_backward(
+        grads = _bridge.step_backward(
             ctx.handle.model, _numpy(q), _numpy(v), _numpy(tau), _numpy(params), ctx.dt, ctx.integrator,
-            _numpy(q_next_bar), _numpy(v_next_bar))
+            _numpy(q_next_bar), _numpy(v_next_bar), ctrl=_numpy(ctrl))
+        q_bar, v_bar, tau_bar, params_bar = grads[:4]
         needs = ctx.needs_input_grad
-        return (None, _grad(q_bar, q, needs[1]), _grad(v_bar, v, needs[2]), _grad(tau_bar, tau, needs[3]),
-                _grad(params_bar, params, needs[4]), None, None)
+        out = (None, _grad(q_bar, q, needs[1]), _grad(v_bar, v, needs[2]), _grad(tau_bar, tau, needs[3]),
+               _grad(params_bar, params, needs[4]), None, None)
+        if ctx.ctrl_arg:
+            out += (None if ctrl is None else _grad(grads[4], ctrl, needs[7]),)
+        return out
 
 
 class RolloutFunction(torch.autograd.Function):
     """T time steps for a batch of worlds: apply(model, q0 (B, nq), v0 (B, nv), taus (B, T, nv),
-    params (B, nparams) or None, dt, integrator, max_snapshots) -> (qs (B, T+1, nq),
+    params (B, nparams) or None, dt, integrator, max_snapshots[, ctrls (B, T, nu) or None]) -> (qs (B, T+1, nq),
     vs (B, T+1, nv), status (B, T)), row 0 the initial state; status the gradyn.Status bits of each
     step (int32, not differentiable).
 
@@ -109,16 +116,18 @@ class RolloutFunction(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, model, q0, v0, taus, params, dt, integrator, max_snapshots):
+    def forward(ctx, model, q0, v0, taus, params, dt, integrator, max_snapshots, *ctrls_arg):
+        ctrls = ctrls_arg[0] if ctrls_arg else None
         qs, vs, status = _bridge.rollout_forward(model, _numpy(q0), _numpy(v0), _numpy(taus), _numpy(params),
-                                                 dt, integrator)
-        ctx.save_for_backward(q0, v0, taus, params)
+                                                 dt, integrator, ctrls=_numpy(ctrls))
+        ctx.save_for_backward(q0, v0, taus, params, ctrls)
+        ctx.ctrls_arg = bool(ctrls_arg)
         ctx.handle = _bridge.ModelHandle(model)
         ctx.dt, ctx.integrator, ctx.max_snapshots = dt, integrator, max_snapshots
         # The float64 trajectory is the backward pass's checkpoints (no forward re-run), unless
         # the caller asked for bounded memory.
         ctx.states = (qs, vs) if max_snapshots == 0 else (None, None)
-        dtype = _result_dtype(q0, v0, taus, params)
+        dtype = _result_dtype(q0, v0, taus, params, ctrls)
         status = _tensor(status.astype(np.int32), q0, torch.int32)
         ctx.mark_non_differentiable(status)
         return _tensor(qs, q0, dtype), _tensor(vs, q0, dtype), status
@@ -126,18 +135,22 @@ class RolloutFunction(torch.autograd.Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, qs_bar, vs_bar, status_bar):
-        q0, v0, taus, params = ctx.saved_tensors
+        q0, v0, taus, params, ctrls = ctx.saved_tensors
         horizon = taus.shape[-2]
         if qs_bar is None:
             qs_bar = q0.new_zeros(q0.shape[:-1] + (horizon + 1, q0.shape[-1]))
         if vs_bar is None:
             vs_bar = v0.new_zeros(v0.shape[:-1] + (horizon + 1, v0.shape[-1]))
-        q0_bar, v0_bar, taus_bar, params_bar = _bridge.rollout_backward(
+        grads = _bridge.rollout_backward(
             ctx.handle.model, _numpy(q0), _numpy(v0), _numpy(taus), _numpy(params), ctx.dt, ctx.integrator,
-            _numpy(qs_bar), _numpy(vs_bar), ctx.max_snapshots, *ctx.states)
+            _numpy(qs_bar), _numpy(vs_bar), ctx.max_snapshots, *ctx.states, ctrls=_numpy(ctrls))
+        q0_bar, v0_bar, taus_bar, params_bar = grads[:4]
         needs = ctx.needs_input_grad
-        return (None, _grad(q0_bar, q0, needs[1]), _grad(v0_bar, v0, needs[2]),
-                _grad(taus_bar, taus, needs[3]), _grad(params_bar, params, needs[4]), None, None, None)
+        out = (None, _grad(q0_bar, q0, needs[1]), _grad(v0_bar, v0, needs[2]),
+               _grad(taus_bar, taus, needs[3]), _grad(params_bar, params, needs[4]), None, None, None)
+        if ctx.ctrls_arg:
+            out += (None if ctrls is None else _grad(grads[4], ctrls, needs[8]),)
+        return out
 
 
 def _as_float_tensor(x, name: str, device=None):
@@ -181,33 +194,38 @@ def _params(params, device):
     return None if params is None else _as_float_tensor(params, "params", device)
 
 
-def step(model, q, v, tau, dt: float, params=None, integrator: str = "euler", return_status: bool = False):
+def step(model, q, v, tau, dt: float, params=None, integrator: str = "euler", return_status: bool = False,
+         ctrl=None):
     """Differentiable :func:`gradyn.step`: returns (q_next, v_next) as tensors.
 
     q (nq,), v (nv,), tau (nv,) or with a leading batch dimension B (see the module docstring);
-    params: None or the flat parameter vector (nparams,) / (B, nparams).
+    params: None or the flat parameter vector (nparams,) / (B, nparams);
+    ctrl: None or the actuators' controls (nu,) / (B, nu) (model.actuator_names), differentiable.
     return_status: also return status, an int32 tensor of shape () or (B,) holding the
     gradyn.Status bits of each world's step (0: all went well; numerical trouble never raises).
     """
     q = _as_float_tensor(q, "q")
     v, tau = _as_float_tensor(v, "v", q.device), _as_float_tensor(tau, "tau", q.device)
     params = _params(params, q.device)
+    ctrl = None if ctrl is None else _as_float_tensor(ctrl, "ctrl", q.device)
     _bridge.check_sizes(model, {"q": (q.shape, "nq"), "v": (v.shape, "nv"), "tau": (tau.shape, "nv"),
-                                "params": (None if params is None else params.shape, "nparams")})
-    batch, t = _batched({"q": (q, 1), "v": (v, 1), "tau": (tau, 1), "params": (params, 1)})
-    out = StepFunction.apply(model, t["q"], t["v"], t["tau"], t["params"], float(dt), integrator)
+                                "params": (None if params is None else params.shape, "nparams"),
+                                "ctrl": (None if ctrl is None else ctrl.shape, "nu")})
+    batch, t = _batched({"q": (q, 1), "v": (v, 1), "tau": (tau, 1), "params": (params, 1), "ctrl": (ctrl, 1)})
+    out = StepFunction.apply(model, t["q"], t["v"], t["tau"], t["params"], float(dt), integrator, t["ctrl"])
     if batch is None:
         out = tuple(x[0] for x in out)
     return out if return_status else out[:2]
 
 
 def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "euler", max_snapshots: int = 0,
-            return_status: bool = False):
+            return_status: bool = False, ctrls=None):
     """Differentiable :func:`gradyn.rollout`: returns (qs, vs), shapes (T+1, nq), (T+1, nv), row 0
     the initial state; with a batch dimension (B, T+1, nq), (B, T+1, nv).
 
     q0 (nq,), v0 (nv,), taus (T, nv) or with a leading batch dimension B;
-    params: None or the flat parameter vector (nparams,) / (B, nparams).
+    params: None or the flat parameter vector (nparams,) / (B, nparams);
+    ctrls: None or the actuators' controls (T, nu) / (B, T, nu), differentiable.
     max_snapshots: memory/compute trade-off of the backward pass (0: keep every state).
     return_status: also return status, an int32 tensor of shape (T,) or (B, T) holding the
     gradyn.Status bits of each step (0: all went well; numerical trouble never raises).
@@ -215,11 +233,14 @@ def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "eule
     q0 = _as_float_tensor(q0, "q0")
     v0, taus = _as_float_tensor(v0, "v0", q0.device), _as_float_tensor(taus, "taus", q0.device)
     params = _params(params, q0.device)
+    ctrls = None if ctrls is None else _as_float_tensor(ctrls, "ctrls", q0.device)
     _bridge.check_sizes(model, {"q0": (q0.shape, "nq"), "v0": (v0.shape, "nv"), "taus": (taus.shape, "nv"),
-                                "params": (None if params is None else params.shape, "nparams")})
-    batch, t = _batched({"q0": (q0, 1), "v0": (v0, 1), "taus": (taus, 2), "params": (params, 1)})
+                                "params": (None if params is None else params.shape, "nparams"),
+                                "ctrls": (None if ctrls is None else ctrls.shape, "nu")})
+    batch, t = _batched({"q0": (q0, 1), "v0": (v0, 1), "taus": (taus, 2), "params": (params, 1),
+                         "ctrls": (ctrls, 2)})
     out = RolloutFunction.apply(model, t["q0"], t["v0"], t["taus"], t["params"], float(dt), integrator,
-                                int(max_snapshots))
+                                int(max_snapshots), t["ctrls"])
     if batch is None:
         out = tuple(x[0] for x in out)
     return out if return_status else out[:2]
