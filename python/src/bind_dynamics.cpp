@@ -257,8 +257,14 @@ sets its flag, so one bad world does not stop a batch.
          bool return_status, nb::handle ctrl, nb::handle params, std::optional<int> threads) -> nb::object {
         const Integrator scheme = step_options(s.model, dt, integrator).integrator;
         if (is_batched(q)) return step_batched(s, q, v, tau, ctrl, dt, scheme, return_status, params, threads);
-        if (!params.is_none()) return unbatched(step_batched(s, one_world(q), one_world(v), one_world(tau), one_world(ctrl),
-                                                             dt, scheme, return_status, one_world(params), threads));
+        if (!params.is_none()) {
+          nb::tuple one = nb::borrow<nb::tuple>(unbatched(step_batched(s, one_world(q), one_world(v), one_world(tau),
+                                                                        one_world(ctrl), dt, scheme, return_status,
+                                                                        one_world(params), threads)));
+          if (!return_status) return one;
+          // a single step's status is a gradyn.Status, as without params
+          return nb::make_tuple(one[0], one[1], static_cast<StatusFlag>(nb::cast<std::uint32_t>(one[2])));
+        }
         VectorArg q_(q, "q", s.model.nq), v_(v, "v", s.model.nv);
         const OptionalVectorArg tau_(tau, "tau", s.model.nv, /*zeros_when_none=*/true);
         const OptionalVectorArg ctrl_(ctrl, "ctrl", s.model.nu(), /*zeros_when_none=*/false);

@@ -157,3 +157,11 @@ def test_batched_step_vjp_and_step_jacobian_match_single_calls():
         assert all(np.array_equal(a, r[b]) for a, r in zip(alone, vjp)), b
         A_b, B_b, C_b = gradyn.step_jacobian(model, q0[b], v0[b], taus[b, 0], dt, ctrl=ctrls[b, 0])
         assert np.array_equal(A_b, A[b]) and np.array_equal(B_b, Bm[b]) and np.array_equal(C_b, B_ctrl[b]), b
+
+
+def test_single_world_params_keep_the_single_world_types():
+    model, q0, v0, taus, ctrls = arm_batch(1, 1, seed=8)
+    p = model.params
+    q1, v1, status = gradyn.step(model, q0[0], v0[0], taus[0, 0], 0.002, ctrl=ctrls[0, 0], params=p, return_status=True)
+    assert isinstance(status, gradyn.Status) and status == gradyn.Status.OK
+    assert q1.shape == (model.nq,) and v1.shape == (model.nv,)
