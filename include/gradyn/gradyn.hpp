@@ -1,9 +1,10 @@
-// The main C++ API (collision/, contact/, dynamics/actuators.hpp and kinematics_vjp.hpp are
-// included separately).
+// The main C++ API (collision/, contact/, dynamics/actuators.hpp (paper 002's servo map alone) and
+// kinematics_vjp.hpp are included separately).
 #pragma once
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/dynamics/aba.hpp"
+#include "gradyn/dynamics/actuation.hpp"
 #include "gradyn/dynamics/crba.hpp"
 #include "gradyn/dynamics/energy.hpp"
 #include "gradyn/dynamics/jacobian.hpp"
@@ -17,6 +18,7 @@
 #include "gradyn/model/data.hpp"
 #include "gradyn/model/model.hpp"
 #include "gradyn/model/params.hpp"
+#include "gradyn/sim/batch.hpp"
 #include "gradyn/sim/integrate.hpp"
 #include "gradyn/sim/step.hpp"
 #include "gradyn/sim/step_jacobian.hpp"
