@@ -1,7 +1,9 @@
 // Servo actuators (Degrave et al., "A differentiable physics engine for deep learning in robotics",
-// paper 002): each DoF is driven by a torque motor, a position servo or a velocity servo with a
-// gain, a torque (effort) limit and a velocity limit. The model stays untouched; the servos are a
-// separate list of per-DoF settings that map the controls u to joint torques once per step:
+// paper 002) as a map alone: each DoF is driven by a torque motor, a position servo or a velocity
+// servo with a gain, a torque (effort) limit and a velocity limit. Actuators that are part of the
+// model and run inside every step (MuJoCo's kinds, and this servo as ActuatorKind::Servo) are in
+// dynamics/actuation.hpp; here the model stays untouched, and the servos are a separate list of
+// per-DoF settings that map the controls u to joint torques, once per step, by the caller:
 //
 //     std::vector<ServoSettings> servos(model.nv, ServoSettings{ServoKind::Position, 30.0, 5.0});
 //     for (int t = 0; t < T; ++t) {
