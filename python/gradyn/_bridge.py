@@ -167,10 +167,15 @@ def _params_matrix(model, params, batch_shape: tuple, n: int):
     return np.ascontiguousarray(np.stack(rows))
 
 
-def _exact_params_bar_rows(model, params_rows: np.ndarray, p_bar: np.ndarray) -> np.ndarray:
-    for i in range(p_bar.shape[0]):
-        _exact_params_bar(model, params_rows[i], p_bar[i])
-    return p_bar
+def _params_bar(model, params, batch_shape: tuple, n: int, p_bar: np.ndarray):
+    """The per-world parameter gradients (n, nparams) of a batched C++ call as (*batch, nparams)
+    with respect to the raw params rows (see _exact_params_bar), or None when params is None."""
+    if params is None:
+        return None
+    rows = _params_rows(params, batch_shape, n)
+    for i in range(n):
+        _exact_params_bar(model, rows[i], p_bar[i])
+    return p_bar.reshape(batch_shape + (-1,))
 
 
 def _axis_entries(model) -> list:
@@ -225,11 +230,7 @@ def step_backward(model, q, v, tau, params, dt, integrator, q_next_bar, v_next_b
     out = _gradyn.step_vjp(model, qf, vf, tf, dt, qbf, vbf, integrator=integrator, params=rows,
                            ctrl=_controls(ctrl, batch, 1))
     q_bar, v_bar, tau_bar, p_bar = out[:4]
-    if params is None:
-        params_bar = None
-    else:
-        all_rows = np.stack(_params_rows(params, batch, n))
-        params_bar = _exact_params_bar_rows(model, all_rows, p_bar).reshape(batch + (-1,))
+    params_bar = _params_bar(model, params, batch, n, p_bar)
     grads = (q_bar.reshape(q.shape), v_bar.reshape(v.shape), tau_bar.reshape(tau.shape), params_bar)
     return grads if ctrl is None else grads + (out[4].reshape(np.shape(ctrl)),)
 
@@ -276,10 +277,6 @@ def rollout_backward(model, q0, v0, taus, params, dt, integrator, qs_bar, vs_bar
     out = _gradyn.rollout_vjp(model, qf, vf, tf, dt, qbf, vbf, integrator=integrator, max_snapshots=max_snapshots,
                               params=rows, ctrls=_controls(ctrls, batch, 2), **states)
     q0_bar, v0_bar, taus_bar, p_bar = out[:4]
-    if params is None:
-        params_bar = None
-    else:
-        all_rows = np.stack(_params_rows(params, batch, n))
-        params_bar = _exact_params_bar_rows(model, all_rows, p_bar).reshape(batch + (-1,))
+    params_bar = _params_bar(model, params, batch, n, p_bar)
     grads = (q0_bar.reshape(q0.shape), v0_bar.reshape(v0.shape), taus_bar.reshape(taus.shape), params_bar)
     return grads if ctrls is None else grads + (out[4].reshape(np.shape(ctrls)),)

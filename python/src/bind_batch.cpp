@@ -159,29 +159,78 @@ bool is_batched(nb::handle q) {
   return false;
 }
 
+namespace {
+
+using Vec = Eigen::Map<const Eigen::VectorXd>;
+using Rows = Eigen::Map<const MatrixXr<double>>;
+
+// What every batched call reads: the per-world parameters, the thread count and each thread's
+// workspace. Further per-world arrays agree with `batch`.
+struct Batch {
+  Batch(const Model& model, nb::handle params, std::optional<int> threads)
+      : model(model), nparams(static_cast<Eigen::Index>(get_params<double>(model).size())),
+        P(params, "params", {nparams}, batch, true), threads(threads_arg(threads)),
+        workspaces(static_cast<size_t>(this->threads)) {}
+  const Model& model;
+  const Eigen::Index nparams;
+  BatchSize batch;
+  const WorldArray P;
+  const int threads;
+  std::vector<std::optional<Data>> workspaces;
+};
+
+// The inputs of a batched step: q, v, tau (None: zeros), ctrl (None: no controls).
+struct StepInputs : Batch {
+  StepInputs(const Model& m, nb::handle q, nb::handle v, nb::handle tau, nb::handle ctrl, nb::handle params,
+             std::optional<int> threads)
+      : Batch(m, params, threads), Q(q, "q", {m.nq}, batch), V(v, "v", {m.nv}, batch),
+        Tau(tau, "tau", {m.nv}, batch, true), Ctrl(ctrl, "ctrl", {m.nu()}, batch, true),
+        zeros(Eigen::VectorXd::Zero(m.nv)) {}
+  Eigen::Index worlds() const { return batch.size(); }
+  Vec q(Eigen::Index b) const { return Vec(Q.world(b), model.nq); }
+  Vec v(Eigen::Index b) const { return Vec(V.world(b), model.nv); }
+  Vec tau(Eigen::Index b) const { return Tau.given() ? Vec(Tau.world(b), model.nv) : Vec(zeros.data(), model.nv); }
+  Vec ctrl(Eigen::Index b) const { return Ctrl.given() ? Vec(Ctrl.world(b), model.nu()) : Vec(nullptr, 0); }
+
+  const WorldArray Q, V, Tau, Ctrl;
+  const Eigen::VectorXd zeros;
+};
+
+// The inputs of a batched rollout: q0, v0, taus (None: zeros), ctrls (None: no controls); T steps.
+struct RolloutInputs : Batch {
+  RolloutInputs(const Model& m, nb::handle q0, nb::handle v0, nb::handle taus, nb::handle ctrls, nb::handle params,
+                std::optional<int> threads)
+      : Batch(m, params, threads), Q0(q0, "q0", {m.nq}, batch), V0(v0, "v0", {m.nv}, batch),
+        Taus(taus, "taus", {-1, m.nv}, batch, true), Ctrls(ctrls, "ctrls", {-1, m.nu()}, batch, true),
+        T(batched_steps(Taus, Ctrls)), zeros(MatrixXr<double>::Zero(T, m.nv)) {}
+  Eigen::Index worlds() const { return batch.size(); }
+  Vec q0(Eigen::Index b) const { return Vec(Q0.world(b), model.nq); }
+  Vec v0(Eigen::Index b) const { return Vec(V0.world(b), model.nv); }
+  Rows taus(Eigen::Index b) const { return Rows(Taus.given() ? Taus.world(b) : zeros.data(), T, model.nv); }
+  Rows ctrls(Eigen::Index b) const {
+    return Ctrls.given() ? Rows(Ctrls.world(b), T, model.nu()) : Rows(nullptr, 0, 0);
+  }
+
+  const WorldArray Q0, V0, Taus, Ctrls;
+  const Eigen::Index T;
+  const MatrixXr<double> zeros;
+};
+
+}  // namespace
+
 nb::object step_batched(PyModel& s, nb::handle q, nb::handle v, nb::handle tau, nb::handle ctrl, double dt,
                         Integrator scheme, bool return_status, nb::handle params, std::optional<int> threads) {
   const Model& model = s.model;
-  const Eigen::Index np = static_cast<Eigen::Index>(get_params<double>(model).size());
-  BatchSize batch;
-  const WorldArray Q(q, "q", {model.nq}, batch), V(v, "v", {model.nv}, batch);
-  const WorldArray Tau(tau, "tau", {model.nv}, batch, true), Ctrl(ctrl, "ctrl", {model.nu()}, batch, true);
-  const WorldArray P(params, "params", {np}, batch, true);
-  const int n_threads = threads_arg(threads);
-  const Eigen::Index B = batch.size();
+  StepInputs in(model, q, v, tau, ctrl, params, threads);
+  const Eigen::Index B = in.worlds();
   double *qn, *vn;
   NumpyArray q_next = new_array({size_t(B), size_t(model.nq)}, &qn), v_next = new_array({size_t(B), size_t(model.nv)}, &vn);
   std::vector<std::uint32_t> status(static_cast<size_t>(B));
-  const Eigen::VectorXd zeros = Eigen::VectorXd::Zero(model.nv), no_ctrl;
-  std::vector<std::optional<Data>> workspaces(static_cast<size_t>(n_threads));
   {
     nb::gil_scoped_release no_gil;
-    for_each_world(static_cast<int>(B), n_threads, [&](int b, int t) {
-      WorldWorkspace w(model, P, np, b, workspaces[t]);
-      using Vec = Eigen::Map<const Eigen::VectorXd>;
-      step<double>(w.model(), w.data(), Vec(Q.world(b), model.nq), Vec(V.world(b), model.nv),
-                   Tau.given() ? Vec(Tau.world(b), model.nv) : Vec(zeros.data(), model.nv),
-                   Ctrl.given() ? Vec(Ctrl.world(b), model.nu()) : Vec(no_ctrl.data(), 0), dt, scheme,
+    for_each_world(static_cast<int>(B), in.threads, [&](int b, int t) {
+      WorldWorkspace w(model, in.P, in.nparams, b, in.workspaces[t]);
+      step<double>(w.model(), w.data(), in.q(b), in.v(b), in.tau(b), in.ctrl(b), dt, scheme,
                    Eigen::Map<Eigen::VectorXd>(qn + b * model.nq, model.nq),
                    Eigen::Map<Eigen::VectorXd>(vn + b * model.nv, model.nv));
       status[b] = w.data().status;
@@ -195,40 +244,31 @@ nb::object step_vjp_batched(PyModel& s, nb::handle q, nb::handle v, nb::handle t
                             nb::handle q_next_bar, nb::handle v_next_bar, Integrator scheme, nb::handle params,
                             std::optional<int> threads) {
   const Model& model = s.model;
-  const Eigen::Index np = static_cast<Eigen::Index>(get_params<double>(model).size());
-  BatchSize batch;
-  const WorldArray Q(q, "q", {model.nq}, batch), V(v, "v", {model.nv}, batch);
-  const WorldArray Tau(tau, "tau", {model.nv}, batch, true), Ctrl(ctrl, "ctrl", {model.nu()}, batch, true);
-  const WorldArray Qn_bar(q_next_bar, "q_next_bar", {model.nq}, batch), Vn_bar(v_next_bar, "v_next_bar", {model.nv}, batch);
-  const WorldArray P(params, "params", {np}, batch, true);
-  const int n_threads = threads_arg(threads);
-  const Eigen::Index B = batch.size();
+  StepInputs in(model, q, v, tau, ctrl, params, threads);
+  const WorldArray Qn_bar(q_next_bar, "q_next_bar", {model.nq}, in.batch);
+  const WorldArray Vn_bar(v_next_bar, "v_next_bar", {model.nv}, in.batch);
+  const Eigen::Index B = in.worlds(), np = in.nparams;
   double *q_bar, *v_bar, *tau_bar, *params_bar, *ctrl_bar = nullptr;
   NumpyArray q_bar_out = new_array({size_t(B), size_t(model.nq)}, &q_bar);
   NumpyArray v_bar_out = new_array({size_t(B), size_t(model.nv)}, &v_bar);
   NumpyArray tau_bar_out = new_array({size_t(B), size_t(model.nv)}, &tau_bar);
   NumpyArray params_bar_out = new_array({size_t(B), size_t(np)}, &params_bar);
   std::optional<NumpyArray> ctrl_bar_out;
-  if (Ctrl.given()) ctrl_bar_out = new_array({size_t(B), size_t(model.nu())}, &ctrl_bar);
-  const Eigen::VectorXd zeros = Eigen::VectorXd::Zero(model.nv), no_ctrl;
-  std::vector<std::optional<Data>> workspaces(static_cast<size_t>(n_threads));
+  if (in.Ctrl.given()) ctrl_bar_out = new_array({size_t(B), size_t(model.nu())}, &ctrl_bar);
   {
     nb::gil_scoped_release no_gil;
-    for_each_world(static_cast<int>(B), n_threads, [&](int b, int t) {
-      WorldWorkspace w(model, P, np, b, workspaces[t]);
-      using Vec = Eigen::Map<const Eigen::VectorXd>;
+    for_each_world(static_cast<int>(B), in.threads, [&](int b, int t) {
+      WorldWorkspace w(model, in.P, np, b, in.workspaces[t]);
       using Out = Eigen::Map<Eigen::VectorXd>;
       Out q_bar_b(q_bar + b * model.nq, model.nq), v_bar_b(v_bar + b * model.nv, model.nv),
           tau_bar_b(tau_bar + b * model.nv, model.nv);
       Out ctrl_bar_b(ctrl_bar ? ctrl_bar + b * model.nu() : nullptr, ctrl_bar ? model.nu() : 0);
       q_bar_b.setZero(), v_bar_b.setZero(), tau_bar_b.setZero(), ctrl_bar_b.setZero();
       ModelTangent tangent(w.model());
-      step_vjp<double>(w.model(), w.data(), Vec(Q.world(b), model.nq), Vec(V.world(b), model.nv),
-                       Tau.given() ? Vec(Tau.world(b), model.nv) : Vec(zeros.data(), model.nv),
-                       Ctrl.given() ? Vec(Ctrl.world(b), model.nu()) : Vec(no_ctrl.data(), 0), dt, scheme,
+      step_vjp<double>(w.model(), w.data(), in.q(b), in.v(b), in.tau(b), in.ctrl(b), dt, scheme,
                        Vec(Qn_bar.world(b), model.nq), Vec(Vn_bar.world(b), model.nv), q_bar_b, v_bar_b, tau_bar_b,
                        ctrl_bar_b, tangent);
-      Eigen::Map<Eigen::VectorXd>(params_bar + b * np, np) = params_gradient<double>(w.model(), tangent);
+      Out(params_bar + b * np, np) = params_gradient<double>(w.model(), tangent);
     });
   }
   nb::list out;
@@ -240,31 +280,21 @@ nb::object step_vjp_batched(PyModel& s, nb::handle q, nb::handle v, nb::handle t
 nb::object step_jacobian_batched(PyModel& s, nb::handle q, nb::handle v, nb::handle tau, nb::handle ctrl, double dt,
                                  Integrator scheme, nb::handle params, std::optional<int> threads) {
   const Model& model = s.model;
-  const Eigen::Index np = static_cast<Eigen::Index>(get_params<double>(model).size());
-  BatchSize batch;
-  const WorldArray Q(q, "q", {model.nq}, batch), V(v, "v", {model.nv}, batch);
-  const WorldArray Tau(tau, "tau", {model.nv}, batch, true), Ctrl(ctrl, "ctrl", {model.nu()}, batch, true);
-  const WorldArray P(params, "params", {np}, batch, true);
-  const int n_threads = threads_arg(threads);
-  const Eigen::Index B = batch.size();
+  StepInputs in(model, q, v, tau, ctrl, params, threads);
+  const Eigen::Index B = in.worlds();
   // Each world's matrices column-major (Eigen's layout), handed to NumPy with strides: no copy.
   const size_t rows = 2 * static_cast<size_t>(model.nv), nv = static_cast<size_t>(model.nv);
-  const size_t nu = Ctrl.given() ? static_cast<size_t>(model.nu()) : 0, per_world = rows * (rows + nv + nu);
+  const size_t nu = in.Ctrl.given() ? static_cast<size_t>(model.nu()) : 0, per_world = rows * (rows + nv + nu);
   double* buffer = new double[std::max<size_t>(per_world * static_cast<size_t>(B), 1)];
   nb::capsule owner(buffer, [](void* p) noexcept { delete[] static_cast<double*>(p); });
-  const Eigen::VectorXd zeros = Eigen::VectorXd::Zero(model.nv), no_ctrl;
-  std::vector<std::optional<Data>> workspaces(static_cast<size_t>(n_threads));
   {
     nb::gil_scoped_release no_gil;
-    for_each_world(static_cast<int>(B), n_threads, [&](int b, int t) {
-      WorldWorkspace w(model, P, np, b, workspaces[t]);
-      using Vec = Eigen::Map<const Eigen::VectorXd>;
+    for_each_world(static_cast<int>(B), in.threads, [&](int b, int t) {
+      WorldWorkspace w(model, in.P, in.nparams, b, in.workspaces[t]);
       double* world = buffer + per_world * static_cast<size_t>(b);
       Eigen::Map<Eigen::MatrixXd> A(world, rows, rows), Bm(world + rows * rows, rows, nv),
           B_ctrl(world + rows * (rows + nv), rows, nu);
-      step_jacobian(w.model(), w.data(), Vec(Q.world(b), model.nq), Vec(V.world(b), model.nv),
-                    Tau.given() ? Vec(Tau.world(b), model.nv) : Vec(zeros.data(), model.nv),
-                    Ctrl.given() ? Vec(Ctrl.world(b), model.nu()) : Vec(no_ctrl.data(), 0), dt, scheme, A, Bm, B_ctrl);
+      step_jacobian(w.model(), w.data(), in.q(b), in.v(b), in.tau(b), in.ctrl(b), dt, scheme, A, Bm, B_ctrl);
     });
   }
   const int64_t world_stride = static_cast<int64_t>(per_world);
@@ -273,37 +303,26 @@ nb::object step_jacobian_batched(PyModel& s, nb::handle q, nb::handle v, nb::han
     const int64_t strides[3] = {world_stride, 1, static_cast<int64_t>(rows)};
     return NumpyArray(buffer + offset, 3, shape, owner, strides);
   };
-  if (Ctrl.given()) return nb::make_tuple(view(0, rows), view(rows * rows, nv), view(rows * (rows + nv), nu));
+  if (in.Ctrl.given()) return nb::make_tuple(view(0, rows), view(rows * rows, nv), view(rows * (rows + nv), nu));
   return nb::make_tuple(view(0, rows), view(rows * rows, nv));
 }
 
 nb::object rollout_batched(PyModel& s, nb::handle q0, nb::handle v0, nb::handle taus, nb::handle ctrls, double dt,
                            Integrator scheme, bool return_status, nb::handle params, std::optional<int> threads) {
   const Model& model = s.model;
-  const Eigen::Index np = static_cast<Eigen::Index>(get_params<double>(model).size());
-  BatchSize batch;
-  const WorldArray Q0(q0, "q0", {model.nq}, batch), V0(v0, "v0", {model.nv}, batch);
-  const WorldArray Taus(taus, "taus", {-1, model.nv}, batch, true), Ctrls(ctrls, "ctrls", {-1, model.nu()}, batch, true);
-  const WorldArray P(params, "params", {np}, batch, true);
-  const Eigen::Index T = batched_steps(Taus, Ctrls), B = batch.size();
-  const int n_threads = threads_arg(threads);
+  RolloutInputs in(model, q0, v0, taus, ctrls, params, threads);
+  const Eigen::Index T = in.T, B = in.worlds();
   double *qs, *vs;
   NumpyArray qs_out = new_array3(size_t(B), size_t(T + 1), size_t(model.nq), &qs);
   NumpyArray vs_out = new_array3(size_t(B), size_t(T + 1), size_t(model.nv), &vs);
   std::vector<std::uint32_t> status(return_status ? static_cast<size_t>(B * T) : 0);
-  const MatrixXr<double> zeros = MatrixXr<double>::Zero(T, model.nv), no_ctrls;
-  std::vector<std::optional<Data>> workspaces(static_cast<size_t>(n_threads));
   {
     nb::gil_scoped_release no_gil;
-    for_each_world(static_cast<int>(B), n_threads, [&](int b, int t) {
-      WorldWorkspace w(model, P, np, b, workspaces[t]);
-      using Rows = Eigen::Map<const MatrixXr<double>>;
-      const Rows taus_b = Taus.given() ? Rows(Taus.world(b), T, model.nv) : Rows(zeros.data(), T, model.nv);
-      const Rows ctrls_b = Ctrls.given() ? Rows(Ctrls.world(b), T, model.nu()) : Rows(no_ctrls.data(), 0, 0);
+    for_each_world(static_cast<int>(B), in.threads, [&](int b, int t) {
+      WorldWorkspace w(model, in.P, in.nparams, b, in.workspaces[t]);
       std::span<std::uint32_t> status_b;
       if (return_status) status_b = std::span<std::uint32_t>(status.data() + b * T, static_cast<size_t>(T));
-      rollout_into<double>(w.model(), w.data(), Eigen::Map<const Eigen::VectorXd>(Q0.world(b), model.nq),
-                           Eigen::Map<const Eigen::VectorXd>(V0.world(b), model.nv), taus_b, ctrls_b, dt, scheme,
+      rollout_into<double>(w.model(), w.data(), in.q0(b), in.v0(b), in.taus(b), in.ctrls(b), dt, scheme,
                            Eigen::Map<MatrixXr<double>>(qs + b * (T + 1) * model.nq, T + 1, model.nq),
                            Eigen::Map<MatrixXr<double>>(vs + b * (T + 1) * model.nv, T + 1, model.nv), status_b);
     });
@@ -317,55 +336,43 @@ nb::object rollout_vjp_batched(PyModel& s, nb::handle q0, nb::handle v0, nb::han
                                nb::handle qs, nb::handle vs, bool return_norms, nb::handle params,
                                std::optional<int> threads) {
   const Model& model = s.model;
-  const Eigen::Index np = static_cast<Eigen::Index>(get_params<double>(model).size());
-  BatchSize batch;
-  const WorldArray Q0(q0, "q0", {model.nq}, batch), V0(v0, "v0", {model.nv}, batch);
-  const WorldArray Taus(taus, "taus", {-1, model.nv}, batch, true), Ctrls(ctrls, "ctrls", {-1, model.nu()}, batch, true);
-  const Eigen::Index T = batched_steps(Taus, Ctrls);
-  const WorldArray Qs_bar(qs_bar, "qs_bar", {T + 1, model.nq}, batch, true);
-  const WorldArray Vs_bar(vs_bar, "vs_bar", {T + 1, model.nv}, batch, true);
+  RolloutInputs in(model, q0, v0, taus, ctrls, params, threads);
+  const Eigen::Index T = in.T, B = in.worlds(), np = in.nparams;
+  const WorldArray Qs_bar(qs_bar, "qs_bar", {T + 1, model.nq}, in.batch, true);
+  const WorldArray Vs_bar(vs_bar, "vs_bar", {T + 1, model.nv}, in.batch, true);
   if (qs.is_none() != vs.is_none()) throw ArgumentError("qs and vs: give both forward arrays or neither");
-  const WorldArray Qs(qs, "qs", {T + 1, model.nq}, batch, true), Vs(vs, "vs", {T + 1, model.nv}, batch, true);
-  const WorldArray P(params, "params", {np}, batch, true);
-  const Eigen::Index B = batch.size();
-  const int n_threads = threads_arg(threads);
+  const WorldArray Qs(qs, "qs", {T + 1, model.nq}, in.batch, true), Vs(vs, "vs", {T + 1, model.nv}, in.batch, true);
   double *q0_bar, *v0_bar, *taus_bar, *params_bar, *ctrls_bar = nullptr, *norms = nullptr;
   NumpyArray q0_bar_out = new_array({size_t(B), size_t(model.nq)}, &q0_bar);
   NumpyArray v0_bar_out = new_array({size_t(B), size_t(model.nv)}, &v0_bar);
   NumpyArray taus_bar_out = new_array3(size_t(B), size_t(T), size_t(model.nv), &taus_bar);
   NumpyArray params_bar_out = new_array({size_t(B), size_t(np)}, &params_bar);
   std::optional<NumpyArray> ctrls_bar_out, norms_out;
-  if (Ctrls.given()) ctrls_bar_out = new_array3(size_t(B), size_t(T), size_t(model.nu()), &ctrls_bar);
+  if (in.Ctrls.given()) ctrls_bar_out = new_array3(size_t(B), size_t(T), size_t(model.nu()), &ctrls_bar);
   if (return_norms) norms_out = new_array({size_t(B), size_t(T + 1)}, &norms);
-  const MatrixXr<double> zeros_taus = MatrixXr<double>::Zero(T, model.nv), no_ctrls;
   const MatrixXr<double> zeros_q = MatrixXr<double>::Zero(T + 1, model.nq), zeros_v = MatrixXr<double>::Zero(T + 1, model.nv);
-  std::vector<std::optional<Data>> workspaces(static_cast<size_t>(n_threads));
   {
     nb::gil_scoped_release no_gil;
-    for_each_world(static_cast<int>(B), n_threads, [&](int b, int t) {
-      WorldWorkspace w(model, P, np, b, workspaces[t]);
-      using Rows = Eigen::Map<const MatrixXr<double>>;
+    for_each_world(static_cast<int>(B), in.threads, [&](int b, int t) {
+      WorldWorkspace w(model, in.P, np, b, in.workspaces[t]);
       using RowsOut = Eigen::Map<MatrixXr<double>>;
-      const Rows taus_b = Taus.given() ? Rows(Taus.world(b), T, model.nv) : Rows(zeros_taus.data(), T, model.nv);
-      const Rows ctrls_b = Ctrls.given() ? Rows(Ctrls.world(b), T, model.nu()) : Rows(no_ctrls.data(), 0, 0);
-      const Rows qs_bar_b = Qs_bar.given() ? Rows(Qs_bar.world(b), T + 1, model.nq) : Rows(zeros_q.data(), T + 1, model.nq);
-      const Rows vs_bar_b = Vs_bar.given() ? Rows(Vs_bar.world(b), T + 1, model.nv) : Rows(zeros_v.data(), T + 1, model.nv);
+      const Rows qs_bar_b(Qs_bar.given() ? Qs_bar.world(b) : zeros_q.data(), T + 1, model.nq);
+      const Rows vs_bar_b(Vs_bar.given() ? Vs_bar.world(b) : zeros_v.data(), T + 1, model.nv);
       Eigen::Map<Eigen::VectorXd> q0_bar_b(q0_bar + b * model.nq, model.nq), v0_bar_b(v0_bar + b * model.nv, model.nv);
       RowsOut taus_bar_b(taus_bar + b * T * model.nv, T, model.nv);
       RowsOut ctrls_bar_b(ctrls_bar ? ctrls_bar + b * T * model.nu() : nullptr, ctrls_bar ? T : 0, ctrls_bar ? model.nu() : 0);
       q0_bar_b.setZero(), v0_bar_b.setZero(), taus_bar_b.setZero(), ctrls_bar_b.setZero();
       ModelTangent tangent(w.model());
-      const Eigen::Map<const Eigen::VectorXd> q0_b(Q0.world(b), model.nq), v0_b(V0.world(b), model.nv);
       if (Qs.given()) {
         const Rows qs_b(Qs.world(b), T + 1, model.nq), vs_b(Vs.world(b), T + 1, model.nv);
-        if (qs_b.row(0).transpose() != q0_b || vs_b.row(0).transpose() != v0_b)
+        if (qs_b.row(0).transpose() != in.q0(b) || vs_b.row(0).transpose() != in.v0(b))
           throw ArgumentError("qs, vs: world " + std::to_string(b) +
                               ": their first rows must be q0 and v0 (the arrays rollout returned)");
-        rollout_vjp_from_states<double>(w.model(), w.data(), qs_b, vs_b, taus_b, ctrls_b, dt, scheme, qs_bar_b, vs_bar_b,
-                                        q0_bar_b, v0_bar_b, taus_bar_b, ctrls_bar_b, tangent, options);
+        rollout_vjp_from_states<double>(w.model(), w.data(), qs_b, vs_b, in.taus(b), in.ctrls(b), dt, scheme, qs_bar_b,
+                                        vs_bar_b, q0_bar_b, v0_bar_b, taus_bar_b, ctrls_bar_b, tangent, options);
       } else {
-        rollout_vjp<double>(w.model(), w.data(), q0_b, v0_b, taus_b, ctrls_b, dt, scheme, qs_bar_b, vs_bar_b, q0_bar_b,
-                            v0_bar_b, taus_bar_b, ctrls_bar_b, tangent, options);
+        rollout_vjp<double>(w.model(), w.data(), in.q0(b), in.v0(b), in.taus(b), in.ctrls(b), dt, scheme, qs_bar_b,
+                            vs_bar_b, q0_bar_b, v0_bar_b, taus_bar_b, ctrls_bar_b, tangent, options);
       }
       Eigen::Map<Eigen::VectorXd>(params_bar + b * np, np) = params_gradient<double>(w.model(), tangent);
       if (norms)
