@@ -51,6 +51,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "examples" / "laikago_contact"))
 import laikago_scene as scene  # noqa: E402
+from gradient_benchmarks import median_times  # noqa: E402
 
 import gradyn  # noqa: E402
 
@@ -201,12 +202,8 @@ def check_same_robot(sc):
 
 
 def median_wall(f, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    """Median wall time (the worlds run on several threads: CPU time would add them up)."""
+    return median_times([f], repeats)[1][0]
 
 
 def measure(sc, B, T, threads, repeats, rng):

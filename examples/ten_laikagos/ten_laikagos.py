@@ -33,7 +33,9 @@ import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "laikago_contact"))
+sys.path.insert(0, str(HERE.parents[1] / "bench"))
 import laikago_scene as scene  # noqa: E402
+from compare_mujoco_rollout import median_wall  # noqa: E402
 
 import gradyn  # noqa: E402
 
@@ -63,15 +65,6 @@ def inputs(model, T, rng):
     t = np.arange(T) * DT
     sway = 0.05 * np.sin(2 * np.pi * (1.0 + rng.random((ROBOTS, 1, 1))) * t[None, :, None])
     return q0, v0, stance[None, None, :] + sway
-
-
-def median_wall(f, repeats):
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
 
 
 def measure(model, T, repeats, rng):
