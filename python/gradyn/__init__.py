@@ -72,6 +72,8 @@ from ._core import (
     total_mass,
 )
 
+from .hybrid import group_lasso, input_group_norms, prune_inputs
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -92,6 +94,8 @@ __all__ = [
     "frame_pose",
     "generalized_gravity",
     "gradcheck",
+    "group_lasso",
+    "input_group_norms",
     "integrate",
     "kinetic_energy",
     "load",
@@ -99,6 +103,7 @@ __all__ = [
     "param_index",
     "passive_forces",
     "potential_energy",
+    "prune_inputs",
     "rnea",
     "rollout",
     "rollout_vjp",

@@ -73,6 +73,7 @@ std::string model_repr(const Model& m) {
   if (!m.name.empty()) s << "name='" << m.name << "', ";
   s << "nq=" << m.nq << ", nv=" << m.nv << ", nbodies=" << m.nbodies();
   if (m.nu() > 0) s << ", nu=" << m.nu();
+  if (!m.networks.empty()) s << ", networks=" << m.networks.size();
   if (!m.source.empty()) s << ", source='" << m.source << "'";
   s << ")";
   return s.str();

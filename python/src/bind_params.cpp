@@ -31,6 +31,16 @@ then the contact settings (always present)::
 
     contact.stiffness, contact.exponent, contact.damping, contact.velocity_scale,
     contact.static_friction_ratio, contact.viscous_friction, contact.erp, contact.slop, contact.cfm
+
+then per actuator, in ``model.actuator_names`` order (<a> its name)::
+
+    <a>.kp, <a>.kv (position), <a>.kv (velocity), <a>.gain[0|1|2], <a>.bias[0|1|2] (general),
+    <a>.kp, <a>.kv, <a>.velocity_limit (servo); then <a>.gear; <a>.ctrlrange.lower|upper and
+    <a>.forcerange.lower|upper where the actuator clamps them
+
+then per network inside the dynamics, in ``model.networks`` order (<n> its name), layer by layer::
+
+    <n>.layer<l>.weight[i,j] (row-major: output i, input j), then <n>.layer<l>.bias[i]
 )doc";
 
 int param_index(const PyModel& self, const std::string& name) {

@@ -168,6 +168,7 @@ void bind_model_data(nb::module_& m);  // Model.joint_placements & co
 void bind_collision(nb::module_& m);  // collide, Model.geom_names, Model.geoms (after bind_model)
 void bind_actuators(nb::module_& m);  // actuator_torques, actuator_torques_vjp
 void bind_contact(nb::module_& m);  // Model.contact_model, contact_settings, with_contact (after bind_model)
+void bind_networks(nb::module_& m);  // Model.with_network, network_inputs, networks (after bind_model)
 /// 'penalty' -> ContactModel::Penalty ('none' -> None); ArgumentError otherwise (bind_contact.cpp).
 ContactModel parse_contact_model(const std::string& name);
 

@@ -159,4 +159,5 @@ NB_MODULE(_core, m) {
   bind_collision(m);
   bind_contact(m);
   bind_actuators(m);
+  bind_networks(m);
 }

@@ -48,6 +48,8 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   actuation_tau = VectorX<S>::Zero(model.nv);
   applied_tau = VectorX<S>::Zero(model.nv);
   adj_applied_tau_bar = VectorX<S>::Zero(model.nv);
+  network_tau = VectorX<S>::Zero(model.nv);
+  for (const auto& net : model.networks) network_work.emplace_back(net.shape);
   q_tmp = VectorX<S>::Zero(model.nq);
   v_tmp = VectorX<S>::Zero(model.nv);
   dv_tmp = VectorX<S>::Zero(model.nv);

@@ -6,6 +6,7 @@
 // parameter is one entry there (and its field in ModelTangentTpl).
 #include "gradyn/model/params.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -128,8 +129,9 @@ void reset(VectorX<S>& x, int n) {
   x.setZero();
 }
 
-// What a parameter group belongs to: each body (and its joint), the model as a whole, each geom.
-enum class Owner : std::uint8_t { Body, Global, Geom, Actuator };
+// What a parameter group belongs to: each body (and its joint), the model as a whole, each geom,
+// each actuator, each network.
+enum class Owner : std::uint8_t { Body, Global, Geom, Actuator, Network };
 
 // One parameter group. `element` is the body or geom index (0 for Owner::Global); p, g point at the
 // group's first entry in the flat vector; `at` is that entry's index (for error messages).
@@ -218,7 +220,7 @@ template <class S>
 
 // The table, in the flat layout's order: the Body groups for each body in turn, then gravity, then
 // the Geom groups for each geom in turn, then the contact settings, then the Actuator groups for
-// each actuator in turn.
+// each actuator in turn, then each network's weights.
 template <class S>
 const std::vector<Field<S>>& fields() {
   using M = ModelTpl<S>;
@@ -527,6 +529,30 @@ const std::vector<Field<S>>& fields() {
        },
        [](const M&, const T& t, int k, S* g) { map<2>(g) = t.actuator_force_range[k]; },
        [](T& t, const M* m) { reset(t.actuator_force_range, nu_or_keep(m)); }},
+      // ---- per network: its weights, layer after layer ----
+      {Owner::Network, [](const M& m, int n) { return m.networks[n].shape.param_count(); },
+       [](const Model& m, int n, std::vector<std::string>& out) {
+         for (std::string& name : dense_param_names(m.networks[n].shape, m.networks[n].name)) out.push_back(std::move(name));
+       },
+       [](const M& m, int n, S* p) {
+         const VectorX<S>& w = m.networks[n].weights;
+         std::copy(w.data(), w.data() + w.size(), p);
+       },
+       // any finite weight is valid; a NaN weight is the user's to make (it sets the worlds' status flags)
+       [](const M&, int n, const S* p, int, M& out) {
+         VectorX<S>& w = out.networks[n].weights;
+         std::copy(p, p + w.size(), w.data());
+       },
+       [](const M&, const T& t, int n, S* g) {
+         std::copy(t.network_weights[n].data(), t.network_weights[n].data() + t.network_weights[n].size(), g);
+       },
+       [](T& t, const M* m) {
+         if (m) {
+           t.network_weights.resize(m->networks.size());
+           for (size_t n = 0; n < m->networks.size(); ++n) t.network_weights[n].resize(m->networks[n].shape.param_count());
+         }
+         for (VectorX<S>& w : t.network_weights) w.setZero();
+       }},
   };
   return table;
 }
@@ -544,6 +570,7 @@ int for_each_group(const ModelTpl<S>& model, F&& f) {
     const int elements = owner == Owner::Body       ? model.nbodies()
                          : owner == Owner::Geom     ? model.ngeoms()
                          : owner == Owner::Actuator ? model.nu()
+                         : owner == Owner::Network  ? static_cast<int>(model.networks.size())
                                                     : 1;
     for (int e = 0; e < elements; ++e)
       for (size_t k = first; k < last; ++k) {

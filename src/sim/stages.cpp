@@ -6,6 +6,7 @@
 #include "gradyn/contact/penalty.hpp"
 #include "gradyn/contact/pgs_contact.hpp"
 #include "gradyn/dynamics/actuation.hpp"
+#include "gradyn/dynamics/network_forces.hpp"
 #include "gradyn/dynamics/passive.hpp"
 
 namespace gradyn {
@@ -31,14 +32,25 @@ const VectorX<S>& detail::accelerations_under(const ModelTpl<S>& model, DataTpl<
 }
 
 template <class S>
+void detail::applied_forces(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                            const VecRef<S>& tau, const VecRef<S>& ctrl) {
+  actuation<S>(model, data, q, v, ctrl);
+  if (model.networks.empty()) {
+    data.applied_tau = tau + data.actuation_tau;
+    return;
+  }
+  network_forces<S>(model, data, q, v, ctrl);
+  data.applied_tau = tau + data.actuation_tau + data.network_tau;
+}
+
+template <class S>
 const VectorX<S>& stage_accelerations(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
                                       const VecRef<S>& v, const VecRef<S>& tau, const VecRef<S>& ctrl) {
-  if (model.nu() == 0) {
+  if (!detail::has_applied_forces(model)) {
     if (ctrl.size() != 0) actuation<S>(model, data, q, v, ctrl);  // throws: no actuator takes these controls
     return detail::accelerations_under<S>(model, data, q, v, tau);
   }
-  actuation<S>(model, data, q, v, ctrl);
-  data.applied_tau = tau + data.actuation_tau;
+  detail::applied_forces<S>(model, data, q, v, tau, ctrl);
   return detail::accelerations_under<S>(model, data, q, v, data.applied_tau);
 }
 
@@ -58,6 +70,8 @@ void stage_constraints(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<
 #define GRADYN_INSTANTIATE(S)                                                                                  \
   template const VectorX<S>& detail::accelerations_under<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, \
                                                             const VecRef<S>&, const VecRef<S>&);              \
+  template void detail::applied_forces<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,    \
+                                          const VecRef<S>&, const VecRef<S>&);                                  \
   template const VectorX<S>& stage_accelerations<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&,        \
                                                     const VecRef<S>&, const VecRef<S>&, const VecRef<S>&);    \
   template void stage_constraints<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,      \

@@ -8,6 +8,7 @@
 #include "gradyn/contact/penalty_vjp.hpp"
 #include "gradyn/contact/pgs_contact_vjp.hpp"
 #include "gradyn/dynamics/actuation.hpp"
+#include "gradyn/dynamics/network_forces.hpp"
 #include "gradyn/dynamics/passive.hpp"
 #include "gradyn/model/errors.hpp"
 #include "gradyn/model/params.hpp"
@@ -44,21 +45,20 @@ void stage_accelerations_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const V
                              const VecRef<S>& tau, const VecRef<S>& ctrl, const VectorX<S>& a_bar, VecOut<S> q_bar,
                              VecOut<S> v_bar, VecOut<S> tau_bar, VecOut<S> ctrl_bar, ModelTangentTpl<S>& model_bar,
                              bool stage_is_current) {
-  if (model.nu() == 0) {
+  if (!detail::has_applied_forces(model)) {
     accelerations_under_vjp<S>(model, data, q, v, tau, a_bar, q_bar, v_bar, tau_bar, model_bar, stage_is_current);
     return;
   }
-  // a = accelerations_under(q, v, tau + tau_actuation(q, v, ctrl))
-  if (!stage_is_current) {
-    actuation<S>(model, data, q, v, ctrl);
-    data.applied_tau = tau + data.actuation_tau;
-  }
+  // a = accelerations_under(q, v, tau + tau_actuation(q, v, ctrl) + tau_network(q, v, ctrl))
+  if (!stage_is_current) detail::applied_forces<S>(model, data, q, v, tau, ctrl);
   VectorX<S>& applied_bar = data.adj_applied_tau_bar;
   applied_bar.setZero();
   accelerations_under_vjp<S>(model, data, q, v, data.applied_tau, a_bar, q_bar, v_bar, applied_bar, model_bar,
                              stage_is_current);
   tau_bar += applied_bar;
   actuation_vjp<S>(model, q, v, ctrl, applied_bar, q_bar, v_bar, ctrl_bar, model_bar);
+  if (!model.networks.empty())
+    network_forces_vjp<S>(model, data, q, v, ctrl, applied_bar, q_bar, v_bar, ctrl_bar, model_bar);
 }
 
 template <class S>

@@ -18,6 +18,7 @@
 #include "gradyn/contact/penalty_jacobian.hpp"
 #include "gradyn/contact/pgs_contact.hpp"
 #include "gradyn/dynamics/actuation.hpp"
+#include "gradyn/dynamics/network_forces.hpp"
 #include "gradyn/dynamics/detail/rnea_derivatives_passes.hpp"
 #include "gradyn/dynamics/detail/spring.hpp"
 #include "gradyn/dynamics/passive.hpp"
@@ -362,9 +363,9 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
     // Without impulses no ABA pass: the derivative pass builds M anyway, so a solves
     // M a = tau_total - rnea(q, v, 0) with the factorisation that also gives M^-1.
     // the applied forces as the accelerations stage forms them (sim/stages.cpp)
-    const bool actuated = model.nu() > 0;
-    if (actuated || ctrl.size() != 0) actuation<double>(model, data, q, v, ctrl);
-    if (actuated) data.applied_tau = tau + data.actuation_tau;
+    const bool actuated = detail::has_applied_forces(model);
+    if (actuated) detail::applied_forces<double>(model, data, q, v, tau, ctrl);
+    else if (ctrl.size() != 0) actuation<double>(model, data, q, v, ctrl);  // throws: no actuator takes these controls
     const VecRef<double> applied = actuated ? VecRef<double>(data.applied_tau) : tau;
     if (penalty) data.contact_tau_total = applied + contact_generalized_forces<double>(model, data, q, v);
     data.tau_total = (penalty ? VecRef<double>(data.contact_tau_total) : applied) + passive_forces<double>(model, data, q, v);
@@ -395,6 +396,7 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   if (penalty) penalty_forces_jacobian(model, data, q, v, dq, dv);
   if (impulses) add_impulse_forces_jacobian(model, data, q, v_next, dt, dq);
   if (model.nu() > 0) actuation_derivatives(model, q, v, ctrl, dtau_dx, data.deriv_dtau_dctrl);
+  if (!model.networks.empty()) network_forces_derivatives(model, data, q, v, ctrl, dtau_dx, data.deriv_dtau_dctrl);
   // M^-1 explicitly (its rows are B's), then one product for the state columns.
   Eigen::MatrixXd& Minv = data.deriv_minv;
   ltl_inverse(LT, dof_paths, data.deriv_LinvT, Minv, data.deriv_index_scratch.data());
@@ -454,8 +456,11 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
     A.block(iv, iv, n, n) += Ad;
   }
   // The controls act through the actuators' forces: B_ctrl = B d tau/d ctrl, one column of B per
-  // actuator (it acts on its own DoF) scaled by gear d force/d ctrl.
-  if (B_ctrl.size() != 0) {
+  // actuator (it acts on its own DoF) scaled by gear d force/d ctrl; a network fed controls makes
+  // d tau/d ctrl a full matrix.
+  if (B_ctrl.size() != 0 && !model.networks.empty()) {
+    B_ctrl.noalias() = B * data.deriv_dtau_dctrl;
+  } else if (B_ctrl.size() != 0) {
     for (int k = 0; k < model.nu(); ++k) {
       const int iv = model.idx_v[model.actuators[k].joint];
       B_ctrl.col(k) = data.deriv_dtau_dctrl(iv, k) * B.col(iv);

@@ -15,6 +15,7 @@
 #include "gradyn/dynamics/kinematics.hpp"
 #include "gradyn/io/load.hpp"
 #include "gradyn/model/builder.hpp"
+#include "gradyn/model/network.hpp"
 #include "gradyn/model/params.hpp"
 #include "gradyn/sim/integrate.hpp"
 #include "gradyn/sim/step.hpp"
@@ -131,6 +132,22 @@ Scene laikago_with_servos(ContactModel contact) {
   return s;
 }
 
+// The same with a network inside the dynamics (model/network.hpp) fed every hinge's position and
+// velocity and two controls, driving every hinge.
+Scene laikago_with_a_network(ContactModel contact) {
+  Scene s = laikago_with_servos(contact);
+  s.name = "laikago with servos and a network";
+  NetworkSpec spec;
+  spec.name = "residual";
+  int controls = 0;
+  for (const std::string& name : network_inputs(s.model, "joint_force"))
+    if (name.find(".ctrl") == std::string::npos || controls++ < 2) spec.inputs.push_back(name);
+  spec.hidden = {16, 8};
+  spec.zero_last_layer = false;
+  s.model = with_network(s.model, spec);
+  return s;
+}
+
 // After a first call of each (which sizes the workspaces), no call allocates: at the same state, and
 // one step later with the same contact count (where PGS's active-set system may change between
 // regular and singular).
@@ -175,7 +192,7 @@ TEST(StepAllocations, NoneAfterTheFirstStep) {
       SCOPED_TRACE(std::string(contact_model_name(contact)) +
                    (gradient == PgsGradient::Sweeps ? " (sweeps gradient)" : ""));
       for (Scene scene : {body_on_plane(GeomType::Box, contact), body_on_plane(GeomType::Sphere, contact),
-                          laikago_standing(contact), laikago_with_servos(contact)}) {
+                          laikago_standing(contact), laikago_with_servos(contact), laikago_with_a_network(contact)}) {
         SCOPED_TRACE(scene.name);
         scene.model.contact.pgs_gradient = gradient;
         expect_no_allocations(scene);

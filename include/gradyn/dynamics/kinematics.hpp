@@ -9,12 +9,7 @@ namespace gradyn {
 
 template <class S> struct ModelTangentTpl;  // model/params.hpp
 
-// Vector arguments of the algorithms. The scalar is deduced from the Model alone
-// (std::type_identity_t makes these non-deduced), so plain Eigen::VectorXd arguments work:
-// aba(model, data, q, v, tau).
-template <class S> using VecRef = Eigen::Ref<const VectorX<std::type_identity_t<S>>>;
-template <class S> using VecOut = Eigen::Ref<VectorX<std::type_identity_t<S>>>;
-template <class S> using NoDeduce = std::type_identity_t<S>;
+// VecRef, VecOut, NoDeduce: the algorithms' vector arguments (spatial/spatial.hpp).
 
 /// Fills data.liMi and data.oMi from q.
 template <class S>

@@ -112,8 +112,12 @@ struct DataTpl {
   // actuation (actuation(), in the accelerations stage of every step; dynamics/actuation.hpp)
   VectorX<S> actuator_force;      // per actuator: its scalar force after the clamps (MuJoCo's actuator_force)
   VectorX<S> actuation_tau;       // generalized actuator forces, sum of gear * force per DoF (nv)
-  VectorX<S> applied_tau;         // tau + actuation_tau: the forces the accelerations stage applies (nv)
+  VectorX<S> applied_tau;         // tau + actuation_tau + network_tau: the forces the accelerations stage applies (nv)
   VectorX<S> adj_applied_tau_bar; // (nv) stage_accelerations_vjp: adjoint of applied_tau
+
+  // networks at joint_force sites (network_forces(), in the accelerations stage; dynamics/network_forces.hpp)
+  VectorX<S> network_tau;         // their residual generalized forces, summed per DoF (nv)
+  std::vector<DenseWorkspaceTpl<S>> network_work;  // per model.networks entry: input, every layer's z and y
 
   // integration workspace (step)
   VectorX<S> q_tmp, v_tmp, dv_tmp, k_q[4], k_v[4];

@@ -12,6 +12,7 @@
 
 #include "gradyn/collision/geometry.hpp"
 #include "gradyn/model/joint.hpp"
+#include "gradyn/model/network.hpp"
 
 namespace gradyn {
 
@@ -192,6 +193,9 @@ struct ModelTpl {
   // --- actuators (dynamics/actuation.hpp), in control order ---------------------------------------
   std::vector<ActuatorTpl<S>> actuators;
 
+  // --- networks inside the dynamics (model/network.hpp; hybrid models, paper 001) ------------------
+  std::vector<NetworkTpl<S>> networks;
+
   // --- collision (collision/collide.hpp) --------------------------------------------------------
   std::vector<GeomTpl<S>> geoms;
   // Body pairs (a < b; -1 is the world) whose geoms never collide: MJCF <contact><exclude>, or the user.
@@ -288,6 +292,7 @@ ModelTpl<T> ModelTpl<S>::cast() const {
   m.gravity = gravity.template cast<T>();
   for (const auto& f : frames) m.frames.push_back(f.template cast<T>());
   for (const auto& a : actuators) m.actuators.push_back(a.template cast<T>());
+  for (const auto& n : networks) m.networks.push_back(n.template cast<T>());
   for (const auto& g : geoms) m.geoms.push_back(g.template cast<T>());
   m.excluded_pairs = excluded_pairs;
   m.collide_parent_child = collide_parent_child;

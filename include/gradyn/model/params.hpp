@@ -34,6 +34,8 @@
 //     "<a>.bias[0|1|2]"; servo "<a>.kp", "<a>.kv", "<a>.velocity_limit";
 //     then "<a>.gear"; "<a>.ctrlrange.lower|upper" when it is ctrl-limited; "<a>.forcerange.lower|upper"
 //     when it is force-limited (a clamp's bound has a gradient where the clamp is active).
+//   then for each network n, in model.networks order (<n> its name; model/network.hpp), layer
+//     after layer: "<n>.layer<l>.weight[i,j]" (row-major: output i, input j), then "<n>.layer<l>.bias[i]".
 // Bodies merged from several links (fixed joints) have the merged inertia's parameters.
 // Notes:
 //  * inertia: the 6 numbers fill the symmetric matrix [[ixx, ixy, ixz], [ixy, iyy, iyz],
@@ -97,6 +99,8 @@ struct ModelTangentTpl {
   std::vector<Vector3<S>> actuator_gain, actuator_bias;  // d/d(gain), d/d(bias) entries
   std::vector<Vector3<S>> actuator_servo;                // d/d(servo_kp, servo_kv, servo_velocity_limit)
   std::vector<Eigen::Matrix<S, 2, 1>> actuator_ctrl_range, actuator_force_range;  // d/d(lower, upper)
+  // networks, per network (model.networks): d/d(weights), in nn/dense.hpp's layout
+  std::vector<VectorX<S>> network_weights;
 };
 using ModelTangent = ModelTangentTpl<double>;
 

@@ -3,8 +3,10 @@
 // enum):
 //
 //   accelerations  actuation (the model's actuators under the controls; dynamics/actuation.hpp),
-//                  kinematics, collision and penalty contact forces (ContactModel::Penalty), passive
-//                  forces, forward dynamics:  a = M^-1 (tau + tau_actuation + tau_contact + tau_passive - C)
+//                  the networks' residual forces (dynamics/network_forces.hpp), kinematics,
+//                  collision and penalty contact forces (ContactModel::Penalty), passive forces,
+//                  forward dynamics:
+//                    a = M^-1 (tau + tau_actuation + tau_network + tau_contact + tau_passive - C)
 //   constraints    velocity-level contact and joint-limit impulses (Pgs, Ipm):  v+ = v + dt a + M^-1 J^T lambda;
 //                  without them v+ = v + dt a
 //   integrate      q+ = q (+) dt v+  (sim/integrate.hpp)
@@ -27,10 +29,21 @@ const VectorX<S>& stage_accelerations(const ModelTpl<S>& model, DataTpl<S>& data
                                       const VecRef<S>& v, const VecRef<S>& tau, const VecRef<S>& ctrl);
 
 namespace detail {
-/// The accelerations stage with the actuators' forces already in tau (the adjoint re-runs this part).
+/// The accelerations stage with the actuators' and networks' forces already in tau (the adjoint
+/// re-runs this part).
 template <class S>
 const VectorX<S>& accelerations_under(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
                                       const VecRef<S>& v, const VecRef<S>& tau);
+
+/// Whether the model adds forces of its own to tau: actuators or joint_force networks.
+template <class S>
+bool has_applied_forces(const ModelTpl<S>& model) { return model.nu() > 0 || !model.networks.empty(); }
+
+/// data.applied_tau = tau + the actuators' forces + the networks' forces (a model with
+/// has_applied_forces; step_jacobian forms the forces as the stage does through this).
+template <class S>
+void applied_forces(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                    const VecRef<S>& tau, const VecRef<S>& ctrl);
 }  // namespace detail
 
 /// Adjoint of stage_accelerations given a_bar: accumulates q_bar (nq, ambient), v_bar, tau_bar,

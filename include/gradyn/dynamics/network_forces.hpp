@@ -1,0 +1,34 @@
+// Network forces: the residual generalized forces of the model's joint_force networks
+// (model/network.hpp), inside every step (the accelerations stage, sim/stages.hpp), beside the
+// actuators' forces. For network n with inputs x (entries of q, v and ctrl, gathered by name):
+//
+//   tau_network[output_dofs[k]] += dense(x; weights)[k]
+#pragma once
+
+#include "gradyn/dynamics/kinematics.hpp"
+#include "gradyn/model/params.hpp"
+
+namespace gradyn {
+
+/// The networks' forces under controls ctrl (model.nu() entries, or none: every control zero) into
+/// data.network_tau (nv); each network's layers stay in data.network_work. Never allocates.
+template <class S>
+void network_forces(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                    const VecRef<S>& ctrl);
+
+/// Adjoint of network_forces given the adjoint of data.network_tau: accumulates q_bar (nq), v_bar
+/// (nv), ctrl_bar (nu; untouched when ctrl is empty) and the weights' adjoints in model_bar. Runs the
+/// forward pass again (it is cheap beside the dynamics), so data need not be current.
+template <class S>
+void network_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                        const VecRef<S>& ctrl, const VecRef<S>& tau_bar, VecOut<S> q_bar, VecOut<S> v_bar,
+                        VecOut<S> ctrl_bar, ModelTangentTpl<S>& model_bar);
+
+/// Partial derivatives of data.network_tau for step_jacobian: adds d tau/d dq and d tau/d v to the
+/// left and right halves of dtau_dx (nv x 2nv) and d tau/d ctrl to dtau_dctrl (nv x nu). One
+/// adjoint pass per output unit.
+void network_forces_derivatives(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
+                                const VecRef<double>& ctrl, Eigen::Ref<Eigen::MatrixXd> dtau_dx,
+                                Eigen::Ref<Eigen::MatrixXd> dtau_dctrl);
+
+}  // namespace gradyn

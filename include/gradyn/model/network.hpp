@@ -1,0 +1,96 @@
+// Networks inside the dynamics (paper 001, §III-C): a hybrid model is an analytical model plus small
+// dense networks (nn/dense.hpp) at chosen sites, each fed named quantities of the state and the
+// controls. Their weights are model parameters (model/params.hpp), so every gradient of the engine
+// (step_vjp, rollout_vjp, step_jacobian, the ML bridges, batched per-world params) reaches them.
+//
+// Sites:
+//   joint_force  a residual generalized force on chosen joints' DoFs, added to tau in the
+//                accelerations stage (dynamics/network_forces.hpp), from chosen joint positions,
+//                velocities and controls.
+//
+// Inputs are named (network_inputs lists them for a site):
+//   "<joint>.q"       the position of a 1-DoF joint (revolute, continuous, prismatic)
+//   "<joint>.v"       the velocity of a 1-DoF joint; "<joint>.v[k]" DoF k of a multi-DoF joint
+//   "<actuator>.ctrl" an actuator's control (0 when a step is given no controls)
+// Outputs of joint_force are DoFs named the same way as velocities, without the ".v": "<joint>" or
+// "<joint>[k]".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gradyn/model/errors.hpp"
+#include "gradyn/nn/dense.hpp"
+
+namespace gradyn {
+
+template <class S> struct ModelTpl;
+
+enum class NetworkSite : std::uint8_t { JointForce };
+
+/// "joint_force".
+const char* network_site_name(NetworkSite site);
+/// The site with that name; throws ArgumentError listing the valid names otherwise.
+NetworkSite network_site_from_name(const std::string& name);
+
+/// One input of a network: which entry of q, v or ctrl it reads.
+struct NetworkInput {
+  enum class Kind : std::uint8_t { Position, Velocity, Control } kind = Kind::Velocity;
+  int index = 0;    // entry of q (Position), v (Velocity) or ctrl (Control)
+  int tangent = 0;  // Position: the DoF (entry of v) of the same joint, for step_jacobian's columns
+  std::string name;
+};
+
+template <class S>
+struct NetworkTpl {
+  std::string name;  // prefix of its parameters' names: "<name>.layer0.weight[i,j]"
+  NetworkSite site = NetworkSite::JointForce;
+  std::vector<NetworkInput> inputs;  // one per input unit, in order
+  std::vector<int> output_dofs;      // joint_force: the DoF (entry of v) each output unit drives
+  std::vector<std::string> output_names;
+  DenseShape shape;  // widths.front() == inputs.size(), widths.back() == output_dofs.size()
+  VectorX<S> weights;  // shape.param_count() entries (nn/dense.hpp's layout)
+
+  template <class T> NetworkTpl<T> cast() const {
+    NetworkTpl<T> n;
+    n.name = name, n.site = site, n.inputs = inputs, n.output_dofs = output_dofs, n.output_names = output_names;
+    n.shape = shape;
+    n.weights = weights.template cast<T>();
+    return n;
+  }
+};
+using Network = NetworkTpl<double>;
+
+/// What a user asks for in with_network.
+struct NetworkSpec {
+  std::string name;                 // unique among the model's networks and a valid prefix (no '.')
+  std::string site = "joint_force";
+  std::vector<std::string> inputs;  // names from network_inputs(model, site)
+  std::vector<std::string> outputs; // joint_force: DoF names (network_outputs); empty: every DoF
+  std::vector<int> hidden;          // widths of the hidden layers (may be empty: one affine layer)
+  std::string activation = "tanh";  // of the hidden layers
+  std::string output_activation = "identity";
+  std::uint64_t seed = 0;
+  bool zero_last_layer = true;      // start at output 0: the hybrid model starts as the analytical one
+};
+
+/// The quantities a network at `site` may read, by name (see the file comment).
+std::vector<std::string> network_inputs(const ModelTpl<double>& model, const std::string& site);
+/// The quantities a network at `site` may drive, by name.
+std::vector<std::string> network_outputs(const ModelTpl<double>& model, const std::string& site);
+
+/// A copy of the model with one more network, its weights from dense_initial_weights(seed). Throws
+/// ArgumentError naming the network and listing the valid names for an unknown site, input or
+/// output, a repeated name, or a shape that does not fit.
+ModelTpl<double> with_network(const ModelTpl<double>& model, const NetworkSpec& spec);
+
+/// A copy of the model whose network `name` reads only `inputs` (a subset of its inputs, in any
+/// order): its first layer keeps the weight columns of those inputs, every other weight stays.
+/// The pruning step of sparse input discovery (paper 001, Eq. 2). Throws ArgumentError naming the
+/// network and listing its inputs for a name that is not one of them, or listing the networks for
+/// an unknown network.
+ModelTpl<double> with_network_inputs(const ModelTpl<double>& model, const std::string& name,
+                                     const std::vector<std::string>& inputs);
+
+}  // namespace gradyn

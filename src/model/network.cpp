@@ -1,0 +1,182 @@
+// Networks inside the dynamics (model/network.hpp): the names a network may read and drive, and
+// with_network, which checks a user's request against them and adds the network to a model copy.
+#include "gradyn/model/network.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "gradyn/model/model.hpp"
+
+namespace gradyn {
+
+const char* network_site_name(NetworkSite site) {
+  switch (site) {
+    case NetworkSite::JointForce: return "joint_force";
+  }
+  return "unknown";
+}
+
+NetworkSite network_site_from_name(const std::string& name) {
+  if (name == "joint_force") return NetworkSite::JointForce;
+  throw ArgumentError("site: expected one of 'joint_force', got '" + name + "'");
+}
+
+namespace {
+
+bool scalar_coordinate(JointType type) {
+  return type == JointType::Revolute || type == JointType::Continuous || type == JointType::Prismatic;
+}
+
+std::string dof_name(const Model& model, int body, int k) {
+  const std::string& joint = model.joint_names[body];
+  return model.joint_nv(body) == 1 ? joint : joint + "[" + std::to_string(k) + "]";
+}
+
+// Every input a network at a joint_force site may read, in model order: positions of the 1-DoF
+// joints, then every DoF's velocity, then the controls.
+std::vector<NetworkInput> joint_force_inputs(const Model& model) {
+  std::vector<NetworkInput> all;
+  for (int i = 0; i < model.nbodies(); ++i)
+    if (scalar_coordinate(model.joint_type[i]) && model.joint_nq(i) == 1)
+      all.push_back({NetworkInput::Kind::Position, model.idx_q[i], model.idx_v[i], model.joint_names[i] + ".q"});
+  for (int i = 0; i < model.nbodies(); ++i) {
+    const int n = model.joint_nv(i);
+    for (int k = 0; k < n; ++k) {
+      const std::string name = n == 1 ? model.joint_names[i] + ".v" : model.joint_names[i] + ".v[" + std::to_string(k) + "]";
+      all.push_back({NetworkInput::Kind::Velocity, model.idx_v[i] + k, model.idx_v[i] + k, name});
+    }
+  }
+  for (int a = 0; a < model.nu(); ++a)
+    all.push_back({NetworkInput::Kind::Control, a, 0, model.actuators[a].name + ".ctrl"});
+  return all;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::ostringstream s;
+  for (size_t k = 0; k < names.size(); ++k) s << (k ? ", " : "") << "'" << names[k] << "'";
+  return s.str();
+}
+
+template <class T, class NameOf>
+std::vector<std::string> names_of(const std::vector<T>& xs, NameOf name_of) {
+  std::vector<std::string> out;
+  for (const T& x : xs) out.push_back(name_of(x));
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> network_inputs(const Model& model, const std::string& site) {
+  network_site_from_name(site);
+  return names_of(joint_force_inputs(model), [](const NetworkInput& x) { return x.name; });
+}
+
+std::vector<std::string> network_outputs(const Model& model, const std::string& site) {
+  network_site_from_name(site);
+  std::vector<std::string> out;
+  for (int i = 0; i < model.nbodies(); ++i)
+    for (int k = 0; k < model.joint_nv(i); ++k) out.push_back(dof_name(model, i, k));
+  return out;
+}
+
+Model with_network(const Model& model, const NetworkSpec& spec) {
+  const std::string who = "network '" + spec.name + "'";
+  if (spec.name.empty()) throw ArgumentError("network: give it a name (it prefixes its parameters' names)");
+  if (spec.name.find('.') != std::string::npos)
+    throw ArgumentError(who + ": a network's name may not contain '.' (it prefixes its parameters' names)");
+  for (const Network& n : model.networks)
+    if (n.name == spec.name)
+      throw ArgumentError(who + ": the model has a network of that name already; networks: " +
+                          joined(names_of(model.networks, [](const Network& x) { return x.name; })));
+  Network net;
+  net.name = spec.name;
+  net.site = network_site_from_name(spec.site);
+
+  const std::vector<NetworkInput> valid_inputs = joint_force_inputs(model);
+  if (spec.inputs.empty())
+    throw ArgumentError(who + ": give it at least one input; valid inputs at site '" + spec.site +
+                        "': " + joined(network_inputs(model, spec.site)));
+  for (const std::string& name : spec.inputs) {
+    const auto it = std::find_if(valid_inputs.begin(), valid_inputs.end(),
+                                 [&](const NetworkInput& x) { return x.name == name; });
+    if (it == valid_inputs.end())
+      throw ArgumentError(who + ": unknown input '" + name + "' at site '" + spec.site +
+                          "'; valid inputs: " + joined(network_inputs(model, spec.site)));
+    if (std::count(spec.inputs.begin(), spec.inputs.end(), name) > 1)
+      throw ArgumentError(who + ": input '" + name + "' is listed twice");
+    net.inputs.push_back(*it);
+  }
+
+  const std::vector<std::string> valid_outputs = network_outputs(model, spec.site);
+  std::vector<int> output_dof;  // beside valid_outputs: the entry of v each names
+  for (int i = 0; i < model.nbodies(); ++i)
+    for (int k = 0; k < model.joint_nv(i); ++k) output_dof.push_back(model.idx_v[i] + k);
+  const std::vector<std::string>& outputs = spec.outputs.empty() ? valid_outputs : spec.outputs;
+  if (outputs.empty()) throw ArgumentError(who + ": the model has no degree of freedom for it to drive");
+  for (const std::string& name : outputs) {
+    const auto it = std::find(valid_outputs.begin(), valid_outputs.end(), name);
+    if (it == valid_outputs.end())
+      throw ArgumentError(who + ": unknown output '" + name + "' at site '" + spec.site +
+                          "' (outputs are degrees of freedom); valid outputs: " + joined(valid_outputs));
+    if (std::count(outputs.begin(), outputs.end(), name) > 1)
+      throw ArgumentError(who + ": output '" + name + "' is listed twice");
+    net.output_dofs.push_back(output_dof[it - valid_outputs.begin()]);
+    net.output_names.push_back(name);
+  }
+
+  net.shape.widths.push_back(static_cast<int>(net.inputs.size()));
+  for (size_t l = 0; l < spec.hidden.size(); ++l) {
+    if (spec.hidden[l] <= 0)
+      throw ArgumentError(who + ": hidden layer " + std::to_string(l) + " needs at least one unit, got " +
+                          std::to_string(spec.hidden[l]));
+    net.shape.widths.push_back(spec.hidden[l]);
+  }
+  net.shape.widths.push_back(static_cast<int>(net.output_dofs.size()));
+  try {
+    net.shape.hidden = activation_from_name(spec.activation);
+    net.shape.output = activation_from_name(spec.output_activation);
+  } catch (const ArgumentError& e) {
+    throw ArgumentError(who + ": " + e.what());
+  }
+  check_dense_shape(net.shape, who);
+  net.weights = dense_initial_weights(net.shape, spec.seed, spec.zero_last_layer);
+
+  Model out = model;
+  out.networks.push_back(std::move(net));
+  return out;
+}
+
+Model with_network_inputs(const Model& model, const std::string& name, const std::vector<std::string>& inputs) {
+  const auto it = std::find_if(model.networks.begin(), model.networks.end(),
+                               [&](const Network& n) { return n.name == name; });
+  if (it == model.networks.end())
+    throw ArgumentError("no network named '" + name + "'; networks: " +
+                        joined(names_of(model.networks, [](const Network& x) { return x.name; })));
+  const Network& net = *it;
+  const std::string who = "network '" + name + "'";
+  if (inputs.empty()) throw ArgumentError(who + ": keep at least one input");
+  std::vector<int> kept;  // old input index of each new input
+  for (const std::string& input : inputs) {
+    const auto at = std::find_if(net.inputs.begin(), net.inputs.end(), [&](const NetworkInput& x) { return x.name == input; });
+    if (at == net.inputs.end())
+      throw ArgumentError(who + ": '" + input + "' is not one of its inputs; inputs: " +
+                          joined(names_of(net.inputs, [](const NetworkInput& x) { return x.name; })));
+    if (std::count(inputs.begin(), inputs.end(), input) > 1) throw ArgumentError(who + ": input '" + input + "' is listed twice");
+    kept.push_back(static_cast<int>(at - net.inputs.begin()));
+  }
+  Network pruned = net;
+  pruned.inputs.clear();
+  for (int j : kept) pruned.inputs.push_back(net.inputs[j]);
+  pruned.shape.widths[0] = static_cast<int>(kept.size());
+  pruned.weights.resize(pruned.shape.param_count());
+  const int out = net.shape.widths[1], in = net.shape.widths[0];
+  for (int i = 0; i < out; ++i)
+    for (size_t j = 0; j < kept.size(); ++j) pruned.weights[i * kept.size() + j] = net.weights[i * in + kept[j]];
+  const int rest = net.shape.param_count() - net.shape.bias_offset(0);  // layer 0's bias and every later layer
+  pruned.weights.tail(rest) = net.weights.tail(rest);
+  Model result = model;
+  result.networks[it - model.networks.begin()] = std::move(pruned);
+  return result;
+}
+
+}  // namespace gradyn

@@ -1,0 +1,234 @@
+// Networks inside the dynamics (model/network.hpp, dynamics/network_forces.hpp): with_network's
+// names and checks, the forces against the dense forward pass, rollout gradients w.r.t. the weights
+// (adjoint vs forward mode vs finite differences, with contact and with controls fed to the
+// network), the step Jacobian against finite differences, and a NaN weight's status flag.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+
+#include "../support/ad_jacobian.hpp"
+#include "../support/contact_scenes.hpp"
+#include "gradyn/dynamics/network_forces.hpp"
+#include "gradyn/grad/gradcheck.hpp"
+#include "gradyn/model/errors.hpp"
+#include "gradyn/model/network.hpp"
+#include "gradyn/model/params.hpp"
+#include "gradyn/sim/step.hpp"
+#include "gradyn/sim/step_jacobian.hpp"
+
+namespace gradyn {
+namespace {
+
+// The arm pressing on a box, with a motor on the elbow (so a network can read a control).
+Model arm(ContactModel contact_model) {
+  ContactSettings contact;
+  contact.model = contact_model;
+  if (contact_model == ContactModel::Pgs) contact.pgs_iterations = 2000, contact.cfm = 1e-6;
+  Model m = test::arm_on_box(contact);
+  Actuator motor;
+  motor.name = "elbow_motor";
+  motor.joint = m.joint_id("elbow");
+  m.actuators.push_back(motor);
+  return m;
+}
+
+NetworkSpec friction_spec() {
+  NetworkSpec spec;
+  spec.name = "friction";
+  spec.inputs = {"shoulder.q", "elbow.v", "shoulder.v", "elbow_motor.ctrl"};
+  spec.outputs = {"elbow", "shoulder"};
+  spec.hidden = {6, 5};
+  spec.seed = 3;
+  spec.zero_last_layer = false;  // a network that does something, so every weight has a gradient
+  return spec;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(NetworkForces, WithNetworkNamesInputsOutputsAndParameters) {
+  const Model m = arm(ContactModel::None);
+  const std::vector<std::string> inputs = network_inputs(m, "joint_force");
+  EXPECT_EQ(inputs, (std::vector<std::string>{"shoulder.q", "elbow.q", "shoulder.v", "elbow.v", "elbow_motor.ctrl"}));
+  EXPECT_EQ(network_outputs(m, "joint_force"), (std::vector<std::string>{"shoulder", "elbow"}));
+
+  const int np = static_cast<int>(get_params(m).size());
+  const Model h = with_network(m, friction_spec());
+  ASSERT_EQ(h.networks.size(), 1u);
+  const Network& net = h.networks[0];
+  EXPECT_EQ(net.shape.widths, (std::vector<int>{4, 6, 5, 2}));
+  EXPECT_EQ(net.output_dofs, (std::vector<int>{1, 0}));
+  const std::vector<std::string> names = param_names(h);
+  ASSERT_EQ(static_cast<int>(names.size()), np + net.shape.param_count());
+  EXPECT_EQ(names[np], "friction.layer0.weight[0,0]");
+  EXPECT_EQ(names.back(), "friction.layer2.bias[1]");
+  // the weights are the parameters' tail, and with_params writes them back
+  const Eigen::VectorXd p = get_params(h);
+  EXPECT_EQ(p.tail(net.shape.param_count()), net.weights);
+  Eigen::VectorXd p2 = p;
+  p2.tail(net.shape.param_count()).setConstant(0.25);
+  EXPECT_TRUE(with_params(h, p2).networks[0].weights.isConstant(0.25));
+  EXPECT_EQ(m.networks.size(), 0u);  // with_network leaves its argument alone
+
+  // zero last layer by default: the hybrid model starts as the analytical one
+  NetworkSpec quiet = friction_spec();
+  quiet.zero_last_layer = true;
+  const Model hq = with_network(m, quiet);
+  Data d(hq), d0(m);
+  const Eigen::Vector2d q(0.3, -0.2), v(0.5, 1.0), tau(0.1, 0.2);
+  const Eigen::VectorXd ctrl = Eigen::VectorXd::Constant(1, 0.7);
+  Eigen::VectorXd qn(2), vn(2), qn0(2), vn0(2);
+  step<double>(hq, d, q, v, tau, ctrl, 0.01, Integrator::SemiImplicitEuler, qn, vn);
+  step<double>(m, d0, q, v, tau, ctrl, 0.01, Integrator::SemiImplicitEuler, qn0, vn0);
+  EXPECT_EQ(vn, vn0);
+}
+
+TEST(NetworkForces, WithNetworkSaysWhatIsWrongAndWhatIsValid) {
+  const Model m = arm(ContactModel::None);
+  NetworkSpec s = friction_spec();
+  s.inputs = {"shoulder.q", "wrist.v"};
+  std::string e = error_of([&] { with_network(m, s); });
+  EXPECT_NE(e.find("network 'friction': unknown input 'wrist.v'"), std::string::npos) << e;
+  EXPECT_NE(e.find("'elbow_motor.ctrl'"), std::string::npos) << e;  // lists the valid ones
+  s = friction_spec();
+  s.outputs = {"elbow.v"};
+  e = error_of([&] { with_network(m, s); });
+  EXPECT_NE(e.find("unknown output 'elbow.v'"), std::string::npos) << e;
+  EXPECT_NE(e.find("'shoulder', 'elbow'"), std::string::npos) << e;
+  s = friction_spec();
+  s.site = "body_wrench_please";
+  EXPECT_NE(error_of([&] { with_network(m, s); }).find("site: expected one of 'joint_force'"), std::string::npos);
+  s = friction_spec();
+  s.hidden = {4, 0};
+  EXPECT_NE(error_of([&] { with_network(m, s); }).find("hidden layer 1 needs at least one unit"), std::string::npos);
+  s = friction_spec();
+  s.activation = "gelu";
+  EXPECT_NE(error_of([&] { with_network(m, s); }).find("network 'friction': activation: expected one of"),
+            std::string::npos);
+  s = friction_spec();
+  s.name = "a.b";
+  EXPECT_THROW(with_network(m, s), ArgumentError);
+  s.name = "";
+  EXPECT_THROW(with_network(m, s), ArgumentError);
+  s = friction_spec();
+  s.inputs = {"elbow.v", "elbow.v"};
+  EXPECT_NE(error_of([&] { with_network(m, s); }).find("listed twice"), std::string::npos);
+  const Model h = with_network(m, friction_spec());
+  EXPECT_NE(error_of([&] { with_network(h, friction_spec()); }).find("has a network of that name"), std::string::npos);
+}
+
+TEST(NetworkForces, ForcesAreTheNetworkOfTheNamedInputs) {
+  const Model h = with_network(arm(ContactModel::None), friction_spec());
+  Data d(h);
+  const Eigen::Vector2d q(0.3, -0.2), v(0.5, 1.0);
+  const Eigen::VectorXd ctrl = Eigen::VectorXd::Constant(1, 0.7);
+  network_forces<double>(h, d, q, v, ctrl);
+  DenseWorkspace work(h.networks[0].shape);
+  work.input << q[0], v[1], v[0], ctrl[0];
+  const Eigen::VectorXd y = dense_forward<double>(h.networks[0].shape, h.networks[0].weights, work);
+  EXPECT_EQ(d.network_tau[1], y[0]);  // outputs: elbow, then shoulder
+  EXPECT_EQ(d.network_tau[0], y[1]);
+  // no controls: the control input reads 0
+  network_forces<double>(h, d, q, v, Eigen::VectorXd());
+  work.input[3] = 0.0;
+  EXPECT_EQ(d.network_tau[1], dense_forward<double>(h.networks[0].shape, h.networks[0].weights, work)[0]);
+}
+
+// Every weight, the controls, the initial state: adjoint vs forward mode vs central differences,
+// without contact, through penalty contact, and through PGS impulses (FD only there: its AD
+// reference is the sweeps' derivative).
+TEST(NetworkForces, GradcheckOfRolloutsThroughTheNetwork) {
+  for (ContactModel contact : {ContactModel::None, ContactModel::Penalty, ContactModel::Pgs}) {
+    SCOPED_TRACE(contact_model_name(contact));
+    NetworkSpec spec = friction_spec();
+    spec.activation = contact == ContactModel::Pgs ? "elu" : "tanh";
+    const Model h = with_network(arm(contact), spec);
+    const int T = 6;
+    MatrixXr<double> taus(T, 2), ctrls(T, 1);
+    for (int t = 0; t < T; ++t) taus.row(t) << 2.0 + 0.3 * std::sin(t), -0.5, ctrls(t, 0) = 0.4 * std::cos(1.0 + t);
+    const Eigen::VectorXd q0 = (Eigen::VectorXd(2) << 0.68, 0.05).finished();
+    const Eigen::VectorXd v0 = (Eigen::VectorXd(2) << 0.4, -0.7).finished();
+    GradcheckOptions o;
+    o.running_loss = true;
+    o.check_ad = contact != ContactModel::Pgs;
+    const GradcheckResult r = gradcheck(h, q0, v0, taus, ctrls, 0.005, o);
+    EXPECT_TRUE(r.passed(1e-9, 1e-6)) << r.summary();
+    // the weights' gradient is there and not negligible
+    const int nw = h.networks[0].shape.param_count();
+    const Eigen::VectorXd g = r.adjoint_gradient.tail(nw);
+    EXPECT_GT(g.cwiseAbs().maxCoeff(), 1e-4);
+  }
+}
+
+// d(q+, v+)/d(q, v), d/d tau and d/d ctrl with the network's input Jacobian in them.
+TEST(NetworkForces, StepJacobianMatchesFiniteDifferences) {
+  for (ContactModel contact : {ContactModel::None, ContactModel::Penalty}) {
+    SCOPED_TRACE(contact_model_name(contact));
+    const Model h = with_network(arm(contact), friction_spec());
+    const Eigen::Vector2d q(0.68, 0.05), v(0.4, -0.7), tau(3.0, -1.0);
+    const Eigen::VectorXd ctrl = Eigen::VectorXd::Constant(1, 0.3);
+    const double dt = 0.005;
+    Data d(h);
+    Eigen::MatrixXd A(4, 4), B(4, 2), Bu(4, 1);
+    step_jacobian(h, d, q, v, tau, ctrl, dt, Integrator::SemiImplicitEuler, A, B, Bu);
+    const auto f = [&](const Eigen::VectorXd& x) {
+      Data dd(h);
+      Eigen::VectorXd qn(2), vn(2);
+      step<double>(h, dd, x.segment(0, 2), x.segment(2, 2), x.segment(4, 2), x.segment(6, 1), dt,
+                   Integrator::SemiImplicitEuler, qn, vn);
+      Eigen::VectorXd out(4);
+      out << qn, vn;
+      return out;
+    };
+    Eigen::VectorXd x(7);
+    x << q, v, tau, ctrl;
+    const Eigen::MatrixXd J = test::fd_jacobian(f, x, 1e-6);
+    Eigen::MatrixXd mine(4, 7);
+    mine << A, B, Bu;
+    EXPECT_LT((mine - J).cwiseAbs().maxCoeff(), 1e-6 * J.cwiseAbs().maxCoeff()) << "A B Bu\n" << mine << "\nFD\n" << J;
+    EXPECT_GT(Bu.cwiseAbs().maxCoeff(), 0.0);
+  }
+}
+
+// Pruning inputs whose first-layer columns are zero leaves the forces as they were.
+TEST(NetworkForces, PruningZeroColumnsKeepsTheForces) {
+  Model h = with_network(arm(ContactModel::None), friction_spec());
+  Network& net = h.networks[0];  // inputs shoulder.q, elbow.v, shoulder.v, elbow_motor.ctrl
+  for (int i = 0; i < net.shape.widths[1]; ++i) net.weights[i * 4 + 0] = net.weights[i * 4 + 3] = 0.0;
+  const Model pruned = with_network_inputs(h, "friction", {"shoulder.v", "elbow.v"});
+  const Network& p = pruned.networks[0];
+  EXPECT_EQ(p.shape.widths, (std::vector<int>{2, 6, 5, 2}));
+  EXPECT_EQ(p.inputs[0].name, "shoulder.v");
+  Data d(h), dp(pruned);
+  const Eigen::Vector2d q(0.3, -0.2), v(0.5, 1.0);
+  const Eigen::VectorXd ctrl = Eigen::VectorXd::Constant(1, 0.7);
+  network_forces<double>(h, d, q, v, ctrl);
+  network_forces<double>(pruned, dp, q, v, ctrl);
+  EXPECT_LT((d.network_tau - dp.network_tau).cwiseAbs().maxCoeff(), 1e-15);
+  EXPECT_EQ(get_params(pruned).size(), get_params(h).size() - 2 * 6);
+  std::string e = error_of([&] { with_network_inputs(h, "friction", {"elbow.q"}); });
+  EXPECT_NE(e.find("'elbow.q' is not one of its inputs; inputs: 'shoulder.q', 'elbow.v'"), std::string::npos) << e;
+  e = error_of([&] { with_network_inputs(h, "drag", {"elbow.v"}); });
+  EXPECT_NE(e.find("no network named 'drag'; networks: 'friction'"), std::string::npos) << e;
+}
+
+TEST(NetworkForces, NanWeightFlagsTheStepAndNothingThrows) {
+  Model h = with_network(arm(ContactModel::None), friction_spec());
+  h.networks[0].weights[2] = std::nan("");
+  Data d(h);
+  Eigen::VectorXd qn(2), vn(2);
+  const Eigen::Vector2d q(0.3, 0.1), v(0.0, 0.0), tau(0, 0);
+  step<double>(h, d, q, v, tau, 0.01, Integrator::SemiImplicitEuler, qn, vn);
+  EXPECT_TRUE(d.status & kStatusNonFinite);
+}
+
+}  // namespace
+}  // namespace gradyn
