@@ -141,54 +141,49 @@ def _common_batch(named: dict) -> tuple:
 
 
 def _params_rows(params, batch_shape: tuple, n: int):
-    """params as a list of n per-world vectors (or Nones)."""
-    if params is None:
-        return [None] * n
+    """params as one vector shared by every world (1-D) or an (n, nparams) array, one row per world."""
     params = _float64(params)
     if params.ndim == 1:
-        return [params] * n
+        return params
     if params.shape[:-1] != batch_shape:
         raise ValueError(
             f"params: expected shape (nparams,) or {batch_shape + (params.shape[-1],)}, got {params.shape}"
         )
-    flat = params.reshape(n, params.shape[-1])
-    return [flat[i] for i in range(n)]
+    return params.reshape(n, params.shape[-1])
 
 
-def _params_matrix(model, params, batch_shape: tuple, n: int):
-    """params as an (n, nparams) array for the batched C++ calls, or None when every world runs the
-    model's own parameters (then no world's model is rebuilt)."""
+def _worlds(model, params, batch_shape: tuple, n: int):
+    """(model, rows) for a batched C++ call. One vector for every world (params 1-D, or rows that
+    are all equal, as a broadcast tensor gives) runs on that model, rebuilt once, with rows None;
+    otherwise the base model and an (n, nparams) array that rebuilds one model per world. Both give
+    the same numbers: each world's model is model.with_params(its row) (the model itself for its own
+    parameters)."""
     if params is None:
-        return None
+        return model, None
     rows = _params_rows(params, batch_shape, n)
-    base = MODELS.base_params(model)
-    if all(r.shape == base.shape and np.array_equal(r, base) for r in rows):
-        return None
-    return np.ascontiguousarray(np.stack(rows))
+    if rows.ndim == 1:
+        return MODELS.model_for(model, rows), None
+    if n == 1 or rows.strides[0] == 0 or (rows == rows[0]).all():
+        return MODELS.model_for(model, rows[0]), None
+    return model, np.ascontiguousarray(rows)
 
 
 def _params_bar(model, params, batch_shape: tuple, n: int, p_bar: np.ndarray):
     """The per-world parameter gradients (n, nparams) of a batched C++ call as (*batch, nparams)
-    with respect to the raw params rows (see _exact_params_bar), or None when params is None."""
+    with respect to the raw params rows, or None when params is None. gradyn returns axis gradients
+    at the rebuilt model's unit axis; with_params normalises the axis entries a, so the gradient with
+    respect to the raw entries is that one divided by |a|."""
     if params is None:
         return None
     rows = _params_rows(params, batch_shape, n)
-    for i in range(n):
-        _exact_params_bar(model, rows[i], p_bar[i])
+    for k in _axis_entries(model):
+        p_bar[:, k:k + 3] /= np.linalg.norm(rows[..., k:k + 3], axis=-1, keepdims=True)
     return p_bar.reshape(batch_shape + (-1,))
 
 
 def _axis_entries(model) -> list:
     """Indices of the "<joint>.axis.x" entries of the flat parameter vector."""
     return [k for k, name in enumerate(model.param_names) if name.endswith(".axis.x")]
-
-
-def _exact_params_bar(model, params_row: np.ndarray, p_bar: np.ndarray) -> np.ndarray:
-    """gradyn returns axis gradients at the rebuilt model's unit axis; with_params normalises the
-    axis entries a, so the gradient with respect to the raw entries is that one divided by |a|."""
-    for k in _axis_entries(model):
-        p_bar[k:k + 3] /= np.linalg.norm(params_row[k:k + 3])
-    return p_bar
 
 
 def _controls(x, batch, item_ndim):
@@ -208,8 +203,8 @@ def step_forward(model, q, v, tau, params, dt, integrator, ctrl=None):
     batch = _common_batch(named)
     qf, vf, tf = (np.ascontiguousarray(_flatten(x, batch, 1)) for x in (q, v, tau))
     n = qf.shape[0]
-    rows = _params_matrix(model, params, batch, n)
-    q_next, v_next, status = _gradyn.step(model, qf, vf, tf, dt, integrator, return_status=True, params=rows,
+    world_model, rows = _worlds(model, params, batch, n)
+    q_next, v_next, status = _gradyn.step(world_model, qf, vf, tf, dt, integrator, return_status=True, params=rows,
                                           ctrl=_controls(ctrl, batch, 1))
     return q_next.reshape(q.shape), v_next.reshape(v.shape), status.reshape(batch)
 
@@ -226,8 +221,8 @@ def step_backward(model, q, v, tau, params, dt, integrator, q_next_bar, v_next_b
     batch = _common_batch(named)
     qf, vf, tf, qbf, vbf = (np.ascontiguousarray(_flatten(x, batch, 1)) for x in (q, v, tau, q_next_bar, v_next_bar))
     n = qf.shape[0]
-    rows = _params_matrix(model, params, batch, n)
-    out = _gradyn.step_vjp(model, qf, vf, tf, dt, qbf, vbf, integrator=integrator, params=rows,
+    world_model, rows = _worlds(model, params, batch, n)
+    out = _gradyn.step_vjp(world_model, qf, vf, tf, dt, qbf, vbf, integrator=integrator, params=rows,
                            ctrl=_controls(ctrl, batch, 1))
     q_bar, v_bar, tau_bar, p_bar = out[:4]
     params_bar = _params_bar(model, params, batch, n, p_bar)
@@ -248,8 +243,8 @@ def rollout_forward(model, q0, v0, taus, params, dt, integrator, ctrls=None):
     qf, vf = (np.ascontiguousarray(_flatten(x, batch, 1)) for x in (q0, v0))
     tf = np.ascontiguousarray(_flatten(taus, batch, 2))
     n, horizon = qf.shape[0], tf.shape[1]
-    rows = _params_matrix(model, params, batch, n)
-    qs, vs, status = _gradyn.rollout(model, qf, vf, tf, dt, integrator, return_status=True, params=rows,
+    world_model, rows = _worlds(model, params, batch, n)
+    qs, vs, status = _gradyn.rollout(world_model, qf, vf, tf, dt, integrator, return_status=True, params=rows,
                                      ctrls=_controls(ctrls, batch, 2))
     return qs.reshape(batch + qs.shape[1:]), vs.reshape(batch + vs.shape[1:]), status.reshape(batch + (horizon,))
 
@@ -269,12 +264,12 @@ def rollout_backward(model, q0, v0, taus, params, dt, integrator, qs_bar, vs_bar
     qf, vf = (np.ascontiguousarray(_flatten(x, batch, 1)) for x in (q0, v0))
     tf, qbf, vbf = (np.ascontiguousarray(_flatten(x, batch, 2)) for x in (taus, qs_bar, vs_bar))
     n = qf.shape[0]
-    rows = _params_matrix(model, params, batch, n)
+    world_model, rows = _worlds(model, params, batch, n)
     states = {}
     if qs is not None:
         states = {"qs": np.ascontiguousarray(_flatten(_float64(qs), batch, 2)),
                   "vs": np.ascontiguousarray(_flatten(_float64(vs), batch, 2))}
-    out = _gradyn.rollout_vjp(model, qf, vf, tf, dt, qbf, vbf, integrator=integrator, max_snapshots=max_snapshots,
+    out = _gradyn.rollout_vjp(world_model, qf, vf, tf, dt, qbf, vbf, integrator=integrator, max_snapshots=max_snapshots,
                               params=rows, ctrls=_controls(ctrls, batch, 2), **states)
     q0_bar, v0_bar, taus_bar, p_bar = out[:4]
     params_bar = _params_bar(model, params, batch, n, p_bar)

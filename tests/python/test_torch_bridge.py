@@ -194,6 +194,30 @@ def test_step_gradients_equal_step_vjp_shared_params(pendulum):
     np.testing.assert_allclose(inputs[3].grad.numpy(), p_bar, rtol=1e-12, atol=1e-12)
 
 
+def test_equal_per_world_rows_run_one_model_and_match_distinct_rows(pendulum):
+    # rows that are all equal (a real (B, nparams) array, not a broadcast) run on one rebuilt model;
+    # a batch with one row changed runs one model per world: the shared worlds come out the same
+    rng = np.random.default_rng(12)
+    batch = 3
+    q, v = random_state(pendulum, rng, batch)
+    tau = rng.normal(size=(batch, pendulum.nv))
+    p = perturbed_params(pendulum, rng)
+    same = np.tile(p, (batch, 1))
+    mixed = same.copy()
+    mixed[2] = perturbed_params(pendulum, rng)
+    out = []
+    for rows in (same, mixed):
+        params = t64(rows, True)
+        q_next, v_next = gtorch.step(pendulum, t64(q), t64(v), t64(tau), DT, params=params)
+        (q_next.sum() + v_next.square().sum()).backward()
+        out.append((q_next.detach().numpy(), v_next.detach().numpy(), params.grad.numpy()))
+    for a, b in zip(out[0], out[1]):
+        assert np.array_equal(a[:2], b[:2])
+    world = pendulum.with_params(p)
+    q1, v1 = gradyn.step(world, q[0], v[0], tau[0], DT)
+    assert np.array_equal(q1, out[0][0][0]) and np.array_equal(v1, out[0][1][0])
+
+
 def test_unused_output_and_checkpointing(pendulum):
     # a loss on the final configuration only (vs unused), with and without checkpointing
     rng = np.random.default_rng(10)
