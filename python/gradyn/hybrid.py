@@ -6,7 +6,8 @@ first layer drives the weights of the inputs that do not explain the data to zer
 term of SPINN and the sparse-group lasso it cites):
 
     penalty = l1 * sum_ij |W1[i, j]|                      (Eq. 2's kappa term)
-            + group * sqrt(h) * sum_j ||W1[:, j]||_2       (one group per input j, h = width of layer 1)
+            + sqrt(h) * sum_j group_j ||W1[:, j]||_2       (one group per input j, h = width of layer 1;
+                                                   group_j = group, or one weight per input)
             + l2 * sum over the upper layers' weight matrices of their squared entries   (Eq. 2's lambda)
 
 W1 is the first layer's weight matrix (rows: hidden units, columns: inputs); biases are not
@@ -79,12 +80,21 @@ def group_lasso(model, network, params=None, *, l1=0.0, group=0.0, l2=0.0):
 
     params: the flat parameter vector (``model.params`` when None), one world (nparams,) or a
     batch (B, nparams), as NumPy, torch or JAX array; the result is of the same library, a scalar
-    per world. l1, group, l2: the weights of the three terms (non-negative).
+    per world. l1, group, l2: the weights of the three terms (non-negative); group may also be one
+    weight per input (in ``model.networks``' input order): the adaptive group lasso, which weighs
+    each group by, e.g., the inverse of its norm in an earlier fit, so that the inputs the data needs
+    are shrunk less and the others more.
     """
-    for name, value in (("l1", l1), ("group", group), ("l2", l2)):
+    for name, value in (("l1", l1), ("l2", l2)):
         if not (value >= 0 and math.isfinite(value)):
             raise ValueError(f"{name}: expected a finite non-negative weight, got {value}")
     info = network_info(model, network)
+    group_weights = np.asarray(group, dtype=float)
+    if group_weights.ndim == 1 and group_weights.shape != (len(info["inputs"]),):
+        raise ValueError(f"group: expected one weight or one per input of network {network!r}, shape "
+                         f"({len(info['inputs'])},), got shape {group_weights.shape}")
+    if group_weights.ndim > 1 or not (np.isfinite(group_weights).all() and (group_weights >= 0).all()):
+        raise ValueError(f"group: expected finite non-negative weights, got {group}")
     p = _params_of(model, params)
     sqrt, where, abs_ = _ops(p)
     layers = _layer_slices(info)
@@ -94,8 +104,12 @@ def group_lasso(model, network, params=None, *, l1=0.0, group=0.0, l2=0.0):
     total = 0.0 * p[..., 0]
     if l1:
         total = total + l1 * abs_(W1).sum((-2, -1))
-    if group:
-        total = total + group * math.sqrt(rows) * _group_norms(W1, sqrt, where).sum(-1)
+    if group_weights.any():
+        norms = _group_norms(W1, sqrt, where)
+        if group_weights.ndim == 0:
+            total = total + float(group_weights) * math.sqrt(rows) * norms.sum(-1)
+        else:  # one weight per input (an adaptive group lasso)
+            total = total + math.sqrt(rows) * sum(float(w) * norms[..., j] for j, w in enumerate(group_weights) if w)
     if l2:
         for weights, _ in upper:
             total = total + l2 * (p[..., weights] ** 2).sum(-1)

@@ -506,6 +506,10 @@ class MjcfParser {
   void parse_option(const XMLElement* e) {
     const Attrs a = plain(e);
     result_.builder.set_gravity(gravity_ = vec3(a, "gravity", gravity_));
+    // MuJoCo's fluid forces act on every body of a model with a medium; gradyn has none of them
+    if (number(a, "density", 0.0) != 0.0 || number(a, "viscosity", 0.0) != 0.0 || !vec3(a, "wind", Vec3::Zero()).isZero())
+      warn(e, "the medium's fluid forces (option density, viscosity, wind) are not simulated by gradyn: the model "
+              "moves as in vacuum. To learn them, add a network to the dynamics (Model.with_network)");
     for (const XMLElement* c : children(e))
       if (std::string(c->Name()) == "flag" && c->Attribute("gravity") &&
           keyword(plain(c), "gravity", "enable", {"enable", "disable"}) == "disable")

@@ -305,7 +305,13 @@ TEST(Mjcf, AntMatchesMujoco) {
 
 TEST(Mjcf, SwimmerMatchesMujoco) {
   const std::string path = kShared + "/mujoco/swimmer.xml";
-  const Model model = load_mjcf(path);
+  std::vector<std::string> warnings;
+  const Model model = load_mjcf(path, {.warnings = &warnings});
+  // its <option density viscosity>: MuJoCo's fluid forces, which gradyn says it does not simulate
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("swimmer.xml:3"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("fluid forces (option density, viscosity, wind) are not simulated"), std::string::npos)
+      << warnings[0];
   EXPECT_EQ(model.nq, kSwimmerNq);
   EXPECT_EQ(model.nv, kSwimmerNv);
   expect_inertias(parse_mjcf(path), kSwimmerInertias, kSwimmerTotalMass);

@@ -170,3 +170,18 @@ def test_ten_laikagos_stand_and_report():
     assert int(m.group(3)) == 10 * (19 + 18) * 8, out
     assert 0.4 < float(m.group(4)) <= float(m.group(5)) < 0.6, out
     assert 0 < float(m.group(6)) < float("inf"), out
+
+
+def test_friction_discovery_finds_each_hinges_own_velocity():
+    """examples/hybrid/friction_discovery on one training-set size: the lasso leaves each hinge's
+    network its own velocity only, and the hybrid model beats the fully learned one."""
+    pytest.importorskip("torch")
+    out = run("examples/hybrid/friction_discovery.py", "--samples", "300", "--steps", "6", "--no-plot", "--no-readme")
+    m = re.search(r"300 samples: test MSE hybrid ([0-9.e+-]+) .*fully learned ([0-9.e+-]+) .*inputs kept: "
+                  r"hinge1_residual (.*); hinge2_residual (.*)", out)
+    assert m, out
+    hybrid, learned = float(m.group(1)), float(m.group(2))
+    assert hybrid < 1e-2 * learned, out
+    assert m.group(3) == "hinge1.v" and m.group(4) == "hinge2.v", out
+    ratio = re.search(r"worst wrong-input group norm / right-input group norm = ([0-9.e+-]+)", out)
+    assert ratio and float(ratio.group(1)) < 1e-3, out

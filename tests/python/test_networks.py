@@ -136,6 +136,17 @@ def test_group_lasso_in_numpy_and_batches():
         gradyn.group_lasso(h, "residual", p[:-1], l1=1.0)
     with pytest.raises(ValueError, match="l1: expected a finite non-negative weight"):
         gradyn.group_lasso(h, "residual", p, l1=-1.0)
+    # one group weight per input: the adaptive group lasso
+    info = h.networks[0]
+    w = np.arange(1.0, 7.0)
+    W1 = p[info["param_offset"]:info["param_offset"] + 6 * 8].reshape(8, 6)
+    expected = math.sqrt(8) * (w * np.linalg.norm(W1, axis=0)).sum()
+    assert gradyn.group_lasso(h, "residual", p, group=w) == pytest.approx(expected, rel=1e-14)
+    with pytest.raises(ValueError, match=r"group: expected one weight or one per input of network 'residual', "
+                                         r"shape \(6,\), got shape \(5,\)"):
+        gradyn.group_lasso(h, "residual", p, group=w[:5])
+    with pytest.raises(ValueError, match="group: expected finite non-negative weights"):
+        gradyn.group_lasso(h, "residual", p, group=-w)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
@@ -194,3 +205,14 @@ def test_prune_inputs_removes_the_zero_groups_and_keeps_the_dynamics():
     full = gradyn.rollout(h.with_params(p), q0, v0, None, 0.002, ctrls=ctrls)
     small = gradyn.rollout(pruned, q0, v0, None, 0.002, ctrls=ctrls)
     assert np.abs(full[0] - small[0]).max() < 1e-12
+
+
+def test_the_readme_snippet_runs(monkeypatch):
+    pytest.importorskip("torch")
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Hybrid models"):]
+    snippet = section[section.index("```python") + len("```python"):section.index("```", section.index("```python") + 9)]
+    monkeypatch.chdir(ROOT)
+    scope = {}
+    exec(compile(snippet, "README.md (hybrid models)", "exec"), scope)
+    assert scope["weights"].grad is not None and scope["weights"].grad.abs().max() > 0
