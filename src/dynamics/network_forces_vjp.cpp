@@ -8,12 +8,14 @@ namespace gradyn {
 template <class S>
 void network_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                         const VecRef<S>& ctrl, const VecRef<S>& tau_bar, VecOut<S> q_bar, VecOut<S> v_bar,
-                        VecOut<S> ctrl_bar, ModelTangentTpl<S>& model_bar) {
+                        VecOut<S> ctrl_bar, ModelTangentTpl<S>& model_bar, bool forward_is_current) {
   for (size_t n = 0; n < model.networks.size(); ++n) {
     const NetworkTpl<S>& net = model.networks[n];
     DenseWorkspaceTpl<S>& work = data.network_work[n];
-    detail::gather_network_inputs(net, q, v, ctrl, work.input);
-    dense_forward<S>(net.shape, net.weights, work);
+    if (!forward_is_current) {
+      detail::gather_network_inputs(net, q, v, ctrl, work.input);
+      dense_forward<S>(net.shape, net.weights, work);
+    }
     // tau[output_dofs[k]] += y[k]
     for (size_t k = 0; k < net.output_dofs.size(); ++k) work.output_bar[k] = tau_bar[net.output_dofs[k]];
     work.input_bar.setZero();
@@ -34,7 +36,7 @@ void network_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef
 #define GRADYN_INSTANTIATE(S)                                                                              \
   template void network_forces_vjp<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&, \
                                       const VecRef<S>&, const VecRef<S>&, VecOut<S>, VecOut<S>, VecOut<S>, \
-                                      ModelTangentTpl<S>&);
+                                      ModelTangentTpl<S>&, bool);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

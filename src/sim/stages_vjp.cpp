@@ -57,8 +57,10 @@ void stage_accelerations_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const V
                              stage_is_current);
   tau_bar += applied_bar;
   actuation_vjp<S>(model, q, v, ctrl, applied_bar, q_bar, v_bar, ctrl_bar, model_bar);
-  if (!model.networks.empty())
-    network_forces_vjp<S>(model, data, q, v, ctrl, applied_bar, q_bar, v_bar, ctrl_bar, model_bar);
+  if (!model.networks.empty())  // data.network_work holds (q, v, ctrl)'s layers: from applied_forces above, or
+                                // from the stage_accelerations call that stage_is_current vouches for
+    network_forces_vjp<S>(model, data, q, v, ctrl, applied_bar, q_bar, v_bar, ctrl_bar, model_bar,
+                          /*forward_is_current=*/true);
 }
 
 template <class S>

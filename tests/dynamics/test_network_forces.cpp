@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "../support/ad_jacobian.hpp"
 #include "../support/contact_scenes.hpp"
@@ -140,6 +141,28 @@ TEST(NetworkForces, ForcesAreTheNetworkOfTheNamedInputs) {
   network_forces<double>(h, d, q, v, Eigen::VectorXd());
   work.input[3] = 0.0;
   EXPECT_EQ(d.network_tau[1], dense_forward<double>(h.networks[0].shape, h.networks[0].weights, work)[0]);
+}
+
+// The adjoint reads the layers network_forces left in data, or runs the forward pass itself.
+TEST(NetworkForces, VjpWithAndWithoutTheForwardPassInData) {
+  const Model h = with_network(arm(ContactModel::None), friction_spec());
+  Data d(h);
+  const Eigen::Vector2d q(0.3, -0.2), v(0.5, 1.0), tau_bar(0.7, -1.3);
+  const Eigen::VectorXd ctrl = Eigen::VectorXd::Constant(1, 0.7);
+  Eigen::VectorXd q_bar[2], v_bar[2], ctrl_bar[2];
+  std::vector<ModelTangent> tangents(2, ModelTangent(h));
+  for (int k = 0; k < 2; ++k) {
+    q_bar[k] = v_bar[k] = Eigen::VectorXd::Zero(2), ctrl_bar[k] = Eigen::VectorXd::Zero(1);
+    if (k == 0) network_forces<double>(h, d, q, v, ctrl);
+    else network_forces<double>(h, d, v, q, Eigen::VectorXd::Zero(1));  // data now holds another state's layers
+    network_forces_vjp<double>(h, d, q, v, ctrl, tau_bar, q_bar[k], v_bar[k], ctrl_bar[k], tangents[k],
+                               /*forward_is_current=*/k == 0);
+  }
+  EXPECT_EQ(q_bar[0], q_bar[1]);
+  EXPECT_EQ(v_bar[0], v_bar[1]);
+  EXPECT_EQ(ctrl_bar[0], ctrl_bar[1]);
+  EXPECT_EQ(tangents[0].network_weights[0], tangents[1].network_weights[0]);
+  EXPECT_GT(tangents[0].network_weights[0].cwiseAbs().maxCoeff(), 0.0);
 }
 
 // Every weight, the controls, the initial state: adjoint vs forward mode vs central differences,

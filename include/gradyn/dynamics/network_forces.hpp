@@ -17,12 +17,13 @@ void network_forces(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>&
                     const VecRef<S>& ctrl);
 
 /// Adjoint of network_forces given the adjoint of data.network_tau: accumulates q_bar (nq), v_bar
-/// (nv), ctrl_bar (nu; untouched when ctrl is empty) and the weights' adjoints in model_bar. Runs the
-/// forward pass again (it is cheap beside the dynamics), so data need not be current.
+/// (nv), ctrl_bar (nu; untouched when ctrl is empty) and the weights' adjoints in model_bar.
+/// forward_is_current: network_forces(q, v, ctrl) was the last call to write data.network_work
+/// (the accelerations stage's adjoint knows it is); otherwise the forward pass runs again first.
 template <class S>
 void network_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                         const VecRef<S>& ctrl, const VecRef<S>& tau_bar, VecOut<S> q_bar, VecOut<S> v_bar,
-                        VecOut<S> ctrl_bar, ModelTangentTpl<S>& model_bar);
+                        VecOut<S> ctrl_bar, ModelTangentTpl<S>& model_bar, bool forward_is_current = false);
 
 /// Partial derivatives of data.network_tau for step_jacobian: adds d tau/d dq and d tau/d v to the
 /// left and right halves of dtau_dx (nv x 2nv) and d tau/d ctrl to dtau_dctrl (nv x nu). One
