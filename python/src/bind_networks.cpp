@@ -52,10 +52,13 @@ void bind_networks(nb::module_& m) {
           "with_network",
           [](const PyModel& self, const std::string& name, nb::handle inputs, nb::handle outputs,
              const std::vector<int>& hidden, const std::string& activation, const std::string& output_activation,
-             const std::string& site, std::uint64_t seed, bool zero_last_layer) {
+             const std::string& site, std::uint64_t seed, bool zero_last_layer, const std::string& body,
+             const std::string& frame) {
             NetworkSpec spec;
             spec.name = name;
             spec.site = site;
+            spec.body = body;
+            spec.frame = frame;
             spec.inputs = names_arg(inputs, "inputs");
             if (!outputs.is_none()) spec.outputs = names_arg(outputs, "outputs");
             spec.hidden = hidden;
@@ -68,7 +71,7 @@ void bind_networks(nb::module_& m) {
           nb::arg("name"), nb::arg("inputs"), nb::arg("outputs").none() = nb::none(),
           nb::arg("hidden") = std::vector<int>{}, nb::arg("activation") = "tanh",
           nb::arg("output_activation") = "identity", nb::arg("site") = "joint_force", nb::arg("seed") = 0,
-          nb::arg("zero_last_layer") = true, R"doc(
+          nb::arg("zero_last_layer") = true, nb::arg("body") = "", nb::arg("frame") = "body", R"doc(
 A copy of this model with a small dense network inside its dynamics (a hybrid model, paper 001).
 
 site 'joint_force': the network's outputs are residual generalized forces on the DoFs named in
@@ -76,6 +79,13 @@ site 'joint_force': the network's outputs are residual generalized forces on the
 the quantities named in ``inputs`` (names from ``network_inputs()``: ``'<joint>.q'`` for 1-DoF
 joints, ``'<joint>.v'`` or ``'<joint>.v[k]'``, ``'<actuator>.ctrl'``, which reads 0 when a step
 gets no controls).
+
+site 'body_wrench': the outputs are a residual wrench on ``body`` at its origin (fluid drag),
+``'torque.x|y|z'`` and ``'force.x|y|z'`` (None: all six), in the body's axes (``frame='body'``)
+or the world's (``frame='world'``); it reaches the joints as J^T wrench. Besides the joint
+quantities its inputs may be the body's pose and velocity: ``'pos.x|y|z'`` (origin, world),
+``'rot[i,j]'`` (world rotation), ``'vel.ang.x|y|z'``, ``'vel.lin.x|y|z'`` (its spatial velocity in
+its own frame). step_jacobian refuses models with body_wrench networks (use the adjoints).
 
 hidden: widths of the hidden layers (empty: one affine layer). activation: of the hidden layers,
 one of 'identity', 'tanh', 'relu', 'elu', 'softplus', 'sigmoid'; output_activation: of the last.
@@ -98,7 +108,8 @@ layer keeps those inputs' weight columns, every other weight stays. gradyn.prune
 with the inputs whose group norm survived the lasso.)doc")
       .def(
           "network_inputs", [](const PyModel& self, const std::string& site) { return network_inputs(self.model, site); },
-          nb::arg("site") = "joint_force", "The quantities a network at `site` may read, by name (see with_network).")
+          nb::arg("site") = "joint_force",
+          "The quantities a network at `site` ('joint_force' or 'body_wrench') may read, by name (see with_network).")
       .def(
           "network_outputs", [](const PyModel& self, const std::string& site) { return network_outputs(self.model, site); },
           nb::arg("site") = "joint_force", "The quantities a network at `site` may drive, by name (see with_network).")

@@ -5,25 +5,70 @@
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/dynamics/detail/network_inputs.hpp"
+#include "gradyn/dynamics/detail/world_terms.hpp"
+#include "gradyn/dynamics/kinematics_vjp.hpp"
+#include "gradyn/model/errors.hpp"
 
 namespace gradyn {
+
+namespace {
+template <class S>
+bool has_body_wrench(const ModelTpl<S>& model) {
+  for (const NetworkTpl<S>& net : model.networks)
+    if (net.site == NetworkSite::BodyWrench) return true;
+  return false;
+}
+}  // namespace
+
+template <class S>
+void detail::network_body_kinematics(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
+                                     const VecRef<S>& v) {
+  for (int i = 0; i < model.nbodies(); ++i) detail::world_body_pose(model, data, q, i);
+  world_velocities<S>(model, data, v, data.network_ow);
+}
 
 template <class S>
 void network_forces(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                     const VecRef<S>& ctrl) {
   data.network_tau.setZero();
+  const bool wrenches = has_body_wrench(model);
+  if (wrenches) {
+    detail::network_body_kinematics<S>(model, data, q, v);
+    for (Vector6<S>& F : data.network_body_force) F.setZero();
+  }
   for (size_t n = 0; n < model.networks.size(); ++n) {
     const NetworkTpl<S>& net = model.networks[n];
     DenseWorkspaceTpl<S>& work = data.network_work[n];
-    detail::gather_network_inputs(net, q, v, ctrl, work.input);
-    const auto y = dense_forward<S>(net.shape, net.weights, work);
-    for (size_t k = 0; k < net.output_dofs.size(); ++k) data.network_tau[net.output_dofs[k]] += y[k];
+    if (net.site == NetworkSite::JointForce) {
+      detail::gather_network_inputs(net, q, v, ctrl, work.input);
+      const auto y = dense_forward<S>(net.shape, net.weights, work);
+      for (size_t k = 0; k < net.output_dofs.size(); ++k) data.network_tau[net.output_dofs[k]] += y[k];
+    } else {
+      const detail::NetworkBodyState<S> st = detail::network_body_state(data, net.body);
+      detail::gather_network_inputs(net, q, v, ctrl, work.input, &st);
+      const auto y = dense_forward<S>(net.shape, net.weights, work);
+      Vector6<S> wrench = Vector6<S>::Zero();
+      for (size_t k = 0; k < net.output_dofs.size(); ++k) wrench[net.output_dofs[k]] = y[k];
+      data.network_body_force[net.body] += detail::network_wrench_in_world(st, wrench, net.world_frame);
+    }
+  }
+  if (!wrenches) return;
+  // tau = J^T F: joint i transmits its subtree's wrenches; its world columns are oS_i
+  for (int i = 0; i < model.nbodies(); ++i) data.network_subtree_force[i] = data.network_body_force[i];
+  for (int i = model.nbodies() - 1; i >= 0; --i) {
+    const Vector6<S>& F = data.network_subtree_force[i];
+    const int iv = model.idx_v[i];
+    for (int j = 0; j < model.joint_nv(i); ++j) data.network_tau[iv + j] += data.oS[i].col(j).dot(F);
+    if (model.parent[i] >= 0) data.network_subtree_force[model.parent[i]] += F;
   }
 }
 
 void network_forces_derivatives(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
                                 const VecRef<double>& ctrl, Eigen::Ref<Eigen::MatrixXd> dtau_dx,
                                 Eigen::Ref<Eigen::MatrixXd> dtau_dctrl) {
+  if (has_body_wrench(model))
+    throw ArgumentError("step_jacobian: the model has a body_wrench network, whose Jacobian gradyn does not form "
+                        "yet; use step_vjp or rollout_vjp (its adjoint), or finite differences of step");
   const int nv = model.nv;
   Eigen::VectorXd no_weights_bar;  // empty: dense_vjp skips the weights' adjoint
   for (size_t n = 0; n < model.networks.size(); ++n) {
@@ -46,6 +91,7 @@ void network_forces_derivatives(const Model& model, Data& data, const VecRef<dou
           case NetworkInput::Kind::Control:
             if (ctrl.size() != 0) dtau_dctrl(row, in.index) += work.input_bar[j];
             break;
+          default: break;  // body quantities: body_wrench networks, refused above
         }
       }
     }
@@ -53,6 +99,8 @@ void network_forces_derivatives(const Model& model, Data& data, const VecRef<dou
 }
 
 #define GRADYN_INSTANTIATE(S)                                                                           \
+  template void detail::network_body_kinematics<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&,    \
+                                                   const VecRef<S>&);                                    \
   template void network_forces<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&, \
                                   const VecRef<S>&);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)

@@ -50,6 +50,10 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   adj_applied_tau_bar = VectorX<S>::Zero(model.nv);
   network_tau = VectorX<S>::Zero(model.nv);
   for (const auto& net : model.networks) network_work.emplace_back(net.shape);
+  for (auto* x : {&network_ow, &network_body_force, &network_subtree_force, &network_force_bar, &network_ow_bar,
+                  &network_pose_bar})
+    x->assign(nb, Vector6<S>::Zero());
+  network_w_bar = VectorX<S>::Zero(model.nv);
   q_tmp = VectorX<S>::Zero(model.nq);
   v_tmp = VectorX<S>::Zero(model.nv);
   dv_tmp = VectorX<S>::Zero(model.nv);

@@ -12,13 +12,15 @@ namespace gradyn {
 const char* network_site_name(NetworkSite site) {
   switch (site) {
     case NetworkSite::JointForce: return "joint_force";
+    case NetworkSite::BodyWrench: return "body_wrench";
   }
   return "unknown";
 }
 
 NetworkSite network_site_from_name(const std::string& name) {
   if (name == "joint_force") return NetworkSite::JointForce;
-  throw ArgumentError("site: expected one of 'joint_force', got '" + name + "'");
+  if (name == "body_wrench") return NetworkSite::BodyWrench;
+  throw ArgumentError("site: expected one of 'joint_force', 'body_wrench', got '" + name + "'");
 }
 
 namespace {
@@ -51,6 +53,25 @@ std::vector<NetworkInput> joint_force_inputs(const Model& model) {
   return all;
 }
 
+// The inputs a network at `site` may read: the joint quantities, and at body_wrench its body's
+// pose and velocity first.
+std::vector<NetworkInput> site_inputs(const Model& model, NetworkSite site) {
+  std::vector<NetworkInput> all;
+  if (site == NetworkSite::BodyWrench) {
+    using K = NetworkInput::Kind;
+    const char* xyz[] = {"x", "y", "z"};
+    for (int k = 0; k < 3; ++k) all.push_back({K::BodyPosition, k, 0, std::string("pos.") + xyz[k]});
+    for (int k = 0; k < 9; ++k)
+      all.push_back({K::BodyRotation, k, 0, "rot[" + std::to_string(k / 3) + "," + std::to_string(k % 3) + "]"});
+    for (int k = 0; k < 3; ++k) all.push_back({K::BodyAngularVelocity, k, 0, std::string("vel.ang.") + xyz[k]});
+    for (int k = 0; k < 3; ++k) all.push_back({K::BodyLinearVelocity, k, 0, std::string("vel.lin.") + xyz[k]});
+  }
+  for (NetworkInput& x : joint_force_inputs(model)) all.push_back(std::move(x));
+  return all;
+}
+
+const std::vector<std::string> kWrenchOutputs = {"torque.x", "torque.y", "torque.z", "force.x", "force.y", "force.z"};
+
 std::string joined(const std::vector<std::string>& names) {
   std::ostringstream s;
   for (size_t k = 0; k < names.size(); ++k) s << (k ? ", " : "") << "'" << names[k] << "'";
@@ -67,12 +88,11 @@ std::vector<std::string> names_of(const std::vector<T>& xs, NameOf name_of) {
 }  // namespace
 
 std::vector<std::string> network_inputs(const Model& model, const std::string& site) {
-  network_site_from_name(site);
-  return names_of(joint_force_inputs(model), [](const NetworkInput& x) { return x.name; });
+  return names_of(site_inputs(model, network_site_from_name(site)), [](const NetworkInput& x) { return x.name; });
 }
 
 std::vector<std::string> network_outputs(const Model& model, const std::string& site) {
-  network_site_from_name(site);
+  if (network_site_from_name(site) == NetworkSite::BodyWrench) return kWrenchOutputs;
   std::vector<std::string> out;
   for (int i = 0; i < model.nbodies(); ++i)
     for (int k = 0; k < model.joint_nv(i); ++k) out.push_back(dof_name(model, i, k));
@@ -92,7 +112,20 @@ Model with_network(const Model& model, const NetworkSpec& spec) {
   net.name = spec.name;
   net.site = network_site_from_name(spec.site);
 
-  const std::vector<NetworkInput> valid_inputs = joint_force_inputs(model);
+  if (net.site == NetworkSite::BodyWrench) {
+    net.body = model.body_id(spec.body);
+    if (net.body < 0)
+      throw ArgumentError(who + ": site 'body_wrench' needs the body it acts on; body '" + spec.body +
+                          "' is not one of the model's bodies: " + joined(model.body_names));
+    if (spec.frame != "body" && spec.frame != "world")
+      throw ArgumentError(who + ": frame: expected 'body' or 'world', got '" + spec.frame + "'");
+    net.world_frame = spec.frame == "world";
+  } else if (!spec.body.empty()) {
+    throw ArgumentError(who + ": site '" + spec.site + "' acts on joints; body '" + spec.body +
+                        "' is for site 'body_wrench'");
+  }
+
+  const std::vector<NetworkInput> valid_inputs = site_inputs(model, net.site);
   if (spec.inputs.empty())
     throw ArgumentError(who + ": give it at least one input; valid inputs at site '" + spec.site +
                         "': " + joined(network_inputs(model, spec.site)));
@@ -108,16 +141,20 @@ Model with_network(const Model& model, const NetworkSpec& spec) {
   }
 
   const std::vector<std::string> valid_outputs = network_outputs(model, spec.site);
-  std::vector<int> output_dof;  // beside valid_outputs: the entry of v each names
-  for (int i = 0; i < model.nbodies(); ++i)
-    for (int k = 0; k < model.joint_nv(i); ++k) output_dof.push_back(model.idx_v[i] + k);
+  std::vector<int> output_dof;  // beside valid_outputs: the entry of v (the wrench component) each names
+  if (net.site == NetworkSite::BodyWrench)
+    for (int k = 0; k < 6; ++k) output_dof.push_back(k);
+  else
+    for (int i = 0; i < model.nbodies(); ++i)
+      for (int k = 0; k < model.joint_nv(i); ++k) output_dof.push_back(model.idx_v[i] + k);
   const std::vector<std::string>& outputs = spec.outputs.empty() ? valid_outputs : spec.outputs;
   if (outputs.empty()) throw ArgumentError(who + ": the model has no degree of freedom for it to drive");
+  const char* what_outputs = net.site == NetworkSite::BodyWrench ? "wrench components" : "degrees of freedom";
   for (const std::string& name : outputs) {
     const auto it = std::find(valid_outputs.begin(), valid_outputs.end(), name);
     if (it == valid_outputs.end())
       throw ArgumentError(who + ": unknown output '" + name + "' at site '" + spec.site +
-                          "' (outputs are degrees of freedom); valid outputs: " + joined(valid_outputs));
+                          "' (outputs are " + what_outputs + "); valid outputs: " + joined(valid_outputs));
     if (std::count(outputs.begin(), outputs.end(), name) > 1)
       throw ArgumentError(who + ": output '" + name + "' is listed twice");
     net.output_dofs.push_back(output_dof[it - valid_outputs.begin()]);

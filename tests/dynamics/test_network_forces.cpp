@@ -11,6 +11,7 @@
 
 #include "../support/ad_jacobian.hpp"
 #include "../support/contact_scenes.hpp"
+#include "gradyn/dynamics/kinematics.hpp"
 #include "gradyn/dynamics/network_forces.hpp"
 #include "gradyn/grad/gradcheck.hpp"
 #include "gradyn/model/errors.hpp"
@@ -241,6 +242,121 @@ TEST(NetworkForces, PruningZeroColumnsKeepsTheForces) {
   EXPECT_NE(e.find("'elbow.q' is not one of its inputs; inputs: 'shoulder.q', 'elbow.v'"), std::string::npos) << e;
   e = error_of([&] { with_network_inputs(h, "drag", {"elbow.v"}); });
   EXPECT_NE(e.find("no network named 'drag'; networks: 'friction'"), std::string::npos) << e;
+}
+
+NetworkSpec drag_spec(const std::string& frame, const std::vector<std::string>& extra_inputs) {
+  NetworkSpec spec;
+  spec.name = "drag";
+  spec.site = "body_wrench";
+  spec.body = "lower";
+  spec.frame = frame;
+  spec.inputs = {"pos.x", "pos.z", "rot[0,2]", "rot[2,0]", "rot[1,1]", "vel.ang.y", "vel.lin.x", "vel.lin.z"};
+  for (const std::string& x : extra_inputs) spec.inputs.push_back(x);
+  spec.hidden = {7};
+  spec.seed = 4;
+  spec.zero_last_layer = false;
+  return spec;
+}
+
+TEST(NetworkForces, BodyWrenchNamesAndChecks) {
+  const Model m = arm(ContactModel::None);
+  const std::vector<std::string> inputs = network_inputs(m, "body_wrench");
+  ASSERT_EQ(inputs.size(), 3u + 9u + 6u + 5u);
+  EXPECT_EQ(inputs[0], "pos.x");
+  EXPECT_EQ(inputs[4], "rot[0,1]");
+  EXPECT_EQ(inputs[12], "vel.ang.x");
+  EXPECT_EQ(inputs[17], "vel.lin.z");
+  EXPECT_EQ(inputs[18], "shoulder.q");
+  EXPECT_EQ(network_outputs(m, "body_wrench"),
+            (std::vector<std::string>{"torque.x", "torque.y", "torque.z", "force.x", "force.y", "force.z"}));
+  NetworkSpec s = drag_spec("body", {});
+  s.body = "forearm";
+  std::string e = error_of([&] { with_network(m, s); });
+  EXPECT_NE(e.find("body 'forearm' is not one of the model's bodies: 'upper', 'lower'"), std::string::npos) << e;
+  s = drag_spec("sideways", {});
+  EXPECT_NE(error_of([&] { with_network(m, s); }).find("frame: expected 'body' or 'world'"), std::string::npos);
+  s = drag_spec("body", {});
+  s.outputs = {"force.x", "elbow"};
+  EXPECT_NE(error_of([&] { with_network(m, s); }).find("unknown output 'elbow'"), std::string::npos);
+  NetworkSpec j = friction_spec();
+  j.body = "lower";
+  EXPECT_NE(error_of([&] { with_network(m, j); }).find("is for site 'body_wrench'"), std::string::npos);
+  const Model h = with_network(m, drag_spec("body", {}));
+  EXPECT_EQ(h.networks[0].shape.outputs(), 6);
+  Data d(h);
+  Eigen::MatrixXd A(4, 4), B(4, 2), Bu(4, 1);
+  const Eigen::Vector2d q(0.3, 0.1), v(0.2, 0.4), tau(0, 0);
+  EXPECT_THROW(step_jacobian(h, d, q, v, tau, Eigen::VectorXd::Zero(1), 0.01, Integrator::SemiImplicitEuler, A, B, Bu),
+               ArgumentError);
+}
+
+// A wrench of 1 N along the body's x axis at its origin gives tau = J^T F: the same as a point force.
+TEST(NetworkForces, BodyWrenchIsJacobianTransposeTimesTheWrench) {
+  const Model m = arm(ContactModel::None);
+  for (const std::string frame : {"body", "world"}) {
+    NetworkSpec s = drag_spec(frame, {});
+    s.hidden = {};
+    s.outputs = {"force.x", "torque.y"};
+    Model h = with_network(m, s);
+    Network& net = h.networks[0];
+    net.weights.setZero();
+    net.weights[net.shape.bias_offset(0)] = 1.0;       // force.x = 1
+    net.weights[net.shape.bias_offset(0) + 1] = 0.25;  // torque.y = 0.25
+    Data d(h);
+    const Eigen::Vector2d q(0.4, -0.7), v(0.3, 0.2);
+    network_forces<double>(h, d, q, v, Eigen::VectorXd());
+    // reference: the body Jacobian (world axes) of the lower link's origin, from the joint axes
+    Data dr(m);
+    forward_kinematics<double>(m, dr, q);
+    const int body = m.body_id("lower");
+    const Pose<double>& X = dr.oMi[body];
+    const Vector3<double> f = frame == "body" ? Vector3<double>(X.R.col(0)) : Vector3<double>(1, 0, 0);
+    const Vector3<double> n = frame == "body" ? Vector3<double>(0.25 * X.R.col(1)) : Vector3<double>(0, 0.25, 0);
+    Eigen::Vector2d expected;
+    for (int j = 0; j < 2; ++j) {  // joint j's world axis a through point o: tau_j = a . (n + (p - o) x f)
+      const Pose<double>& J = dr.oMi[j];
+      const Vector3<double> a = J.R * m.joint_axis[j];
+      expected[j] = a.dot(n + (X.p - J.p).cross(f));
+    }
+    EXPECT_LT((d.network_tau - expected).cwiseAbs().maxCoeff(), 1e-14) << frame << "\n" << d.network_tau << "\n" << expected;
+  }
+}
+
+// Weights, state and controls through body_wrench networks in both frames, with joint inputs too:
+// adjoint vs forward mode vs central differences; on a floating body too (quaternion adjoints).
+TEST(NetworkForces, GradcheckOfRolloutsThroughABodyWrench) {
+  for (ContactModel contact : {ContactModel::None, ContactModel::Penalty})
+    for (const std::string frame : {"body", "world"}) {
+      SCOPED_TRACE(std::string(contact_model_name(contact)) + ", " + frame + " frame");
+      const Model h = with_network(arm(contact), drag_spec(frame, {"elbow.v", "elbow_motor.ctrl"}));
+      const int T = 5;
+      MatrixXr<double> taus(T, 2), ctrls(T, 1);
+      for (int t = 0; t < T; ++t) taus.row(t) << 2.0 + 0.3 * std::sin(t), -0.5, ctrls(t, 0) = 0.4 * std::cos(1.0 + t);
+      const Eigen::VectorXd q0 = (Eigen::VectorXd(2) << 0.68, 0.05).finished();
+      const Eigen::VectorXd v0 = (Eigen::VectorXd(2) << 0.4, -0.7).finished();
+      GradcheckOptions o;
+      o.running_loss = true;
+      const GradcheckResult r = gradcheck(h, q0, v0, taus, ctrls, 0.005, o);
+      EXPECT_TRUE(r.passed(1e-9, 1e-6)) << r.summary();
+    }
+  ContactSettings none;
+  Model body = test::free_body_on_plane(test::geom(GeomType::Box, Vector3<double>(0.1, 0.2, 0.05)), none);
+  NetworkSpec spec;
+  spec.name = "fluid";
+  spec.site = "body_wrench";
+  spec.body = body.body_names.back();
+  spec.inputs = {"rot[0,1]", "rot[2,2]", "vel.ang.x", "vel.ang.z", "vel.lin.y", "vel.lin.z", "pos.z"};
+  spec.hidden = {5};
+  spec.activation = "softplus";
+  spec.seed = 9;
+  spec.zero_last_layer = false;
+  const Model h = with_network(body, spec);
+  Eigen::VectorXd q0 = test::free_state(h, Vector3<double>(0.1, -0.2, 0.5), Vector3<double>(0.3, -0.2, 0.7));
+  const Eigen::VectorXd v0 = test::vec6(0.3, -0.1, 0.2, 0.5, -0.4, 0.8);
+  GradcheckOptions o;
+  o.running_loss = true;
+  const GradcheckResult r = gradcheck(h, q0, v0, MatrixXr<double>::Zero(4, h.nv), 0.01, o);
+  EXPECT_TRUE(r.passed(1e-9, 1e-6)) << r.summary();
 }
 
 TEST(NetworkForces, NanWeightFlagsTheStepAndNothingThrows) {

@@ -2,7 +2,9 @@
 // (model/network.hpp), inside every step (the accelerations stage, sim/stages.hpp), beside the
 // actuators' forces. For network n with inputs x (entries of q, v and ctrl, gathered by name):
 //
-//   tau_network[output_dofs[k]] += dense(x; weights)[k]
+//   joint_force:  tau_network[output_dofs[k]] += dense(x; weights)[k]
+//   body_wrench:  tau_network += J_body^T F, F the network's wrench on its body as a world spatial
+//                 force (its outputs are wrench components, in the body's axes or the world's)
 #pragma once
 
 #include "gradyn/dynamics/kinematics.hpp"
@@ -25,9 +27,15 @@ void network_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef
                         const VecRef<S>& ctrl, const VecRef<S>& tau_bar, VecOut<S> q_bar, VecOut<S> v_bar,
                         VecOut<S> ctrl_bar, ModelTangentTpl<S>& model_bar, bool forward_is_current = false);
 
+namespace detail {
+/// The world poses (data.oMi, data.oS) and data.network_ow at (q, v) that body_wrench networks read.
+template <class S>
+void network_body_kinematics(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v);
+}  // namespace detail
+
 /// Partial derivatives of data.network_tau for step_jacobian: adds d tau/d dq and d tau/d v to the
 /// left and right halves of dtau_dx (nv x 2nv) and d tau/d ctrl to dtau_dctrl (nv x nu). One
-/// adjoint pass per output unit.
+/// adjoint pass per output unit. Throws ArgumentError for a model with a body_wrench network.
 void network_forces_derivatives(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
                                 const VecRef<double>& ctrl, Eigen::Ref<Eigen::MatrixXd> dtau_dx,
                                 Eigen::Ref<Eigen::MatrixXd> dtau_dctrl);

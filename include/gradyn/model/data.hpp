@@ -118,6 +118,12 @@ struct DataTpl {
   // networks at joint_force sites (network_forces(), in the accelerations stage; dynamics/network_forces.hpp)
   VectorX<S> network_tau;         // their residual generalized forces, summed per DoF (nv)
   std::vector<DenseWorkspaceTpl<S>> network_work;  // per model.networks entry: input, every layer's z and y
+  // body_wrench networks (world frame, spatial vectors about the world origin, per body):
+  std::vector<Vector6<S>> network_ow;           // spatial velocity, as world_velocities(v) gives it
+  std::vector<Vector6<S>> network_body_force;   // the networks' wrenches on the body
+  std::vector<Vector6<S>> network_subtree_force;  // the wrenches of the body's subtree (J^T sweep)
+  std::vector<Vector6<S>> network_force_bar, network_ow_bar, network_pose_bar;  // network_forces_vjp
+  VectorX<S> network_w_bar;                     // network_forces_vjp: an adjoint it does not need (nv)
 
   // integration workspace (step)
   VectorX<S> q_tmp, v_tmp, dv_tmp, k_q[4], k_v[4];

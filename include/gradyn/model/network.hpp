@@ -7,13 +7,19 @@
 //   joint_force  a residual generalized force on chosen joints' DoFs, added to tau in the
 //                accelerations stage (dynamics/network_forces.hpp), from chosen joint positions,
 //                velocities and controls.
+//   body_wrench  a residual wrench on one body (fluid drag, paper 001's swimmer), applied at the
+//                body's origin and expressed in the body frame or in the world frame; it reaches
+//                the joints as J^T wrench.
 //
 // Inputs are named (network_inputs lists them for a site):
 //   "<joint>.q"       the position of a 1-DoF joint (revolute, continuous, prismatic)
 //   "<joint>.v"       the velocity of a 1-DoF joint; "<joint>.v[k]" DoF k of a multi-DoF joint
 //   "<actuator>.ctrl" an actuator's control (0 when a step is given no controls)
+//   body_wrench only, of the network's body: "pos.x|y|z" (its origin in the world), "rot[i,j]"
+//   (its world rotation matrix), "vel.ang.x|y|z" and "vel.lin.x|y|z" (its spatial velocity in its
+//   own frame: angular velocity, and the velocity of its origin)
 // Outputs of joint_force are DoFs named the same way as velocities, without the ".v": "<joint>" or
-// "<joint>[k]".
+// "<joint>[k]"; of body_wrench the wrench's components "torque.x|y|z", "force.x|y|z".
 #pragma once
 
 #include <cstdint>
@@ -27,17 +33,20 @@ namespace gradyn {
 
 template <class S> struct ModelTpl;
 
-enum class NetworkSite : std::uint8_t { JointForce };
+enum class NetworkSite : std::uint8_t { JointForce, BodyWrench };
 
-/// "joint_force".
+/// "joint_force", "body_wrench".
 const char* network_site_name(NetworkSite site);
 /// The site with that name; throws ArgumentError listing the valid names otherwise.
 NetworkSite network_site_from_name(const std::string& name);
 
 /// One input of a network: which entry of q, v or ctrl it reads.
 struct NetworkInput {
-  enum class Kind : std::uint8_t { Position, Velocity, Control } kind = Kind::Velocity;
-  int index = 0;    // entry of q (Position), v (Velocity) or ctrl (Control)
+  // Body*: of the network's body (body_wrench); index: the component (x, y, z; rot row-major)
+  enum class Kind : std::uint8_t {
+    Position, Velocity, Control, BodyPosition, BodyRotation, BodyAngularVelocity, BodyLinearVelocity
+  } kind = Kind::Velocity;
+  int index = 0;    // entry of q (Position), v (Velocity) or ctrl (Control); Body*: the component
   int tangent = 0;  // Position: the DoF (entry of v) of the same joint, for step_jacobian's columns
   std::string name;
 };
@@ -47,7 +56,10 @@ struct NetworkTpl {
   std::string name;  // prefix of its parameters' names: "<name>.layer0.weight[i,j]"
   NetworkSite site = NetworkSite::JointForce;
   std::vector<NetworkInput> inputs;  // one per input unit, in order
-  std::vector<int> output_dofs;      // joint_force: the DoF (entry of v) each output unit drives
+  std::vector<int> output_dofs;      // joint_force: the DoF (entry of v) each output unit drives;
+                                     // body_wrench: its wrench component (0-2 torque, 3-5 force)
+  int body = -1;                     // body_wrench: the body it acts on
+  bool world_frame = false;          // body_wrench: the wrench's axes (false: the body's own)
   std::vector<std::string> output_names;
   DenseShape shape;  // widths.front() == inputs.size(), widths.back() == output_dofs.size()
   VectorX<S> weights;  // shape.param_count() entries (nn/dense.hpp's layout)
@@ -55,6 +67,7 @@ struct NetworkTpl {
   template <class T> NetworkTpl<T> cast() const {
     NetworkTpl<T> n;
     n.name = name, n.site = site, n.inputs = inputs, n.output_dofs = output_dofs, n.output_names = output_names;
+    n.body = body, n.world_frame = world_frame;
     n.shape = shape;
     n.weights = weights.template cast<T>();
     return n;
@@ -65,9 +78,11 @@ using Network = NetworkTpl<double>;
 /// What a user asks for in with_network.
 struct NetworkSpec {
   std::string name;                 // unique among the model's networks and a valid prefix (no '.')
-  std::string site = "joint_force";
+  std::string site = "joint_force";  // or "body_wrench"
+  std::string body;                 // body_wrench: the body it acts on (model.body_names)
+  std::string frame = "body";       // body_wrench: the wrench's axes, "body" or "world"
   std::vector<std::string> inputs;  // names from network_inputs(model, site)
-  std::vector<std::string> outputs; // joint_force: DoF names (network_outputs); empty: every DoF
+  std::vector<std::string> outputs; // names from network_outputs(model, site); empty: all of them
   std::vector<int> hidden;          // widths of the hidden layers (may be empty: one affine layer)
   std::string activation = "tanh";  // of the hidden layers
   std::string output_activation = "identity";
