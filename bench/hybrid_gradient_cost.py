@@ -4,11 +4,11 @@
     .venv/bin/python bench/hybrid_gradient_cost.py            # hidden widths 8 .. 128x128
     .venv/bin/python bench/hybrid_gradient_cost.py --quick    # a smoke run
 
-The training loss of paper 001's swimmer experiment: ../shared/models/mujoco/swimmer.xml (gradyn
-does not simulate its fluid, so this is the analytical part) plus one joint_force network fed
-every joint position and velocity (paper 001: psi(q, qdot)) and driving every DoF; 10 trajectories
-of 200 steps (dt 0.01) under random controls, one batched call; the loss is the squared distance
-of every state to a reference. As the network grows, timed (CPU time, time.process_time, median of
+The training loss of paper 001's swimmer experiment (examples/hybrid/swimmer.py):
+models/mujoco/swimmer.xml (gradyn does not simulate its fluid, so this is the analytical
+part) plus a body_wrench drag network on each of its three links, fed the link's velocity in its
+own frame and driving its planar wrench; 10 trajectories of 200 steps (dt 0.01) under random
+controls, one batched call; the loss is the squared distance of every state to a reference. As the network grows, timed (CPU time, time.process_time, median of
 interleaved repeats; all threads):
   forward        gradyn.rollout of the 10 trajectories (the loss's forward pass);
   adjoint        gradyn.rollout, then gradyn.rollout_vjp given its states: the loss and its gradient
@@ -38,7 +38,7 @@ from gradient_benchmarks import machine_info, median_times  # noqa: E402
 
 import gradyn  # noqa: E402
 
-SWIMMER = ROOT.parent / "shared" / "models" / "mujoco" / "swimmer.xml"
+SWIMMER = ROOT / "models" / "mujoco" / "swimmer.xml"
 DT = 0.01
 
 
@@ -51,17 +51,23 @@ def commit_name():
 
 
 def hybrid_swimmer(hidden):
+    """examples/hybrid/swimmer.py's hybrid model: a drag network on each link (body_wrench, the
+    link's own frame, its velocity in, its planar wrench out)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # its fluid, which gradyn does not simulate
         model = gradyn.load(str(SWIMMER))
-    inputs = [name for name in model.network_inputs() if not name.endswith(".ctrl")]
-    return model.with_network("fluid", inputs=inputs, hidden=hidden, zero_last_layer=False, seed=1)
+    for k, link in enumerate(("torso", "mid", "back")):
+        model = model.with_network(f"drag_{link}", site="body_wrench", body=link, hidden=hidden, seed=k,
+                                   inputs=["vel.ang.z", "vel.lin.x", "vel.lin.y"],
+                                   outputs=["torque.z", "force.x", "force.y"], zero_last_layer=False)
+    return model
 
 
 def case(hidden, B, T, repeats, fd_max, rng):
     model = hybrid_swimmer(hidden)
-    info = model.networks[0]
-    weights = slice(info["param_offset"], info["param_offset"] + info["param_count"])
+    first = model.networks[0]["param_offset"]
+    info = {"param_count": len(model.param_names) - first}  # the three networks' weights: the tail of params
+    weights = slice(first, first + info["param_count"])
     q0 = 0.2 * rng.normal(size=(B, model.nq))
     v0 = 0.1 * rng.normal(size=(B, model.nv))
     ctrls = rng.uniform(-1, 1, size=(B, T, model.nu))
@@ -105,10 +111,11 @@ def write(rows, args, info, commit, path):
          f"(one run, CPU-time medians of {args.repeats} interleaved repeats, one thread). gradyn at {commit}. Machine: "
          f"{info['cpu']}, {info['cores']} cores, load average at start "
          f"{', '.join(f'{x:.1f}' for x in info['load_average_at_start'])}.", "",
-         f"The swimmer (`../shared/models/mujoco/swimmer.xml`, fluid not simulated) plus a joint_force network fed "
-         f"every joint position and velocity, driving every DoF; {args.batch} trajectories x {args.steps} steps "
+         f"The swimmer (`models/mujoco/swimmer.xml`, fluid not simulated) plus a body_wrench drag network "
+         f"on each of its three links (examples/hybrid/swimmer.py's model; hidden widths below, per network); "
+         f"{args.batch} trajectories x {args.steps} steps "
          f"(dt {DT}) in one batched call; loss: squared distance of every state to a reference.", "",
-         "| hidden | network weights | forward s | loss + gradient (adjoint) s | adjoint / forward | "
+         "| hidden | weights of the 3 networks | forward s | loss + gradient (adjoint) s | adjoint / forward | "
          "finite differences s | FD / adjoint | FD vs adjoint (max rel.) |",
          "|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -128,14 +135,14 @@ def main():
     ap.add_argument("--batch", type=int, default=10)
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=41)
-    ap.add_argument("--fd-max", type=int, default=700, help="largest network run by finite differences")
+    ap.add_argument("--fd-max", type=int, default=1200, help="most network weights run by finite differences")
     ap.add_argument("--out", type=pathlib.Path, default=ROOT / "bench" / "results")
     args = ap.parse_args()
     sizes = [[8], [16, 16], [32, 32], [64, 64], [128, 128]]
     if args.quick:
         sizes, args.steps, args.repeats, args.fd_max = [[8], [16, 16]], 20, 3, 200
     if not SWIMMER.exists():
-        sys.exit(f"{SWIMMER} is missing (the shared model collection)")
+        sys.exit(f"{SWIMMER} is missing")
     info, commit = machine_info(), commit_name()
     rng = np.random.default_rng(0)
     rows = []

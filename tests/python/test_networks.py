@@ -221,9 +221,7 @@ def test_the_readme_snippet_runs(monkeypatch):
 def test_body_wrench_networks_on_the_swimmer_train_through_batches():
     """The swimmer (paper 001's fluid experiment) with a drag network on each link, in its own
     frame: gradcheck of the weights, and a batch with per-world weights equals its worlds alone."""
-    swimmer_file = ROOT.parent / "shared" / "models" / "mujoco" / "swimmer.xml"
-    if not swimmer_file.exists():
-        pytest.skip("the shared model collection is not here")
+    swimmer_file = ROOT / "models" / "mujoco" / "swimmer.xml"
     with pytest.warns(UserWarning, match="fluid forces"):
         model = gradyn.load(str(swimmer_file))
     h = model
