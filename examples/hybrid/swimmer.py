@@ -257,6 +257,7 @@ def plot(curves, truth, err, dt):
     for k, c in curves.items():
         axes[0].semilogy(t[1:], c[1:], label=k)
     axes[0].axvline(TRAIN_STEPS * dt, color="k", lw=0.8)
+    axes[0].set_ylim(bottom=1e-4)  # all start from the true state (errors of 1e-15 at the first steps)
     axes[0].set_xlabel("time [s] (training data: left of the bar)")
     axes[0].set_ylabel("RMS state error, 5 held-out trajectories")
     axes[0].legend()
