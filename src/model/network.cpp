@@ -114,6 +114,11 @@ Model with_network(const Model& model, const NetworkSpec& spec) {
 
   if (net.site == NetworkSite::BodyWrench) {
     net.body = model.body_id(spec.body);
+    const int frame = net.body < 0 ? model.frame_id(spec.body) : -1;
+    if (frame >= 0 && model.frames[frame].body >= 0)  // a link welded to a body: its name survives as a frame
+      throw ArgumentError(who + ": '" + spec.body + "' is welded to body '" + model.body_names[model.frames[frame].body] +
+                          "' (gradyn merges links joined by fixed joints); give that body, whose origin the "
+                          "wrench then acts at");
     if (net.body < 0)
       throw ArgumentError(who + ": site 'body_wrench' needs the body it acts on; body '" + spec.body +
                           "' is not one of the model's bodies: " + joined(model.body_names));

@@ -248,3 +248,16 @@ def test_body_wrench_networks_on_the_swimmer_train_through_batches():
     alone = gradyn.rollout(h.with_params(p[1]), q0[1], v0[1], None, 0.01, ctrls=ctrls[1])
     assert np.array_equal(alone[0], qs[1]) and np.array_equal(alone[1], vs[1])
     assert not np.allclose(qs[0], gradyn.rollout(model, q0[0], v0[0], None, 0.01, ctrls=ctrls[0])[0])
+
+
+def test_a_welded_link_names_the_body_it_is_part_of():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # its meshes are not shipped
+        laikago = gradyn.load(str(ROOT / "models" / "laikago" / "laikago_toes_zup.urdf"), floating_base=True)
+    with pytest.raises(ValueError, match=r"'toeFR' is welded to body 'FR_lower_leg' \(gradyn merges links joined by "
+                                         r"fixed joints\); give that body"):
+        laikago.with_network("drag", site="body_wrench", body="toeFR", inputs=["vel.lin.x"])
+    h = laikago.with_network("drag", site="body_wrench", body="FR_lower_leg", inputs=["vel.lin.x", "pos.z"])
+    assert h.networks[0]["outputs"][0] == "torque.x"
