@@ -85,7 +85,7 @@ site 'body_wrench': the outputs are a residual wrench on ``body`` at its origin 
 or the world's (``frame='world'``); it reaches the joints as J^T wrench. Besides the joint
 quantities its inputs may be the body's pose and velocity: ``'pos.x|y|z'`` (origin, world),
 ``'rot[i,j]'`` (world rotation), ``'vel.ang.x|y|z'``, ``'vel.lin.x|y|z'`` (its spatial velocity in
-its own frame). step_jacobian refuses models with body_wrench networks (use the adjoints).
+its own frame).
 
 hidden: widths of the hidden layers (empty: one affine layer). activation: of the hidden layers,
 one of 'identity', 'tanh', 'relu', 'elu', 'softplus', 'sigmoid'; output_activation: of the last.

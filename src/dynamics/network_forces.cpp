@@ -8,6 +8,7 @@
 #include "gradyn/dynamics/detail/world_terms.hpp"
 #include "gradyn/dynamics/kinematics_vjp.hpp"
 #include "gradyn/model/errors.hpp"
+#include "gradyn/sim/integrate.hpp"
 
 namespace gradyn {
 
@@ -66,10 +67,27 @@ void network_forces(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>&
 void network_forces_derivatives(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
                                 const VecRef<double>& ctrl, Eigen::Ref<Eigen::MatrixXd> dtau_dx,
                                 Eigen::Ref<Eigen::MatrixXd> dtau_dctrl) {
-  if (has_body_wrench(model))
-    throw ArgumentError("step_jacobian: the model has a body_wrench network, whose Jacobian gradyn does not form "
-                        "yet; use step_vjp or rollout_vjp (its adjoint), or finite differences of step");
   const int nv = model.nv;
+  if (has_body_wrench(model)) {
+    // A wrench depends on every joint above its body: one adjoint per DoF r of tau, its q adjoint
+    // (ambient) taken to the tangent by integrate's adjoint at dq = 0.
+    ModelTangent& unused = *data.network_tangent;
+    for (int r = 0; r < nv; ++r) {
+      data.network_seed.setZero();
+      data.network_seed[r] = 1.0;
+      data.network_q_bar.setZero(), data.network_v_bar.setZero(), data.network_ctrl_bar.setZero();
+      data.network_dq_bar.setZero();
+      unused.setZero();
+      network_forces_vjp<double>(model, data, q, v, ctrl, data.network_seed, data.network_q_bar, data.network_v_bar,
+                                 data.network_ctrl_bar, unused);
+      integrate_vjp<double>(model, q, data.network_zero_dq, data.network_q_bar, data.network_q_unused,
+                            data.network_dq_bar);
+      dtau_dx.row(r).head(nv) += data.network_dq_bar.transpose();
+      dtau_dx.row(r).tail(nv) += data.network_v_bar.transpose();
+      if (ctrl.size() != 0) dtau_dctrl.row(r) += data.network_ctrl_bar.transpose();
+    }
+    return;
+  }
   Eigen::VectorXd no_weights_bar;  // empty: dense_vjp skips the weights' adjoint
   for (size_t n = 0; n < model.networks.size(); ++n) {
     const Network& net = model.networks[n];
@@ -91,7 +109,7 @@ void network_forces_derivatives(const Model& model, Data& data, const VecRef<dou
           case NetworkInput::Kind::Control:
             if (ctrl.size() != 0) dtau_dctrl(row, in.index) += work.input_bar[j];
             break;
-          default: break;  // body quantities: body_wrench networks, refused above
+          default: break;  // body quantities: only body_wrench networks read them (handled above)
         }
       }
     }

@@ -7,6 +7,7 @@
 #include "gradyn/autodiff.hpp"
 #include "gradyn/contact/ipm_data.hpp"
 #include "gradyn/contact/pgs_data.hpp"
+#include "gradyn/model/params.hpp"
 
 namespace gradyn {
 
@@ -54,6 +55,11 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
                   &network_pose_bar})
     x->assign(nb, Vector6<S>::Zero());
   network_w_bar = VectorX<S>::Zero(model.nv);
+  network_seed = network_v_bar = network_dq_bar = network_zero_dq = VectorX<S>::Zero(model.nv);
+  network_q_bar = network_q_unused = VectorX<S>::Zero(model.nq);
+  network_ctrl_bar = VectorX<S>::Zero(model.nu());
+  if (!model.networks.empty())
+    network_tangent = detail::DeepPtr<ModelTangentTpl<S>>(std::make_unique<ModelTangentTpl<S>>(model));
   q_tmp = VectorX<S>::Zero(model.nq);
   v_tmp = VectorX<S>::Zero(model.nv);
   dv_tmp = VectorX<S>::Zero(model.nv);

@@ -17,6 +17,7 @@
 #include "gradyn/model/errors.hpp"
 #include "gradyn/model/network.hpp"
 #include "gradyn/model/params.hpp"
+#include "gradyn/sim/integrate.hpp"
 #include "gradyn/sim/step.hpp"
 #include "gradyn/sim/step_jacobian.hpp"
 
@@ -283,11 +284,62 @@ TEST(NetworkForces, BodyWrenchNamesAndChecks) {
   EXPECT_NE(error_of([&] { with_network(m, j); }).find("is for site 'body_wrench'"), std::string::npos);
   const Model h = with_network(m, drag_spec("body", {}));
   EXPECT_EQ(h.networks[0].shape.outputs(), 6);
-  Data d(h);
-  Eigen::MatrixXd A(4, 4), B(4, 2), Bu(4, 1);
-  const Eigen::Vector2d q(0.3, 0.1), v(0.2, 0.4), tau(0, 0);
-  EXPECT_THROW(step_jacobian(h, d, q, v, tau, Eigen::VectorXd::Zero(1), 0.01, Integrator::SemiImplicitEuler, A, B, Bu),
-               ArgumentError);
+}
+
+// The step Jacobian (tangent coordinates) of models with body_wrench networks, against central
+// differences of step through integrate: the arm with a wrench and a joint_force network, and a
+// floating body (quaternion configuration).
+TEST(NetworkForces, StepJacobianWithABodyWrenchMatchesFiniteDifferences) {
+  const auto check = [](const Model& h, const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& ctrl) {
+    const int nv = h.nv, nu = h.nu();
+    const double dt = 0.005;
+    const Eigen::VectorXd tau = Eigen::VectorXd::Constant(nv, 0.3);
+    Data d(h);
+    Eigen::MatrixXd A(2 * nv, 2 * nv), B(2 * nv, nv), Bu(2 * nv, nu);
+    step_jacobian(h, d, q, v, tau, ctrl, dt, Integrator::SemiImplicitEuler, A, B, Bu);
+    // x = (dq tangent, v, tau, ctrl) -> (q+ (-) q+(0), v+)
+    Eigen::VectorXd q1(h.nq), v1(nv);
+    Data d0(h);
+    step<double>(h, d0, q, v, tau, ctrl, dt, Integrator::SemiImplicitEuler, q1, v1);
+    const auto f = [&](const Eigen::VectorXd& x) {
+      Data dd(h);
+      Eigen::VectorXd qx(h.nq), qn(h.nq), vn(nv), dq(nv);
+      integrate<double>(h, q, x.head(nv), qx);
+      step<double>(h, dd, qx, x.segment(nv, nv), x.segment(2 * nv, nv), x.tail(nu), dt, Integrator::SemiImplicitEuler,
+                   qn, vn);
+      difference<double>(h, q1, qn, dq);
+      Eigen::VectorXd out(2 * nv);
+      out << dq, vn;
+      return out;
+    };
+    Eigen::VectorXd x(3 * nv + nu);
+    x << Eigen::VectorXd::Zero(nv), v, tau, ctrl;
+    const Eigen::MatrixXd J = test::fd_jacobian(f, x, 1e-6);
+    Eigen::MatrixXd mine(2 * nv, 3 * nv + nu);
+    mine << A, B, Bu;
+    EXPECT_LT((mine - J).cwiseAbs().maxCoeff(), 2e-6 * J.cwiseAbs().maxCoeff()) << "mine\n" << mine << "\nFD\n" << J;
+  };
+  {
+    SCOPED_TRACE("arm");
+    Model h = with_network(arm(ContactModel::None), drag_spec("world", {"elbow.v", "elbow_motor.ctrl"}));
+    h = with_network(h, friction_spec());
+    check(h, Eigen::Vector2d(0.68, 0.05), Eigen::Vector2d(0.4, -0.7), Eigen::VectorXd::Constant(1, 0.3));
+  }
+  {
+    SCOPED_TRACE("floating body");
+    Model body = test::free_body_on_plane(test::geom(GeomType::Box, Vector3<double>(0.1, 0.2, 0.05)), ContactSettings{});
+    NetworkSpec spec;
+    spec.name = "fluid";
+    spec.site = "body_wrench";
+    spec.body = body.body_names.back();
+    spec.inputs = {"rot[0,1]", "rot[2,2]", "vel.ang.x", "vel.lin.y", "pos.z"};
+    spec.hidden = {5};
+    spec.seed = 2;
+    spec.zero_last_layer = false;
+    const Model h = with_network(body, spec);
+    check(h, test::free_state(h, Vector3<double>(0.1, -0.2, 0.5), Vector3<double>(0.3, -0.2, 0.7)),
+          test::vec6(0.3, -0.1, 0.2, 0.5, -0.4, 0.8), Eigen::VectorXd());
+  }
 }
 
 // A wrench of 1 N along the body's x axis at its origin gives tau = J^T F: the same as a point force.

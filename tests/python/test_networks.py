@@ -236,8 +236,17 @@ def test_body_wrench_networks_on_the_swimmer_train_through_batches():
                          ctrls=rng.normal(size=(T, h.nu)), running_loss=True)
     for name, block in r.items():
         assert block["ad_error"] < 1e-9 and block["fd_error"] < 1e-6, (name, block)
-    with pytest.raises(ValueError, match="step_jacobian: the model has a body_wrench network"):
-        gradyn.step_jacobian(h, h.neutral(), np.zeros(h.nv), np.zeros(h.nv), 0.01)
+    # the step Jacobian includes the wrenches (the swimmer's joints are all scalar: q is its own tangent)
+    q, v, u = 0.2 * rng.normal(size=h.nq), rng.normal(size=h.nv), rng.normal(size=h.nu)
+    A, B, B_ctrl = gradyn.step_jacobian(h, q, v, None, 0.01, ctrl=u)
+
+    def f(x):
+        qn, vn = gradyn.step(h, x[:h.nq], x[h.nq:], None, 0.01, ctrl=u)
+        return np.concatenate([qn, vn])
+
+    x0, eps = np.concatenate([q, v]), 1e-6
+    fd = np.stack([(f(x0 + eps * e) - f(x0 - eps * e)) / (2 * eps) for e in np.eye(len(x0))], axis=1)
+    assert np.abs(A - fd).max() < 1e-6 * np.abs(fd).max()
     with pytest.raises(ValueError, match="body 'tail' is not one of the model's bodies"):
         model.with_network("x", site="body_wrench", body="tail", inputs=["vel.lin.x"])
     B = 4

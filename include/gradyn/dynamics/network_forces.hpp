@@ -35,7 +35,8 @@ void network_body_kinematics(const ModelTpl<S>& model, DataTpl<S>& data, const V
 
 /// Partial derivatives of data.network_tau for step_jacobian: adds d tau/d dq and d tau/d v to the
 /// left and right halves of dtau_dx (nv x 2nv) and d tau/d ctrl to dtau_dctrl (nv x nu). One
-/// adjoint pass per output unit. Throws ArgumentError for a model with a body_wrench network.
+/// adjoint pass per output unit; with a body_wrench network, one network_forces_vjp per DoF instead
+/// (every network at once). Never allocates.
 void network_forces_derivatives(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
                                 const VecRef<double>& ctrl, Eigen::Ref<Eigen::MatrixXd> dtau_dx,
                                 Eigen::Ref<Eigen::MatrixXd> dtau_dctrl);

@@ -18,6 +18,7 @@ namespace gradyn {
 
 template <class S> struct PgsDataTpl;  // contact/pgs_data.hpp
 template <class S> struct IpmDataTpl;  // contact/ipm_data.hpp
+template <class S> struct ModelTangentTpl;  // model/params.hpp
 
 namespace detail {
 // An owning pointer whose copies copy what it points to, so that a copy of Data shares nothing with
@@ -124,6 +125,10 @@ struct DataTpl {
   std::vector<Vector6<S>> network_subtree_force;  // the wrenches of the body's subtree (J^T sweep)
   std::vector<Vector6<S>> network_force_bar, network_ow_bar, network_pose_bar;  // network_forces_vjp
   VectorX<S> network_w_bar;                     // network_forces_vjp: an adjoint it does not need (nv)
+  // network_forces_derivatives (step_jacobian with body_wrench networks): one adjoint per DoF
+  VectorX<S> network_seed, network_q_bar, network_v_bar, network_ctrl_bar, network_dq_bar, network_zero_dq;
+  VectorX<S> network_q_unused;  // (nq) integrate_vjp's adjoint of q, not needed
+  detail::DeepPtr<ModelTangentTpl<S>> network_tangent;  // the weights' adjoints it does not need
 
   // integration workspace (step)
   VectorX<S> q_tmp, v_tmp, dv_tmp, k_q[4], k_v[4];
