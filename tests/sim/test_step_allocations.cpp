@@ -132,8 +132,8 @@ Scene laikago_with_servos(ContactModel contact) {
   return s;
 }
 
-// The same with a network inside the dynamics (model/network.hpp) fed every hinge's position and
-// velocity and two controls, driving every hinge.
+// The same with networks inside the dynamics (model/network.hpp): one fed every hinge's position and
+// velocity and two controls, driving every hinge, and a drag wrench on the base.
 Scene laikago_with_a_network(ContactModel contact) {
   Scene s = laikago_with_servos(contact);
   s.name = "laikago with servos and a network";
@@ -145,6 +145,15 @@ Scene laikago_with_a_network(ContactModel contact) {
   spec.hidden = {16, 8};
   spec.zero_last_layer = false;
   s.model = with_network(s.model, spec);
+  // and a wrench on the base from its pose and velocity (body_wrench: kinematics inside the stage)
+  NetworkSpec drag;
+  drag.name = "drag";
+  drag.site = "body_wrench";
+  drag.body = s.model.body_names[0];
+  drag.inputs = {"vel.lin.x", "vel.lin.z", "vel.ang.y", "rot[2,2]", "pos.z"};
+  drag.hidden = {8};
+  drag.zero_last_layer = false;
+  s.model = with_network(s.model, drag);
   return s;
 }
 
