@@ -39,7 +39,6 @@ import os
 import pathlib
 import platform
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -51,20 +50,12 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "examples" / "laikago_contact"))
 import laikago_scene as scene  # noqa: E402
-from gradient_benchmarks import median_times  # noqa: E402
+from gradient_benchmarks import commit_name, median_times  # noqa: E402
 
 import gradyn  # noqa: E402
 
 DT_LAIKAGO = 1e-3
 HUMANOID = ROOT.parent / "shared" / "models" / "mujoco" / "humanoid.xml"
-
-
-def commit_name():
-    git = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True,
-                         text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--short", "--", "src", "include", "python"],
-                           capture_output=True, text=True).stdout.strip()
-    return (git or "?") + (" (uncommitted changes in src/, include/ or python/)" if dirty else "")
 
 
 # --- scenes ---------------------------------------------------------------------------------------

@@ -186,6 +186,17 @@ def run_child(kind, spec):
 # --- timing ------------------------------------------------------------------------------------
 
 
+def commit_name():
+    """The commit measured, as `git describe --always --dirty`, marked when src/, include/ or python/
+    hold uncommitted changes (results files name the clean commit they measured)."""
+    root = os.path.dirname(HERE)
+    git = subprocess.run(["git", "-C", root, "describe", "--always", "--dirty"], capture_output=True,
+                         text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", root, "status", "--short", "--", "src", "include", "python"],
+                           capture_output=True, text=True).stdout.strip()
+    return (git or "?") + (" (uncommitted changes in src/, include/ or python/)" if dirty else "")
+
+
 def median_times(fns, repeats):
     """Median CPU time (time.process_time) and median wall time of each function, the calls
     interleaved (f1, f2, ..., f1, f2, ...) so that load changes hit all of them alike. CPU time is

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
-import subprocess
 import sys
 import time
 import warnings
@@ -35,20 +34,12 @@ import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from gradient_benchmarks import machine_info, median_times  # noqa: E402
+from gradient_benchmarks import commit_name, machine_info, median_times  # noqa: E402
 
 import gradyn  # noqa: E402
 
 SWIMMER = ROOT / "models" / "mujoco" / "swimmer.xml"
 DT = 0.01
-
-
-def commit_name():
-    git = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True,
-                         text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--short", "--", "src", "include", "python"],
-                           capture_output=True, text=True).stdout.strip()
-    return (git or "?") + (" (uncommitted changes in src/, include/ or python/)" if dirty else "")
 
 
 def hybrid_swimmer(hidden):

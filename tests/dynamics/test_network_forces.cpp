@@ -48,6 +48,34 @@ NetworkSpec friction_spec() {
   return spec;
 }
 
+// Adjoint vs forward mode (unless check_ad is false) vs central differences over T steps of the
+// arm pressing on the box, with controls.
+GradcheckResult arm_gradcheck(const Model& h, int T, bool check_ad = true) {
+  MatrixXr<double> taus(T, 2), ctrls(T, 1);
+  for (int t = 0; t < T; ++t) taus.row(t) << 2.0 + 0.3 * std::sin(t), -0.5, ctrls(t, 0) = 0.4 * std::cos(1.0 + t);
+  const Eigen::VectorXd q0 = (Eigen::VectorXd(2) << 0.68, 0.05).finished();
+  const Eigen::VectorXd v0 = (Eigen::VectorXd(2) << 0.4, -0.7).finished();
+  GradcheckOptions o;
+  o.running_loss = true;
+  o.check_ad = check_ad;
+  return gradcheck(h, q0, v0, taus, ctrls, 0.005, o);
+}
+
+// A floating box with a body_wrench network fed its orientation, velocity and height.
+Model floating_body_with_a_wrench(const char* activation, unsigned seed) {
+  Model body = test::free_body_on_plane(test::geom(GeomType::Box, Vector3<double>(0.1, 0.2, 0.05)), ContactSettings{});
+  NetworkSpec spec;
+  spec.name = "fluid";
+  spec.site = "body_wrench";
+  spec.body = body.body_names.back();
+  spec.inputs = {"rot[0,1]", "rot[2,2]", "vel.ang.x", "vel.ang.z", "vel.lin.y", "vel.lin.z", "pos.z"};
+  spec.hidden = {5};
+  spec.activation = activation;
+  spec.seed = seed;
+  spec.zero_last_layer = false;
+  return with_network(body, spec);
+}
+
 std::string error_of(const std::function<void()>& f) {
   try {
     f();
@@ -176,15 +204,7 @@ TEST(NetworkForces, GradcheckOfRolloutsThroughTheNetwork) {
     NetworkSpec spec = friction_spec();
     spec.activation = contact == ContactModel::Pgs ? "elu" : "tanh";
     const Model h = with_network(arm(contact), spec);
-    const int T = 6;
-    MatrixXr<double> taus(T, 2), ctrls(T, 1);
-    for (int t = 0; t < T; ++t) taus.row(t) << 2.0 + 0.3 * std::sin(t), -0.5, ctrls(t, 0) = 0.4 * std::cos(1.0 + t);
-    const Eigen::VectorXd q0 = (Eigen::VectorXd(2) << 0.68, 0.05).finished();
-    const Eigen::VectorXd v0 = (Eigen::VectorXd(2) << 0.4, -0.7).finished();
-    GradcheckOptions o;
-    o.running_loss = true;
-    o.check_ad = contact != ContactModel::Pgs;
-    const GradcheckResult r = gradcheck(h, q0, v0, taus, ctrls, 0.005, o);
+    const GradcheckResult r = arm_gradcheck(h, 6, /*check_ad=*/contact != ContactModel::Pgs);
     EXPECT_TRUE(r.passed(1e-9, 1e-6)) << r.summary();
     // the weights' gradient is there and not negligible
     const int nw = h.networks[0].shape.param_count();
@@ -327,16 +347,7 @@ TEST(NetworkForces, StepJacobianWithABodyWrenchMatchesFiniteDifferences) {
   }
   {
     SCOPED_TRACE("floating body");
-    Model body = test::free_body_on_plane(test::geom(GeomType::Box, Vector3<double>(0.1, 0.2, 0.05)), ContactSettings{});
-    NetworkSpec spec;
-    spec.name = "fluid";
-    spec.site = "body_wrench";
-    spec.body = body.body_names.back();
-    spec.inputs = {"rot[0,1]", "rot[2,2]", "vel.ang.x", "vel.lin.y", "pos.z"};
-    spec.hidden = {5};
-    spec.seed = 2;
-    spec.zero_last_layer = false;
-    const Model h = with_network(body, spec);
+    const Model h = floating_body_with_a_wrench("tanh", 2);
     check(h, test::free_state(h, Vector3<double>(0.1, -0.2, 0.5), Vector3<double>(0.3, -0.2, 0.7)),
           test::vec6(0.3, -0.1, 0.2, 0.5, -0.4, 0.8), Eigen::VectorXd());
   }
@@ -381,28 +392,10 @@ TEST(NetworkForces, GradcheckOfRolloutsThroughABodyWrench) {
     for (const std::string frame : {"body", "world"}) {
       SCOPED_TRACE(std::string(contact_model_name(contact)) + ", " + frame + " frame");
       const Model h = with_network(arm(contact), drag_spec(frame, {"elbow.v", "elbow_motor.ctrl"}));
-      const int T = 5;
-      MatrixXr<double> taus(T, 2), ctrls(T, 1);
-      for (int t = 0; t < T; ++t) taus.row(t) << 2.0 + 0.3 * std::sin(t), -0.5, ctrls(t, 0) = 0.4 * std::cos(1.0 + t);
-      const Eigen::VectorXd q0 = (Eigen::VectorXd(2) << 0.68, 0.05).finished();
-      const Eigen::VectorXd v0 = (Eigen::VectorXd(2) << 0.4, -0.7).finished();
-      GradcheckOptions o;
-      o.running_loss = true;
-      const GradcheckResult r = gradcheck(h, q0, v0, taus, ctrls, 0.005, o);
+      const GradcheckResult r = arm_gradcheck(h, 5);
       EXPECT_TRUE(r.passed(1e-9, 1e-6)) << r.summary();
     }
-  ContactSettings none;
-  Model body = test::free_body_on_plane(test::geom(GeomType::Box, Vector3<double>(0.1, 0.2, 0.05)), none);
-  NetworkSpec spec;
-  spec.name = "fluid";
-  spec.site = "body_wrench";
-  spec.body = body.body_names.back();
-  spec.inputs = {"rot[0,1]", "rot[2,2]", "vel.ang.x", "vel.ang.z", "vel.lin.y", "vel.lin.z", "pos.z"};
-  spec.hidden = {5};
-  spec.activation = "softplus";
-  spec.seed = 9;
-  spec.zero_last_layer = false;
-  const Model h = with_network(body, spec);
+  const Model h = floating_body_with_a_wrench("softplus", 9);
   Eigen::VectorXd q0 = test::free_state(h, Vector3<double>(0.1, -0.2, 0.5), Vector3<double>(0.3, -0.2, 0.7));
   const Eigen::VectorXd v0 = test::vec6(0.3, -0.1, 0.2, 0.5, -0.4, 0.8);
   GradcheckOptions o;
