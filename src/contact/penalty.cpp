@@ -6,6 +6,7 @@
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide.hpp"
 #include "gradyn/contact/joint_limits.hpp"
+#include "gradyn/dynamics/detail/body_forces.hpp"
 #include "gradyn/model/errors.hpp"
 
 namespace gradyn {
@@ -136,16 +137,9 @@ const VectorX<S>& penalty_contact_forces(const ModelTpl<S>& model, DataTpl<S>& d
     add_force(data, gb.body, c.point, f);
     add_force(data, ga.body, c.point, Vector3<S>(-f));
   }
-  // tau_c = J^T f: joint i transmits the forces of its whole subtree; its columns in the world
-  // frame are oMi * S_i (parents come before children, so a reverse sweep sums the subtrees).
-  for (int i = 0; i < nb; ++i) data.contact_subtree_force[i] = data.contact_body_force[i];
-  for (int i = nb - 1; i >= 0; --i) {
-    const Vector6<S>& F = data.contact_subtree_force[i];
-    const int iv = model.idx_v[i];
-    for (int j = 0; j < model.joint_nv(i); ++j)
-      data.contact_tau[iv + j] = data.oMi[i].act_motion(Vector6<S>(data.joint_S[i].col(j))).dot(F);
-    if (model.parent[i] >= 0) data.contact_subtree_force[model.parent[i]] += F;
-  }
+  // tau_c = J^T f
+  data.contact_tau.setZero();
+  detail::add_body_forces_to_tau(model, data, data.contact_body_force, data.contact_subtree_force, data.contact_tau);
   return data.contact_tau;
 }
 

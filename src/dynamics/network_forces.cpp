@@ -1,25 +1,17 @@
-// Network forces (dynamics/network_forces.hpp): the joint_force networks' residual generalized
-// forces, and their partial derivatives for step_jacobian. The adjoint is beside it, in
+// Network forces (dynamics/network_forces.hpp): the networks' residual generalized forces
+// (joint_force outputs directly, body_wrench outputs as J^T F), and their partial derivatives for
+// step_jacobian. The adjoint is beside it, in
 // network_forces_vjp.cpp.
 #include "gradyn/dynamics/network_forces.hpp"
 
 #include "gradyn/autodiff.hpp"
+#include "gradyn/dynamics/detail/body_forces.hpp"
 #include "gradyn/dynamics/detail/network_inputs.hpp"
 #include "gradyn/dynamics/detail/world_terms.hpp"
 #include "gradyn/dynamics/kinematics_vjp.hpp"
-#include "gradyn/model/errors.hpp"
 #include "gradyn/sim/integrate.hpp"
 
 namespace gradyn {
-
-namespace {
-template <class S>
-bool has_body_wrench(const ModelTpl<S>& model) {
-  for (const NetworkTpl<S>& net : model.networks)
-    if (net.site == NetworkSite::BodyWrench) return true;
-  return false;
-}
-}  // namespace
 
 template <class S>
 void detail::network_body_kinematics(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
@@ -32,7 +24,7 @@ template <class S>
 void network_forces(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                     const VecRef<S>& ctrl) {
   data.network_tau.setZero();
-  const bool wrenches = has_body_wrench(model);
+  const bool wrenches = detail::has_body_wrench(model);
   if (wrenches) {
     detail::network_body_kinematics<S>(model, data, q, v);
     for (Vector6<S>& F : data.network_body_force) F.setZero();
@@ -53,22 +45,15 @@ void network_forces(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>&
       data.network_body_force[net.body] += detail::network_wrench_in_world(st, wrench, net.world_frame);
     }
   }
-  if (!wrenches) return;
-  // tau = J^T F: joint i transmits its subtree's wrenches; its world columns are oS_i
-  for (int i = 0; i < model.nbodies(); ++i) data.network_subtree_force[i] = data.network_body_force[i];
-  for (int i = model.nbodies() - 1; i >= 0; --i) {
-    const Vector6<S>& F = data.network_subtree_force[i];
-    const int iv = model.idx_v[i];
-    for (int j = 0; j < model.joint_nv(i); ++j) data.network_tau[iv + j] += data.oS[i].col(j).dot(F);
-    if (model.parent[i] >= 0) data.network_subtree_force[model.parent[i]] += F;
-  }
+  if (wrenches)  // tau += J^T F
+    detail::add_body_forces_to_tau(model, data, data.network_body_force, data.network_subtree_force, data.network_tau);
 }
 
 void network_forces_derivatives(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
                                 const VecRef<double>& ctrl, Eigen::Ref<Eigen::MatrixXd> dtau_dx,
                                 Eigen::Ref<Eigen::MatrixXd> dtau_dctrl) {
   const int nv = model.nv;
-  if (has_body_wrench(model)) {
+  if (detail::has_body_wrench(model)) {
     // A wrench depends on every joint above its body: one adjoint per DoF r of tau, its q adjoint
     // (ambient) taken to the tangent by integrate's adjoint at dq = 0.
     ModelTangent& unused = *data.network_tangent;

@@ -45,8 +45,7 @@ template <class S>
 void network_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                         const VecRef<S>& ctrl, const VecRef<S>& tau_bar, VecOut<S> q_bar, VecOut<S> v_bar,
                         VecOut<S> ctrl_bar, ModelTangentTpl<S>& model_bar, bool forward_is_current) {
-  bool wrenches = false;
-  for (const NetworkTpl<S>& net : model.networks) wrenches |= net.site == NetworkSite::BodyWrench;
+  const bool wrenches = detail::has_body_wrench(model);
   if (wrenches) {
     // the poses and velocities at (q, v): the accelerations stage's adjoint may have moved data's
     detail::network_body_kinematics<S>(model, data, q, v);

@@ -7,6 +7,14 @@
 
 namespace gradyn::detail {
 
+/// Whether any network acts at a body_wrench site (they need the body kinematics).
+template <class S>
+bool has_body_wrench(const ModelTpl<S>& model) {
+  for (const NetworkTpl<S>& net : model.networks)
+    if (net.site == NetworkSite::BodyWrench) return true;
+  return false;
+}
+
 /// A body's pose and velocity as a body_wrench network reads them. w, u: world angular velocity and
 /// world velocity of the body's origin; ang = R^T w, lin = R^T u (the body frame).
 template <class S>
