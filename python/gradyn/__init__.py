@@ -72,6 +72,7 @@ from ._core import (
     total_mass,
 )
 
+from . import control
 from .hybrid import group_lasso, input_group_norms, prune_inputs
 
 __version__ = "0.1.0"
@@ -86,6 +87,7 @@ __all__ = [
     "actuator_torques_vjp",
     "center_of_mass",
     "collide",
+    "control",
     "crba",
     "difference",
     "forward_dynamics",
