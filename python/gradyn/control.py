@@ -33,6 +33,7 @@ It never raises for numerical trouble: the result is always the best trajectory 
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from typing import Callable, Protocol, Sequence
 
@@ -162,6 +163,16 @@ class GradynDynamics:
                                   threads=self.threads)
         return (out[0], out[2]) if self.controls == "ctrl" else (out[0], out[1])
 
+    def feedback_rollout(self, q_ref, v_ref, u_ref, k, K, alphas):
+        """The plan's closed loop for each step size alpha, as one batch of worlds (in C++):
+        u_t = clip(u_ref[t] + alpha k[t] + K[t] [q_ref[t] (-) q_t; v_t - v_ref[t]]) from
+        (q_ref[0], v_ref[0]). Returns qs (n, T + 1, nq), vs, us (n, T, nu), status (n, T)."""
+        c = np.ascontiguousarray
+        return _core._feedback_rollout(self.model, c(q_ref), c(v_ref), c(u_ref), c(k), c(K),
+                                       np.asarray(alphas, dtype=np.float64), self.u_min,
+                                       self.u_max, self.controls, self.dt, self.integrator,
+                                       self.threads)
+
     def difference(self, q_from, q_to):
         """q_to (-) q_from per row: the tangent vectors, shape (..., nv)."""
         q_from = np.asarray(q_from, dtype=np.float64)
@@ -237,9 +248,10 @@ class QuadraticCost:
     def evaluate(self, qs, vs, us):
         e = self.errors(qs, vs)
         du = np.asarray(us) - self.u_ref
-        running = 0.5 * (np.einsum("...ti,ij,...tj->...", e[..., :-1, :], self.Q, e[..., :-1, :])
-                         + np.einsum("...ti,ij,...tj->...", du, self.R, du))
-        final = 0.5 * np.einsum("...i,ij,...j->...", e[..., -1, :], self.Q_final, e[..., -1, :])
+        running_e = e[..., :-1, :]
+        running = 0.5 * (np.sum((running_e @ self.Q) * running_e, axis=(-2, -1))
+                         + np.sum((du @ self.R) * du, axis=(-2, -1)))
+        final = 0.5 * np.sum((e[..., -1, :] @ self.Q_final) * e[..., -1, :], axis=-1)
         return running + final
 
     def derivatives(self, qs, vs, us):
@@ -257,87 +269,16 @@ class QuadraticCost:
         return lx, lu, lxx, luu, lux
 
 
-def box_qp(H, g, lower, upper, x0=None, *, max_iterations=100, tolerance=1e-10):
-    """Minimise 1/2 x'Hx + g'x subject to lower <= x <= upper by projected Newton.
+def box_qp(H, g, lower, upper, x0=None):
+    """Minimise 1/2 x'Hx + g'x subject to lower <= x <= upper (bounds may be -inf / inf).
 
-    Returns (x, free, factor): the minimiser, a boolean mask of the controls not held at a bound,
-    and the Cholesky factor L of H restricted to the free ones (None when H is not positive
-    definite there, then x is the best point reached). Bounds may be -inf / inf. Tassa et al. 2014,
-    Algorithm 1: Newton steps on the free subspace, an Armijo search along the projected path.
+    Returns (x, free, ok): the minimiser, a boolean array marking the controls not held at a
+    bound, and False when H is not positive definite on the free controls (x is then the best
+    point reached). Projected Newton (Tassa et al. 2014, Algorithm 1), warm-started at x0; the
+    kernel iLQR's backward pass runs for each step (C++, control/ilqr.hpp).
     """
-    H = np.asarray(H, dtype=np.float64)
-    g = np.asarray(g, dtype=np.float64)
-    n = g.shape[0]
-    x = np.zeros(n) if x0 is None else np.clip(np.asarray(x0, dtype=np.float64), lower, upper)
-    # The common case first: the unconstrained minimiser already satisfies the bounds.
-    try:
-        full_factor = np.linalg.cholesky(H)
-    except np.linalg.LinAlgError:
-        full_factor = None
-    if full_factor is not None:
-        unconstrained = -_cho_solve(full_factor, g)
-        if np.all(unconstrained >= lower) and np.all(unconstrained <= upper):
-            return unconstrained, np.ones(n, dtype=bool), full_factor
-    elif np.all(np.isinf(lower)) and np.all(np.isinf(upper)):
-        return x, np.ones(n, dtype=bool), None
-
-    def value(point):
-        return point @ g + 0.5 * point @ H @ point
-
-    free = np.ones(n, dtype=bool)
-    factor = None
-    old_free = None
-    f = value(x)
-    for _ in range(max_iterations):
-        grad = g + H @ x
-        clamped = ((x <= lower) & (grad > 0)) | ((x >= upper) & (grad < 0))
-        free = ~clamped
-        if not free.any():
-            factor = np.zeros((0, 0))
-            break
-        if old_free is None or np.any(free != old_free):
-            try:
-                factor = np.linalg.cholesky(H[np.ix_(free, free)])
-            except np.linalg.LinAlgError:
-                return x, free, None
-        old_free = free
-        if np.linalg.norm(grad[free]) < tolerance:
-            break
-        # Newton step on the free controls, the clamped ones held.
-        rhs = g[free] + H[np.ix_(free, clamped)] @ x[clamped]
-        direction = np.zeros(n)
-        direction[free] = -_cho_solve(factor, rhs) - x[free]
-        slope = direction @ grad
-        if slope >= 0:
-            break
-        step = 1.0
-        while step > 1e-20:
-            candidate = np.clip(x + step * direction, lower, upper)
-            f_candidate = value(candidate)
-            if (f_candidate - f) / (step * slope) > 0.1:
-                break
-            step *= 0.6
-        else:
-            break
-        x, f_previous, f = candidate, f, f_candidate
-        if abs(f_previous - f) <= tolerance * (1 + abs(f)):
-            grad = g + H @ x
-            free = ~(((x <= lower) & (grad > 0)) | ((x >= upper) & (grad < 0)))
-            if free.any() and np.any(free != old_free):
-                try:
-                    factor = np.linalg.cholesky(H[np.ix_(free, free)])
-                except np.linalg.LinAlgError:
-                    return x, free, None
-            elif not free.any():
-                factor = np.zeros((0, 0))
-            break
-    return x, free, factor
-
-
-def _cho_solve(factor, rhs):
-    """Solve (L L') x = rhs for the lower-triangular L (rhs a vector or a matrix)."""
-    y = np.linalg.solve(factor, rhs)
-    return np.linalg.solve(factor.T, y)
+    x, free, ok = _core._box_qp(H, g, lower, upper, x0)
+    return x, np.array(free, dtype=bool), ok
 
 
 @dataclasses.dataclass
@@ -387,42 +328,21 @@ def _line_search_steps(count: int) -> np.ndarray:
 
 
 def _backward_pass(A, B, lx, lu, lxx, luu, lux, us, u_min, u_max, mu, k_previous):
-    """The Riccati-like sweep; returns (k, K, dV) or None when a Q_uu is not positive definite."""
-    T, nx, nu = B.shape
-    k = np.zeros((T, nu))
-    K = np.zeros((T, nu, nx))
-    dV = np.zeros(2)
-    Vx = lx[T]
-    Vxx = lxx[T]
-    for t in range(T - 1, -1, -1):
-        At, Bt = A[t], B[t]
-        Qx = lx[t] + At.T @ Vx
-        Qu = lu[t] + Bt.T @ Vx
-        VxxA = Vxx @ At
-        VxxB = Vxx @ Bt
-        Qxx = lxx[t] + At.T @ VxxA
-        Quu = luu[t] + Bt.T @ VxxB
-        Qux = lux[t] + Bt.T @ VxxA
-        # State-space regularisation (Tassa et al. 2012): as if V_xx had mu I added.
-        Quu_reg = Quu + mu * (Bt.T @ Bt) if mu > 0 else Quu
-        Qux_reg = Qux + mu * (Bt.T @ At) if mu > 0 else Qux
-        Quu_reg = 0.5 * (Quu_reg + Quu_reg.T)
-        kt, free, factor = box_qp(Quu_reg, Qu, u_min - us[t], u_max - us[t], k_previous[t])
-        if factor is None:
-            return None
-        if free.any():
-            K[t][free] = -_cho_solve(factor, Qux_reg[free])
-        k[t] = kt
-        Kt = K[t]
-        dV += (kt @ Qu, 0.5 * kt @ Quu @ kt)
-        Vx = Qx + Kt.T @ Quu @ kt + Kt.T @ Qu + Qux.T @ kt
-        Vxx = Qxx + Kt.T @ Quu @ Kt + Kt.T @ Qux + Qux.T @ Kt
-        Vxx = 0.5 * (Vxx + Vxx.T)
-    return k, K, dV
+    """The Riccati-like sweep (C++); (k, K, expected) or None when a Q_uu is not positive definite."""
+    c = np.ascontiguousarray
+    out = _core._ilqr_backward_pass(c(A), c(B), c(lx), c(lu), c(lxx), c(luu), c(lux), c(us),
+                                    u_min, u_max, mu, c(k_previous))
+    if out is None:
+        return None
+    k, K, expected = out
+    return k, K, np.array(expected)
 
 
 def _forward_candidates(dynamics, q_ref, v_ref, u_ref, k, K, steps):
-    """Roll the plan's closed loop out for every step size at once (one batch of worlds)."""
+    """Roll the plan's closed loop out for every step size at once (one batch of worlds):
+    the dynamics' own feedback_rollout when it has one (GradynDynamics: in C++), else step by step."""
+    if hasattr(dynamics, "feedback_rollout"):
+        return dynamics.feedback_rollout(q_ref, v_ref, u_ref, k, K, steps)
     count = len(steps)
     T = u_ref.shape[0]
     qs = np.empty((count, T + 1, dynamics.nq))
@@ -449,14 +369,17 @@ def _finite_cost(cost, qs, vs, us, status):
 def ilqr(dynamics, cost, q0, v0, u_init, *, max_iterations: int = 100, tolerance: float = 1e-7,
          gradient_tolerance: float = 1e-5, regularization: float = 0.0,
          max_regularization: float = 1e10, line_search_steps: int = 10,
-         callback: Callable[[IterationReport], None] | None = None,
+         line_search_batch: int | None = None, callback: Callable[[IterationReport], None] | None = None,
          verbose: bool = False) -> ILQRResult:
     """Box-constrained iLQR from (q0, v0), starting from the controls u_init (T, nu).
 
     Controls stay within dynamics.u_min / u_max (the actuators' ctrlrange for GradynDynamics).
     regularization: the initial mu added to V_xx in the backward pass (raised by a factor when a
     Q_uu is not positive definite or no step size reduces the cost, lowered after a success).
-    line_search_steps: how many step sizes (1, 1/2, ..., 2^-(n-1)) are rolled out together.
+    line_search_steps: how many step sizes (1, 1/2, ..., 2^-(n-1)) are tried, largest first, in
+    rounds of line_search_batch (default: the number of cores) rolled out as one batch of worlds:
+    a round costs about one rollout's wall time, and the next round runs only when none of its
+    steps reduced the cost.
     callback(report) runs after every iteration; verbose prints each report. See the module
     docstring for the stopping rules; the result is the best trajectory found, never an exception.
     """
@@ -469,6 +392,9 @@ def ilqr(dynamics, cost, q0, v0, u_init, *, max_iterations: int = 100, tolerance
                          f"got {u.shape}")
     if max_iterations < 0 or line_search_steps < 1:
         raise ValueError("max_iterations must be >= 0 and line_search_steps >= 1")
+    batch = line_search_batch or getattr(dynamics, "threads", None) or os.cpu_count() or 1
+    if batch < 1:
+        raise ValueError(f"line_search_batch: expected a positive number, got {batch}")
     u = np.clip(u, dynamics.u_min, dynamics.u_max)
     T = u.shape[0]
     steps = _line_search_steps(line_search_steps)
@@ -513,16 +439,22 @@ def ilqr(dynamics, cost, q0, v0, u_init, *, max_iterations: int = 100, tolerance
                 reason = f"control update below gradient_tolerance={gradient_tolerance:g}"
                 converged = True
                 break
-            cq, cv, cu, cst = _forward_candidates(dynamics, qs, vs, u, k, K, steps)
-            costs = _finite_cost(cost, cq, cv, cu, cst)
-            expected_all = -(steps * dV[0] + steps**2 * dV[1])
-            for i, alpha in enumerate(steps):
-                z = (J - costs[i]) / expected_all[i] if expected_all[i] > 0 else -1.0
-                if np.isfinite(costs[i]) and costs[i] < J and z > 0:
-                    accepted = True
-                    step_taken, expected, actual = alpha, expected_all[i], J - costs[i]
-                    qs, vs, u, status = cq[i], cv[i], cu[i], cst[i]
-                    J = float(costs[i])
+            # The step sizes in rounds of `batch`, each round one batched rollout; the largest
+            # step that reduces the cost (actual / expected reduction > 0) is taken.
+            for first in range(0, len(steps), batch):
+                round_steps = steps[first:first + batch]
+                cq, cv, cu, cst = _forward_candidates(dynamics, qs, vs, u, k, K, round_steps)
+                costs = _finite_cost(cost, cq, cv, cu, cst)
+                expected_all = -(round_steps * dV[0] + round_steps**2 * dV[1])
+                for i, alpha in enumerate(round_steps):
+                    z = (J - costs[i]) / expected_all[i] if expected_all[i] > 0 else -1.0
+                    if np.isfinite(costs[i]) and costs[i] < J and z > 0:
+                        accepted = True
+                        step_taken, expected, actual = alpha, expected_all[i], J - costs[i]
+                        qs, vs, u, status = cq[i], cv[i], cu[i], cst[i]
+                        J = float(costs[i])
+                        break
+                if accepted:
                     break
         if accepted:
             delta = min(delta / factor0, 1 / factor0)

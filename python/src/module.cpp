@@ -160,4 +160,5 @@ NB_MODULE(_core, m) {
   bind_contact(m);
   bind_actuators(m);
   bind_networks(m);
+  bind_control(m);
 }

@@ -108,14 +108,20 @@ def test_box_qp_matches_brute_force(seed):
     g = rng.normal(size=n) * 3
     lower = -rng.uniform(0.1, 1.0, size=n)
     upper = rng.uniform(0.1, 1.0, size=n)
-    x, free, factor = control.box_qp(H, g, lower, upper)
+    x, free, ok = control.box_qp(H, g, lower, upper)
+    assert ok
     expected = brute_force_box_qp(H, g, lower, upper)
     np.testing.assert_allclose(x, expected, atol=1e-8)
     assert np.all(x >= lower) and np.all(x <= upper)
-    # The free set is where the bounds are not active; the factor is H's on it.
+    # The free set is where the bounds are not active, and the gradient vanishes there; a
+    # control held at a bound has the gradient pushing outwards.
     grad = g + H @ x
     np.testing.assert_allclose(grad[free], 0.0, atol=1e-7)
-    np.testing.assert_allclose(factor @ factor.T, H[np.ix_(free, free)], atol=1e-12)
+    held = ~free
+    assert np.all((x[held] == lower[held]) & (grad[held] >= 0) | (x[held] == upper[held]) & (grad[held] <= 0))
+    # A warm start anywhere in the box reaches the same minimiser.
+    x_warm, _, _ = control.box_qp(H, g, lower, upper, x0=rng.uniform(lower, upper))
+    np.testing.assert_allclose(x_warm, expected, atol=1e-8)
 
 
 def test_box_qp_unbounded_and_one_sided():
@@ -127,9 +133,11 @@ def test_box_qp_unbounded_and_one_sided():
     x, free, _ = control.box_qp(H, g, np.array([-np.inf, -np.inf]), np.array([np.inf, 1.0]))
     assert x[1] == 1.0 and list(free) == [True, False]
     np.testing.assert_allclose(x[0], -(g[0] + H[0, 1] * 1.0) / H[0, 0], atol=1e-12)
-    # A Hessian that is not positive definite reports no factor instead of raising.
-    _, _, factor = control.box_qp(-np.eye(2), g, np.full(2, -np.inf), np.full(2, np.inf))
-    assert factor is None
+    # A Hessian that is not positive definite is reported instead of raising.
+    _, _, ok = control.box_qp(-np.eye(2), g, np.full(2, -np.inf), np.full(2, np.inf))
+    assert not ok
+    with pytest.raises(ValueError, match=r"H: expected shape \(2, 2\), got \(3, 3\)"):
+        control.box_qp(np.eye(3), g, np.zeros(2), np.ones(2))
 
 
 def test_controls_stay_within_the_actuator_limits():

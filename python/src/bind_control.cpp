@@ -1,0 +1,157 @@
+// The iLQR kernels (control/ilqr.hpp) for gradyn.control: private functions (_box_qp,
+// _ilqr_backward_pass, _feedback_rollout) that python/gradyn/control.py wraps with its documented API.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+#include "gradyn/control/ilqr.hpp"
+#include "gradyn/sim/batch.hpp"
+
+namespace gradyn::python {
+
+namespace {
+
+// A float64 C-contiguous array of the given rank, its dimensions returned (-1: any).
+std::vector<Eigen::Index> dims_of(const ConstArray& a, const char* name, size_t rank) {
+  if (a.ndim() != rank)
+    throw ArgumentError(std::string(name) + ": expected " + std::to_string(rank) + " dimensions, got shape " +
+                        shape_string(a));
+  std::vector<Eigen::Index> d(rank);
+  for (size_t i = 0; i < rank; ++i) d[i] = static_cast<Eigen::Index>(a.shape(i));
+  return d;
+}
+
+// Views a (T, r, c) or (T, c) array as the row-major (T r, c) stack the kernels read.
+Eigen::Map<const MatrixXr<double>> stacked(const ConstArray& a) {
+  const Eigen::Index cols = static_cast<Eigen::Index>(a.shape(a.ndim() - 1));
+  return {a.data(), cols > 0 ? static_cast<Eigen::Index>(a.size()) / cols : 0, cols};
+}
+
+ControlInput parse_controls(const std::string& controls) {
+  if (controls == "ctrl") return ControlInput::Ctrl;
+  if (controls == "tau") return ControlInput::Tau;
+  throw ArgumentError("controls: expected 'ctrl' or 'tau', got '" + controls + "'");
+}
+
+}  // namespace
+
+void bind_control(nb::module_& m) {
+  m.def(
+      "_box_qp",
+      [](nb::handle H_h, nb::handle g_h, nb::handle lower_h, nb::handle upper_h, nb::handle x0_h) {
+        const ConstArray g = as_array(g_h, "g");
+        const Eigen::Index n = dims_of(g, "g", 1)[0];
+        const ConstArray H = as_array(H_h, "H");
+        check_shape(H, "H", {n, n});
+        VectorArg lower(lower_h, "lower", n), upper(upper_h, "upper", n);
+        OptionalVectorArg x0(x0_h, "x0", n, true);
+        const Eigen::MatrixXd H_matrix = Eigen::Map<const MatrixXr<double>>(H.data(), n, n);
+        Eigen::VectorXd x = x0.x();
+        Eigen::Array<bool, Eigen::Dynamic, 1> free(n);
+        BoxQpWorkspace ws(static_cast<int>(n));
+        const bool ok = box_qp(H_matrix, Eigen::Map<const Eigen::VectorXd>(g.data(), n), lower.x, upper.x, x, free, ws);
+        nb::list free_out;
+        for (Eigen::Index i = 0; i < n; ++i) free_out.append(bool(free[i]));
+        return nb::make_tuple(to_numpy(x), free_out, ok);
+      },
+      nb::arg("H"), nb::arg("g"), nb::arg("lower"), nb::arg("upper"), nb::arg("x0").none() = nb::none());
+
+  m.def(
+      "_ilqr_backward_pass",
+      [](nb::handle A_h, nb::handle B_h, nb::handle lx_h, nb::handle lu_h, nb::handle lxx_h, nb::handle luu_h,
+         nb::handle lux_h, nb::handle u_h, nb::handle u_min_h, nb::handle u_max_h, double mu,
+         nb::handle k_h) -> nb::object {
+        const ConstArray A = as_array(A_h, "A"), B = as_array(B_h, "B"), lx = as_array(lx_h, "lx"),
+                         lu = as_array(lu_h, "lu"), lxx = as_array(lxx_h, "lxx"), luu = as_array(luu_h, "luu"),
+                         lux = as_array(lux_h, "lux"), u = as_array(u_h, "u"), k_warm = as_array(k_h, "k");
+        const auto ud = dims_of(u, "u", 2);
+        const Eigen::Index T = ud[0], nu = ud[1];
+        const Eigen::Index nx = dims_of(A, "A", 3)[1];
+        check_shape(A, "A", {T, nx, nx});
+        check_shape(B, "B", {T, nx, nu});
+        check_shape(lx, "lx", {T + 1, nx});
+        check_shape(lu, "lu", {T, nu});
+        check_shape(lxx, "lxx", {T + 1, nx, nx});
+        check_shape(luu, "luu", {T, nu, nu});
+        check_shape(lux, "lux", {T, nu, nx});
+        check_shape(k_warm, "k", {T, nu});
+        VectorArg u_min(u_min_h, "u_min", nu), u_max(u_max_h, "u_max", nu);
+        MatrixXr<double> k = stacked(k_warm), K(T * nu, nx);
+        Eigen::Vector2d expected;
+        bool ok;
+        {
+          nb::gil_scoped_release no_gil;
+          ok = ilqr_backward_pass(LqrProblem{stacked(A), stacked(B), stacked(lx), stacked(lu), stacked(lxx),
+                                             stacked(luu), stacked(lux), stacked(u), u_min.x, u_max.x},
+                                  mu, k, K, expected);
+        }
+        if (!ok) return nb::none();
+        double* d;
+        NumpyArray K_out = new_array({static_cast<size_t>(T), static_cast<size_t>(nu), static_cast<size_t>(nx)}, &d);
+        Eigen::Map<MatrixXr<double>>(d, T * nu, nx) = K;
+        return nb::make_tuple(take_numpy(std::move(k)), K_out, nb::make_tuple(expected[0], expected[1]));
+      },
+      nb::arg("A"), nb::arg("B"), nb::arg("lx"), nb::arg("lu"), nb::arg("lxx"), nb::arg("luu"), nb::arg("lux"),
+      nb::arg("u"), nb::arg("u_min"), nb::arg("u_max"), nb::arg("mu"), nb::arg("k"));
+
+  m.def(
+      "_feedback_rollout",
+      [](PyModel& s, nb::handle q_ref_h, nb::handle v_ref_h, nb::handle u_ref_h, nb::handle k_h, nb::handle K_h,
+         nb::handle alphas_h, nb::handle u_min_h, nb::handle u_max_h, const std::string& controls, double dt,
+         const std::string& integrator, std::optional<int> threads) {
+        const Model& model = s.model;
+        const ControlInput input = parse_controls(controls);
+        const ConstArray u_ref = as_array(u_ref_h, "u_ref");
+        const auto ud = dims_of(u_ref, "u_ref", 2);
+        const Eigen::Index T = ud[0], nu = ud[1], nq = model.nq, nv = model.nv;
+        const ConstArray q_ref = as_array(q_ref_h, "q_ref"), v_ref = as_array(v_ref_h, "v_ref"),
+                         k = as_array(k_h, "k"), K = as_array(K_h, "K"), alphas = as_array(alphas_h, "alphas");
+        check_shape(q_ref, "q_ref", {T + 1, nq});
+        check_shape(v_ref, "v_ref", {T + 1, nv});
+        check_shape(k, "k", {T, nu});
+        check_shape(K, "K", {T, nu, 2 * nv});
+        const Eigen::Index n = dims_of(alphas, "alphas", 1)[0];
+        VectorArg u_min(u_min_h, "u_min", nu), u_max(u_max_h, "u_max", nu);
+        const StepOptions options = step_options(model, dt, integrator);
+        if (threads && *threads <= 0)
+          throw ArgumentError("threads: expected a positive number of threads (None: all cores), got " +
+                              std::to_string(*threads));
+        const int pool = batch_threads(threads.value_or(0));
+        const size_t un = static_cast<size_t>(n), uT = static_cast<size_t>(T);
+        double *qs_d, *vs_d, *us_d;
+        NumpyArray qs = new_array({un, uT + 1, static_cast<size_t>(nq)}, &qs_d);
+        NumpyArray vs = new_array({un, uT + 1, static_cast<size_t>(nv)}, &vs_d);
+        NumpyArray us = new_array({un, uT, static_cast<size_t>(nu)}, &us_d);
+        auto* status = new std::vector<std::uint32_t>(un * uT);
+        nb::capsule status_owner(status, [](void* p) noexcept { delete static_cast<std::vector<std::uint32_t>*>(p); });
+        {
+          nb::gil_scoped_release no_gil;
+          std::vector<std::optional<Data>> workspace(static_cast<size_t>(pool));
+          for_each_world(static_cast<int>(n), pool, [&](int world, int thread) {
+            std::optional<Data>& data = workspace[static_cast<size_t>(thread)];
+            if (!data) data.emplace(model);
+            forget_history(model, *data);
+            const size_t w = static_cast<size_t>(world);
+            feedback_rollout(model, *data, stacked(q_ref), stacked(v_ref), stacked(u_ref), stacked(k), stacked(K),
+                             alphas.data()[world], u_min.x, u_max.x, input, options,
+                             Eigen::Map<MatrixXr<double>>(qs_d + w * (uT + 1) * nq, T + 1, nq),
+                             Eigen::Map<MatrixXr<double>>(vs_d + w * (uT + 1) * nv, T + 1, nv),
+                             Eigen::Map<MatrixXr<double>>(us_d + w * uT * nu, T, nu),
+                             std::span<std::uint32_t>(status->data() + w * uT, uT));
+          });
+        }
+        size_t shape[2] = {un, uT};
+        nb::ndarray<nb::numpy, std::uint32_t> status_out(status->data(), 2, shape, status_owner);
+        return nb::make_tuple(qs, vs, us, status_out);
+      },
+      nb::arg("model"), nb::arg("q_ref"), nb::arg("v_ref"), nb::arg("u_ref"), nb::arg("k"), nb::arg("K"),
+      nb::arg("alphas"), nb::arg("u_min"), nb::arg("u_max"), nb::arg("controls"), nb::arg("dt"),
+      nb::arg("integrator") = "euler", nb::arg("threads").none() = nb::none());
+}
+
+}  // namespace gradyn::python

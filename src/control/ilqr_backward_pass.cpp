@@ -1,0 +1,94 @@
+// The backward sweep of box-constrained iLQR (control/ilqr.hpp): from the terminal cost back to the
+// first step, the quadratic model Q of each step, its control-limited minimiser k and gains K.
+#include <sstream>
+#include <string>
+
+#include "gradyn/control/ilqr.hpp"
+#include "gradyn/model/errors.hpp"
+
+namespace gradyn {
+
+namespace {
+
+void check_rows_cols(const char* name, const RowsRef<double>& a, Eigen::Index rows, Eigen::Index cols) {
+  if (a.rows() == rows && a.cols() == cols) return;
+  std::ostringstream s;
+  s << name << ": expected " << rows << " x " << cols << " (stacked over the steps), got " << a.rows() << " x "
+    << a.cols();
+  throw ArgumentError(s.str());
+}
+
+}  // namespace
+
+bool ilqr_backward_pass(const LqrProblem& p, double mu, RowsOut<double> k, RowsOut<double> K,
+                        Eigen::Vector2d& expected) {
+  const Eigen::Index T = p.u.rows(), nu = p.u.cols(), nx = p.A.cols();
+  check_rows_cols("A", p.A, T * nx, nx);
+  check_rows_cols("B", p.B, T * nx, nu);
+  check_rows_cols("lx", p.lx, T + 1, nx);
+  check_rows_cols("lu", p.lu, T, nu);
+  check_rows_cols("lxx", p.lxx, (T + 1) * nx, nx);
+  check_rows_cols("luu", p.luu, T * nu, nu);
+  check_rows_cols("lux", p.lux, T * nu, nx);
+  if (p.u_min.size() != nu || p.u_max.size() != nu || k.rows() != T || k.cols() != nu || K.rows() != T * nu ||
+      K.cols() != nx)
+    throw ArgumentError("u_min, u_max, k, K: expected " + std::to_string(nu) + ", " + std::to_string(nu) + ", " +
+                        std::to_string(T) + " x " + std::to_string(nu) + " and " + std::to_string(T * nu) + " x " +
+                        std::to_string(nx));
+
+  Eigen::VectorXd Vx = p.lx.row(T).transpose();
+  Eigen::MatrixXd Vxx = p.lxx.middleRows(T * nx, nx);
+  Eigen::VectorXd Qx(nx), Qu(nu), kt(nu), lower(nu), upper(nu);
+  Eigen::MatrixXd Qxx(nx, nx), Quu(nu, nu), Qux(nu, nx), Quu_reg(nu, nu), Qux_reg(nu, nx), VxxA(nx, nx), VxxB(nx, nu),
+      Kt(nu, nx);
+  Eigen::Array<bool, Eigen::Dynamic, 1> free(nu);
+  BoxQpWorkspace qp(static_cast<int>(nu));
+  expected.setZero();
+  for (Eigen::Index t = T - 1; t >= 0; --t) {
+    const auto A = p.A.middleRows(t * nx, nx);
+    const auto B = p.B.middleRows(t * nx, nx);
+    Qx.noalias() = A.transpose() * Vx;
+    Qx += p.lx.row(t).transpose();
+    Qu.noalias() = B.transpose() * Vx;
+    Qu += p.lu.row(t).transpose();
+    VxxA.noalias() = Vxx * A;
+    VxxB.noalias() = Vxx * B;
+    Qxx.noalias() = A.transpose() * VxxA;
+    Qxx += p.lxx.middleRows(t * nx, nx);
+    Quu.noalias() = B.transpose() * VxxB;
+    Quu += p.luu.middleRows(t * nu, nu);
+    Qux.noalias() = B.transpose() * VxxA;
+    Qux += p.lux.middleRows(t * nu, nu);
+    // State-space regularisation: the sweep as if V_xx had mu I added (Tassa et al. 2012).
+    Quu_reg = Quu;
+    Qux_reg = Qux;
+    if (mu > 0) {
+      Quu_reg.noalias() += mu * B.transpose() * B;
+      Qux_reg.noalias() += mu * B.transpose() * A;
+    }
+    Quu_reg = 0.5 * (Quu_reg + Quu_reg.transpose()).eval();
+    lower = p.u_min - p.u.row(t).transpose();
+    upper = p.u_max - p.u.row(t).transpose();
+    kt = k.row(t).transpose();
+    if (!box_qp(Quu_reg, Qu, lower, upper, kt, free, qp)) return false;
+    // Gains on the free controls only: a control held at its bound does not respond to the state.
+    Kt.setZero();
+    if (qp.free_count > 0) {
+      Eigen::MatrixXd rows(qp.free_count, nx);
+      for (int a = 0; a < qp.free_count; ++a) rows.row(a) = Qux_reg.row(qp.free_index[a]);
+      rows = -qp.llt.solve(rows);
+      for (int a = 0; a < qp.free_count; ++a) Kt.row(qp.free_index[a]) = rows.row(a);
+    }
+    k.row(t) = kt.transpose();
+    K.middleRows(t * nu, nu) = Kt;
+    expected[0] += kt.dot(Qu);
+    expected[1] += 0.5 * kt.dot(Quu * kt);
+    // The value function at step t (unregularised Q: Tassa et al.'s improved value update).
+    Vx = Qx + Kt.transpose() * (Quu * kt) + Kt.transpose() * Qu + Qux.transpose() * kt;
+    Vxx = Qxx + Kt.transpose() * Quu * Kt + Kt.transpose() * Qux + Qux.transpose() * Kt;
+    Vxx = 0.5 * (Vxx + Vxx.transpose()).eval();
+  }
+  return true;
+}
+
+}  // namespace gradyn
