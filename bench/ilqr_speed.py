@@ -189,13 +189,22 @@ def check_cartpole_is_the_same(m, model, dt):
         worst = max(worst, np.abs(qs[t + 1] - d.qpos).max(), np.abs(vs[t + 1] - d.qvel).max())
     if not worst < 1e-9:
         sys.exit(f"ILQR BENCHMARK ABORTED: the cart-poles differ by {worst:.2e} over 100 steps")
-    return worst
+    # Both backends linearise the same step: MuJoCo's finite differences against gradyn's
+    # analytic Jacobians along that trajectory (the cart-pole's tangent space is its coordinates).
+    mj = MujocoDynamics(m)
+    A_mj, B_mj = mj.jacobians(qs[:-1], vs[:-1], us)
+    A_g, _, B_g = gradyn.step_jacobian(model, qs[:-1], vs[:-1], None, dt, ctrl=us)
+    jacobian_gap = max(np.abs(A_mj - A_g).max(), np.abs(B_mj - B_g).max())
+    if not jacobian_gap < 1e-4:
+        sys.exit(f"ILQR BENCHMARK ABORTED: MuJoCo's finite-difference Jacobians differ from gradyn's "
+                 f"analytic ones by {jacobian_gap:.2e}")
+    return worst, jacobian_gap
 
 
 def cartpole_problem():
     dt, T = 0.02, 100
     m, model = load_both(CARTPOLE_XML, dt)
-    worst = check_cartpole_is_the_same(m, model, dt)
+    worst, jacobian_gap = check_cartpole_is_the_same(m, model, dt)
     weights = dict(Q=np.zeros(4), R=[0.01], Q_final=[100.0, 100.0, 10.0, 10.0])
     q_goal = np.array([0.0, np.pi])
 
@@ -208,7 +217,9 @@ def cartpole_problem():
         return dyn, cost, np.zeros(2), np.zeros(2), np.zeros((T, 1))
 
     return {"name": "cartpole-swingup", "T": T, "dt": dt, "nv": 2, "nu": 1, "setup": setup,
-            "check": f"same dynamics to {worst:.1e} over 100 steps"}
+            "check": f"same dynamics to {worst:.1e} over 100 steps; MuJoCo's FD Jacobians within "
+                     f"{jacobian_gap:.1e} of gradyn's analytic ones along them",
+            "state_gap": worst, "jacobian_gap": jacobian_gap}
 
 
 def laikago_problem():
@@ -280,8 +291,8 @@ def main():
     rows = []
     problems = [cartpole_problem(), laikago_problem()]
     for problem in problems:
-        row = {"problem": problem["name"], "T": problem["T"], "dt": problem["dt"],
-               "nv": problem["nv"], "nu": problem["nu"], "check": problem["check"]}
+        row = {key: problem[key] for key in problem if key != "setup"}
+        row["problem"] = row.pop("name")
         row["mujoco_fd"] = time_backend(problem, "mujoco", None, iterations, repeats)
         row["gradyn_1_thread"] = time_backend(problem, "gradyn", 1, iterations, repeats)
         row["gradyn_all_threads"] = time_backend(problem, "gradyn", None, iterations, repeats)

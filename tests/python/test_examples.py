@@ -5,6 +5,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -155,6 +156,27 @@ def test_mujoco_rollout_benchmark_checks_and_reports(tmp_path):
         assert r["gradyn_forward_steps_per_s"] > 0 and r["gradyn_vjp_steps_per_s"] > 0 and r["mujoco_steps_per_s"] > 0
         assert r["finite_worlds"] == r["B"], (r, out)
     assert "| laikago-pgs |" in out_base.with_suffix(".md").read_text()
+
+
+def test_ilqr_benchmark_checks_and_reports(tmp_path):
+    """bench/ilqr_speed.py --quick: its cart-poles agree (states and MuJoCo's finite-difference
+    Jacobians against gradyn's analytic ones), every backend is timed, and on the same cart-pole
+    both Jacobian sources lead the iLQR to the same cost."""
+    pytest.importorskip("mujoco")
+    out_base = tmp_path / "ilqr_speed"
+    out = run("bench/ilqr_speed.py", "--quick", "--out", str(out_base))
+    import json
+
+    rows = {r["problem"]: r for r in json.loads(out_base.with_suffix(".json").read_text())["rows"]}
+    assert set(rows) == {"cartpole-swingup", "laikago-standing"}, out
+    cartpole = rows["cartpole-swingup"]
+    assert cartpole["state_gap"] < 1e-9 and cartpole["jacobian_gap"] < 1e-4, out
+    for row in rows.values():
+        for backend in ("mujoco_fd", "gradyn_1_thread", "gradyn_all_threads"):
+            assert row[backend]["iterations_per_s"] > 0 and np.isfinite(row[backend]["final_cost"]), out
+    mj, g = cartpole["mujoco_fd"]["final_cost"], cartpole["gradyn_1_thread"]["final_cost"]
+    assert abs(mj - g) <= 1e-3 * abs(g), out
+    assert "| cartpole-swingup |" in out_base.with_suffix(".md").read_text()
 
 
 def test_ten_laikagos_stand_and_report():
