@@ -361,7 +361,8 @@ def _forward_candidates(dynamics, q_ref, v_ref, u_ref, k, K, steps):
 
 
 def _finite_cost(cost, qs, vs, us, status):
-    values = np.asarray(cost.evaluate(qs, vs, us), dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):  # a diverged candidate costs inf
+        values = np.asarray(cost.evaluate(qs, vs, us), dtype=np.float64)
     diverged = (status & _NON_FINITE).any(axis=-1) | ~np.isfinite(values)
     return np.where(diverged, np.inf, values)
 
