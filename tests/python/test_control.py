@@ -287,3 +287,18 @@ def test_a_diverging_planner_returns_the_best_trajectory_and_says_why():
     # Controls that diverge from the start are reported, not raised.
     diverging = control.ilqr(dynamics, cost, [0.0], [0.0], np.ones((40, 1)))
     assert not diverging.converged and "initial controls diverge" in diverging.reason
+
+
+def test_the_readme_snippet_runs():
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    text = (root / "README.md").read_text()
+    section = text[text.index("## Planning and control"):]
+    start = section.index("```python") + len("```python")
+    snippet = section[start:section.index("```", start)]
+    scope = {}
+    exec(compile(snippet, "README.md (planning and control)", "exec"), scope)
+    result = scope["result"]
+    assert result.converged and abs(result.q[-1, 0] - np.pi) < 0.01
+    assert abs(scope["u"][0]) <= 2.0
