@@ -99,6 +99,18 @@ def _release_models():
     MODELS.clear()
 
 
+def steps_without_taus(taus, ctrls_shape):
+    """The number of steps when taus is None (zeros, one row per step of ctrls), else None.
+    Both None is an error, as in gradyn.rollout."""
+    if taus is not None:
+        return None
+    if ctrls_shape is None:
+        raise ValueError("taus and ctrls are both None: give at least one of them (one row per step)")
+    if len(ctrls_shape) < 2:
+        raise ValueError(f"ctrls: expected shape (T, nu) or (B, T, nu), got {tuple(ctrls_shape)}")
+    return int(ctrls_shape[-2])
+
+
 def check_sizes(model, named: dict):
     """Raise ValueError unless every array's last dimension has its expected size.
 

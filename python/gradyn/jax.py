@@ -239,15 +239,17 @@ def step(model, q, v, tau, dt: float, params=None, integrator: str = "euler", re
     """Differentiable :func:`gradyn.step`: returns (q_next, v_next) as JAX arrays.
 
     q (nq,), v (nv,), tau (nv,) or with a leading batch dimension B (see the module docstring);
-    params: None or the flat parameter vector (nparams,) / (B, nparams);
+    tau None: zeros; params: None or the flat parameter vector (nparams,) / (B, nparams);
     ctrl: None or the actuators' controls (nu,) / (B, nu) (model.actuator_names), differentiable.
     return_status: also return status, a uint32 array of shape () or (B,) holding the
     gradyn.Status bits of each world's step (0: all went well; numerical trouble never raises).
     """
     params = None if params is None else _as_float_array(params)
     ctrl = None if ctrl is None else _as_float_array(ctrl)
-    named = {"q": (_as_float_array(q), 1, "nq"), "v": (_as_float_array(v), 1, "nv"),
-             "tau": (_as_float_array(tau), 1, "nv"), "params": (params, 1, "nparams"), "ctrl": (ctrl, 1, "nu")}
+    v = _as_float_array(v)
+    tau = jnp.zeros(model.nv, dtype=v.dtype) if tau is None else _as_float_array(tau)  # None: zeros
+    named = {"q": (_as_float_array(q), 1, "nq"), "v": (v, 1, "nv"),
+             "tau": (tau, 1, "nv"), "params": (params, 1, "nparams"), "ctrl": (ctrl, 1, "nu")}
     out = _call(_step, _Static(model, float(dt), integrator), named)
     return out if return_status else out[:2]
 
@@ -257,7 +259,7 @@ def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "eule
     """Differentiable :func:`gradyn.rollout`: returns (qs, vs) of shapes (T+1, nq), (T+1, nv), row 0
     the initial state; with a batch dimension (B, T+1, nq), (B, T+1, nv).
 
-    q0 (nq,), v0 (nv,), taus (T, nv) or with a leading batch dimension B;
+    q0 (nq,), v0 (nv,), taus (T, nv) or with a leading batch dimension B (None: zeros, T from ctrls);
     params: None or the flat parameter vector (nparams,) / (B, nparams);
     ctrls: None or the actuators' controls (T, nu) / (B, T, nu), differentiable.
     max_snapshots: memory/compute trade-off of the backward pass (0: keep every state).
@@ -266,7 +268,11 @@ def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "eule
     """
     params = None if params is None else _as_float_array(params)
     ctrls = None if ctrls is None else _as_float_array(ctrls)
-    named = {"q0": (_as_float_array(q0), 1, "nq"), "v0": (_as_float_array(v0), 1, "nv"),
-             "taus": (_as_float_array(taus), 2, "nv"), "params": (params, 1, "nparams"), "ctrls": (ctrls, 2, "nu")}
+    v0 = _as_float_array(v0)
+    # taus None: no generalised forces, one zero row per step of ctrls (as in gradyn.rollout).
+    steps = _bridge.steps_without_taus(taus, None if ctrls is None else ctrls.shape)
+    taus = jnp.zeros((steps, model.nv), dtype=v0.dtype) if taus is None else _as_float_array(taus)
+    named = {"q0": (_as_float_array(q0), 1, "nq"), "v0": (v0, 1, "nv"),
+             "taus": (taus, 2, "nv"), "params": (params, 1, "nparams"), "ctrls": (ctrls, 2, "nu")}
     out = _call(_rollout, _Static(model, float(dt), integrator, int(max_snapshots)), named)
     return out if return_status else out[:2]

@@ -199,13 +199,16 @@ def step(model, q, v, tau, dt: float, params=None, integrator: str = "euler", re
     """Differentiable :func:`gradyn.step`: returns (q_next, v_next) as tensors.
 
     q (nq,), v (nv,), tau (nv,) or with a leading batch dimension B (see the module docstring);
-    params: None or the flat parameter vector (nparams,) / (B, nparams);
+    tau None: zeros; params: None or the flat parameter vector (nparams,) / (B, nparams);
     ctrl: None or the actuators' controls (nu,) / (B, nu) (model.actuator_names), differentiable.
     return_status: also return status, an int32 tensor of shape () or (B,) holding the
     gradyn.Status bits of each world's step (0: all went well; numerical trouble never raises).
     """
     q = _as_float_tensor(q, "q")
-    v, tau = _as_float_tensor(v, "v", q.device), _as_float_tensor(tau, "tau", q.device)
+    v = _as_float_tensor(v, "v", q.device)
+    # tau None: no generalised forces (zeros shared by every world), as in gradyn.step.
+    tau = torch.zeros(model.nv, dtype=v.dtype, device=q.device) if tau is None else \
+        _as_float_tensor(tau, "tau", q.device)
     params = _params(params, q.device)
     ctrl = None if ctrl is None else _as_float_tensor(ctrl, "ctrl", q.device)
     _bridge.check_sizes(model, {"q": (q.shape, "nq"), "v": (v.shape, "nv"), "tau": (tau.shape, "nv"),
@@ -223,7 +226,7 @@ def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "eule
     """Differentiable :func:`gradyn.rollout`: returns (qs, vs), shapes (T+1, nq), (T+1, nv), row 0
     the initial state; with a batch dimension (B, T+1, nq), (B, T+1, nv).
 
-    q0 (nq,), v0 (nv,), taus (T, nv) or with a leading batch dimension B;
+    q0 (nq,), v0 (nv,), taus (T, nv) or with a leading batch dimension B (None: zeros, T from ctrls);
     params: None or the flat parameter vector (nparams,) / (B, nparams);
     ctrls: None or the actuators' controls (T, nu) / (B, T, nu), differentiable.
     max_snapshots: memory/compute trade-off of the backward pass (0: keep every state).
@@ -231,9 +234,13 @@ def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "eule
     gradyn.Status bits of each step (0: all went well; numerical trouble never raises).
     """
     q0 = _as_float_tensor(q0, "q0")
-    v0, taus = _as_float_tensor(v0, "v0", q0.device), _as_float_tensor(taus, "taus", q0.device)
+    v0 = _as_float_tensor(v0, "v0", q0.device)
     params = _params(params, q0.device)
     ctrls = None if ctrls is None else _as_float_tensor(ctrls, "ctrls", q0.device)
+    # taus None: no generalised forces, one zero row per step of ctrls (as in gradyn.rollout).
+    steps = _bridge.steps_without_taus(taus, None if ctrls is None else ctrls.shape)
+    taus = torch.zeros(steps, model.nv, dtype=v0.dtype, device=q0.device) if taus is None else \
+        _as_float_tensor(taus, "taus", q0.device)
     _bridge.check_sizes(model, {"q0": (q0.shape, "nq"), "v0": (v0.shape, "nv"), "taus": (taus.shape, "nv"),
                                 "params": (None if params is None else params.shape, "nparams"),
                                 "ctrls": (None if ctrls is None else ctrls.shape, "nu")})

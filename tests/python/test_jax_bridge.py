@@ -10,6 +10,8 @@ direction. The module enables jax_enable_x64 (JAX is float32 otherwise). Skipped
 not installed.
 """
 
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -22,6 +24,8 @@ from jax.test_util import check_grads  # noqa: E402
 import gradyn  # noqa: E402
 import gradyn.jax as gjax  # noqa: E402
 from bridge_models import DT, axis_starts, build_floating, build_pendulum, perturbed_params, random_state  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 # Central-difference step of check_grads: its default (1e-4) leaves truncation errors above its
@@ -277,3 +281,18 @@ def test_controls_are_differentiable_inputs():
     qs, _ = gjax.rollout(model, q0, v0, taus, 0.002, ctrls=ctrls)
     ref, _ = gradyn.rollout(model, np.asarray(q0), np.asarray(v0), np.asarray(taus), 0.002, ctrls=np.asarray(ctrls))
     np.testing.assert_array_equal(np.asarray(qs), ref)
+
+
+def test_tau_and_taus_may_be_none_as_in_the_numpy_api():
+    model = gradyn.load(str(ROOT / "tests" / "data" / "mjcf" / "actuated_arm.xml"))
+    rng = np.random.default_rng(0)
+    q, v, ctrl = rng.normal(size=model.nq), rng.normal(size=model.nv), rng.normal(size=model.nu)
+    qn, vn = gjax.step(model, q, v, None, 1e-3, ctrl=ctrl)
+    expected = gradyn.step(model, q, v, None, 1e-3, ctrl=ctrl)
+    assert np.array_equal(np.asarray(vn), expected[1])
+    grad = jax.grad(lambda c: gjax.step(model, q, v, None, 1e-3, ctrl=c)[1].sum())(jnp.asarray(ctrl))
+    assert np.all(np.isfinite(np.asarray(grad)))
+    qs, _ = gjax.rollout(model, q, v, None, 1e-3, ctrls=rng.normal(size=(7, model.nu)))
+    assert qs.shape == (8, model.nq)
+    with pytest.raises(ValueError, match="taus and ctrls are both None"):
+        gjax.rollout(model, q, v, None, 1e-3)

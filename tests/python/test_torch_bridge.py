@@ -8,6 +8,8 @@ sphere), with no normalisation in between: the core reads quaternions normalised
 normalises axes, so the adjoints are exact in every direction. Skipped when torch is not installed.
 """
 
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -17,6 +19,8 @@ import gradyn  # noqa: E402
 import gradyn._bridge  # noqa: E402
 import gradyn.torch as gtorch  # noqa: E402
 from bridge_models import DT, axis_starts, build_floating, build_pendulum, perturbed_params, random_state  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -327,3 +331,20 @@ def test_controls_are_differentiable_inputs():
     assert np.array_equal(qs[1].detach().numpy(), ref)
     with pytest.raises(ValueError, match=r"ctrls: expected last dimension 6 \(nu\)"):
         gtorch.rollout(model, q0, v0, taus, 0.002, ctrls=torch.zeros(8, 5, dtype=torch.float64))
+
+
+def test_tau_and_taus_may_be_none_as_in_the_numpy_api():
+    model = gradyn.load(str(ROOT / "tests" / "data" / "mjcf" / "actuated_arm.xml"))
+    rng = np.random.default_rng(0)
+    q, v = rng.normal(size=model.nq), rng.normal(size=model.nv)
+    ctrl = torch.tensor(rng.normal(size=model.nu), requires_grad=True)
+    qn, vn = gtorch.step(model, q, v, None, 1e-3, ctrl=ctrl)
+    expected = gradyn.step(model, q, v, None, 1e-3, ctrl=ctrl.detach().numpy())
+    assert np.array_equal(qn.detach().numpy(), expected[0]) and np.array_equal(vn.detach().numpy(), expected[1])
+    vn.sum().backward()
+    assert ctrl.grad is not None
+    ctrls = torch.tensor(rng.normal(size=(2, 7, model.nu)))
+    qs, vs = gtorch.rollout(model, np.tile(q, (2, 1)), np.tile(v, (2, 1)), None, 1e-3, ctrls=ctrls)
+    assert qs.shape == (2, 8, model.nq)
+    with pytest.raises(ValueError, match="taus and ctrls are both None"):
+        gtorch.rollout(model, q, v, None, 1e-3)
