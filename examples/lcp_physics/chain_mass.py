@@ -4,11 +4,20 @@ Scene (the paper's 2-D scene in the x-z plane; its pixels read as centimetres)
     A chain of `--links` capsules (length 50 cm, radius 5 cm, 1 kg) hangs from a fixed point;
     neighbouring links are joined by hinges about y (no joint damping). A ball (radius 10 cm,
     known mass 0.5 kg, on slide joints x, z and a hinge y) is launched at 3 m/s towards the
-    bottom link, level with its centre, and strikes it. Contact: gradyn's penalty model
-    (Hunt-Crossley, stiffness 1e5, exponent 1.5, damping 0.1 s/m: a nearly elastic bounce;
-    friction 1). As in the paper the projectile feels no gravity (a constant force m g on its
-    z slide cancels it); the chain hangs under gravity 9.81 m/s^2 (the paper's engine pulled
-    only the bottom link, with g = 100 px/s^2). Semi-implicit Euler, dt = 1 ms, 10 s observed.
+    bottom link, level with its centre, and strikes it. As in the paper the projectile feels no
+    gravity (a constant force m g on its z slide cancels it); the chain hangs under gravity 9.81
+    m/s^2 (the paper's engine pulled only the bottom link, with g = 100 px/s^2). Semi-implicit
+    Euler, dt = 1 ms, 10 s observed.
+
+Contact (--contact)
+    'ipm' (default, the paper's own formulation): velocity-level contact as a mixed LCP solved by
+    gradyn's interior-point method, differentiated through its KKT conditions (paper 000, Eq. 3);
+    friction 1, no restitution. Contacts enter the LCP from a gap of 2 cm (the model's contact
+    margin), so the strike's first impulse does not jump from one time step to the next as the
+    mass changes: without it the loss is rough on the scale of 1e-4 kg and its exact derivative
+    is no guide to its trend (finite differences at steps 1e-5 ... 1e-3 disagree in sign).
+    'penalty': gradyn's Hunt-Crossley penalty (stiffness 1e5, exponent 1.5, damping 0.1 s/m: a
+    nearly elastic bounce).
 
 Unknown
     The mass of the chain's bottom link, the one the ball strikes: the paper's text says "the
@@ -35,19 +44,13 @@ Timing study (Fig. 1, bottom right)
     We also time FD of the bottom mass alone (1 parameter, 1 + 2 rollouts per update) to show where
     FD is cheaper: for one parameter it does not lose, the gap comes from the parameter count.
 
-Outputs: examples/out/chain_mass_inference.png (scene, mass and MSE per iteration) and
-examples/out/chain_mass_timing.png (run time of 30 updates vs number of links).
+Outputs, beside this file (or in --out-dir): chain_mass.md (the numbers of this run, with the
+command), chain_mass_inference.png (scene, mass and MSE per iteration) and chain_mass_timing.png
+(run time of 30 updates against the number of links).
 
-What one run printed (two shared, busy cores, so the timings are rough): the ball strikes at
-0.45 s and leaves at -2.1 m/s; the mass goes 1 -> 7.0000 in 15 updates (within 0.05 from update 7
-on: six clipped steps of 1, then contraction), position MSE 2.2e4 -> 3e-8 cm^2; the analytic
-gradient agrees with central differences to ~1e-8 relative. 30 updates, N = 2, 4, 8, 16 links:
-analytic 4.1, 5.1, 9.5, 16.0 s; FD of all N masses 5.6, 14.0, 43.0, 162.0 s (1.3x to 10.2x);
-FD of the bottom mass alone 3.0, 4.9, 7.3, 16.7 s (one reverse pass costs about three rollouts).
-
-Run:  python examples/chain_mass/chain_mass.py  [--links 10] [--seconds 10] [--gradient analytic|fd]
-                                                [--timing-links 2,4,8,16] [--updates 30] [--repeats 1]
-      (about 5 minutes on two cores, most of it the FD timings; --no-timing skips them)
+Run:  .venv/bin/python examples/lcp_physics/chain_mass.py  [--contact ipm|penalty] [--links 10]
+          [--seconds 10] [--gradient analytic|fd] [--timing-links 2,4,8,16] [--updates 30] [--repeats 1]
+      (several minutes on two cores, most of it the FD timings; --no-timing skips them)
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
+import sys
 import tempfile
 import time
 
@@ -68,7 +72,8 @@ BALL_RADIUS = 0.1
 BALL_MASS = 0.5
 BALL_SPEED = 3.0  # m/s, towards +x
 BALL_START_X = -1.5  # m; the chain hangs at x = 0
-CONTACT_DAMPING = 0.1  # Hunt-Crossley damping c (s/m): restitution about 1 - 2 c v / 3 = 0.8 at 3 m/s
+CONTACT_DAMPING = 0.1  # penalty: Hunt-Crossley damping c (s/m): restitution about 1 - 2 c v / 3 = 0.8 at 3 m/s
+IPM_MARGIN = 0.02  # ipm: contacts enter the LCP from this gap (m), see the docstring
 TRUE_MASS = 7.0
 START_MASS = 1.0
 LEARNING_RATE = 0.01
@@ -109,14 +114,17 @@ class ChainScene:
     contact=False and swing (initial hinge angles) give a contact-free variant for checks."""
 
     def __init__(self, links: int, seconds: float, unknown: list[int] | None = None, dt: float = DT,
-                 contact: bool = True, swing: np.ndarray | None = None):
+                 contact: bool = True, swing: np.ndarray | None = None, contact_model: str = "ipm"):
         self.links = links
         self.dt = dt
         self.steps = int(round(seconds / dt))
         with tempfile.TemporaryDirectory() as tmp:
             path = pathlib.Path(tmp) / f"chain{links}.xml"
             path.write_text(scene_mjcf(links))
-            model = gradyn.load(str(path), contact="penalty").with_contact(damping=CONTACT_DAMPING)
+            if contact_model == "penalty":
+                model = gradyn.load(str(path), contact="penalty").with_contact(damping=CONTACT_DAMPING)
+            else:
+                model = gradyn.load(str(path), contact=contact_model).with_contact(margin=IPM_MARGIN)
         self.base = model if contact else model.with_contact("none")
         self.unknown = list(range(links)) if unknown is None else list(unknown)
         names = self.base.param_names
@@ -254,27 +262,34 @@ def descend(scene: ChainScene, start, iterations: int, gradient: str, tol: float
 
 
 def infer(args) -> tuple[ChainScene, np.ndarray, list[float], np.ndarray]:
-    scene = ChainScene(args.links, args.seconds, unknown=[args.links - 1])
+    scene = ChainScene(args.links, args.seconds, unknown=[args.links - 1], contact_model=args.contact)
     qs_true = scene.observe(TRUE_MASS)
     fk_error = scene.check_positions(qs_true)
     assert fk_error < 1e-9, f"planar positions disagree with gradyn.forward_kinematics by {fk_error} cm"
     ball_vx = np.diff(qs_true[:, scene.ball_x]) / scene.dt
     hit = int(np.argmax(np.abs(np.diff(ball_vx)) > 1e-6))
-    print(f"scene: {args.links} links, ball {BALL_MASS} kg at {BALL_SPEED} m/s, {scene.steps} steps of {scene.dt:g} s; "
-          f"strikes at t = {hit * scene.dt:.3f} s, ball vx {ball_vx[0]:.3f} -> {ball_vx[-1]:.3f} m/s, "
-          f"bottom link swings to {np.degrees(np.abs(np.cumsum(qs_true[:, :args.links], 1)[:, -1]).max()):.1f} deg; "
-          f"positions vs forward_kinematics {fk_error:.1e} cm")
+    scene_line = (f"scene: {args.links} links, ball {BALL_MASS} kg at {BALL_SPEED} m/s, {scene.steps} steps of "
+                  f"{scene.dt:g} s, {args.contact} contact; strikes at t = {hit * scene.dt:.3f} s, ball vx "
+                  f"{ball_vx[0]:.3f} -> {ball_vx[-1]:.3f} m/s, bottom link swings to "
+                  f"{np.degrees(np.abs(np.cumsum(qs_true[:, :args.links], 1)[:, -1]).max()):.1f} deg; "
+                  f"positions vs forward_kinematics {fk_error:.1e} cm")
+    print(scene_line)
+    args.report.append(scene_line)
     start = time.perf_counter()
     masses, losses = descend(scene, START_MASS, args.iterations, args.gradient, tol=args.tol)
     elapsed = time.perf_counter() - start
     final = masses[-1, 0]
-    print(f"inference ({args.gradient} gradients): mass {START_MASS:g} -> {final:.4f} (true {TRUE_MASS:g}, "
-          f"error {abs(final - TRUE_MASS):.4f}) after {len(masses) - 1} updates, {elapsed:.1f} s; "
-          f"position MSE {losses[0]:.3e} -> {losses[-1]:.3e} cm^2")
+    line = (f"inference ({args.gradient} gradients): mass {START_MASS:g} -> {final:.4f} (true {TRUE_MASS:g}, "
+            f"error {abs(final - TRUE_MASS):.4f}) after {len(masses) - 1} updates, {elapsed:.1f} s; "
+            f"position MSE {losses[0]:.3e} -> {losses[-1]:.3e} cm^2")
+    print(line)
+    args.report.append(line)
     first_close = np.flatnonzero(np.abs(masses[:, 0] - TRUE_MASS) < 0.05)
     if first_close.size:
-        print(f"  within 0.05 of the truth from update {first_close[0]} on: "
-              f"{bool(np.all(np.abs(masses[first_close[0]:, 0] - TRUE_MASS) < 0.05))}")
+        line = (f"within 0.05 of the truth from update {first_close[0]} on: "
+                f"{bool(np.all(np.abs(masses[first_close[0]:, 0] - TRUE_MASS) < 0.05))}")
+        print("  " + line)
+        args.report.append(line)
     return scene, masses, losses, qs_true
 
 
@@ -282,7 +297,7 @@ def timing(args) -> dict[str, list[float]]:
     """Wall time of `updates` gradient updates of all N link masses, per N, per gradient method."""
     results: dict[str, list[float]] = {"analytic": [], "fd": [], "fd_bottom_only": []}
     for n in args.timing_links:
-        scene = ChainScene(n, args.seconds)  # every link's mass unknown
+        scene = ChainScene(n, args.seconds, contact_model=args.contact)  # every link's mass unknown
         truth = np.ones(n)
         truth[-1] = TRUE_MASS
         scene.observe(truth)
@@ -298,8 +313,10 @@ def timing(args) -> dict[str, list[float]]:
                     masses, _ = descend(scene, START_MASS, args.updates, "fd", fd_which=[n - 1])
                 times.append(time.perf_counter() - start)
             results[method].append(float(np.mean(times)))
-            print(f"  N = {n:2d} links ({n} parameters), {args.updates} updates, {method:15s}: "
-                  f"{np.mean(times):7.2f} s (mean of {args.repeats}); bottom mass after: {masses[-1, -1]:.3f}")
+            line = (f"N = {n:2d} links ({n} parameters), {args.updates} updates, {method:15s}: "
+                    f"{np.mean(times):7.2f} s (mean of {args.repeats}); bottom mass after: {masses[-1, -1]:.3f}")
+            print("  " + line)
+            args.report.append(line)
     return results
 
 
@@ -372,23 +389,42 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1, help="timing runs averaged (the paper: 5)")
     parser.add_argument("--no-timing", action="store_true")
     parser.add_argument("--no-plot", action="store_true")
-    parser.add_argument("--out-dir", type=pathlib.Path,
-                        default=pathlib.Path(__file__).resolve().parent.parent / "out")
+    parser.add_argument("--contact", choices=["ipm", "penalty"], default="ipm",
+                        help="contact model (the paper's: ipm, an LCP solved by an interior-point method)")
+    parser.add_argument("--out-dir", type=pathlib.Path, default=pathlib.Path(__file__).resolve().parent,
+                        help="where chain_mass.md and the figures go (default: beside this script)")
+    parser.add_argument("--no-results", action="store_true", help="do not write chain_mass.md")
     args = parser.parse_args()
+    args.report = []
+    command = " ".join(["python", "examples/lcp_physics/chain_mass.py"] + sys.argv[1:])
 
     scene, masses, losses, qs_true = infer(args)
     if not args.no_plot:
         args.out_dir.mkdir(parents=True, exist_ok=True)
         plot_inference(args, scene, masses, losses, qs_true)
-    if args.no_timing:
-        return
-    print(f"timing: {args.updates} updates of all N link masses, {args.seconds:g} s rollouts "
-          f"({os.cpu_count()} cores, single-threaded rollouts)")
-    results = timing(args)
-    ratios = [f / a for f, a in zip(results["fd"], results["analytic"])]
-    print("  FD / analytic (all N masses): " + ", ".join(f"N={n}: {r:.1f}x" for n, r in zip(args.timing_links, ratios)))
-    if not args.no_plot:
-        plot_timing(args, results)
+    if not args.no_timing:
+        line = (f"timing: {args.updates} updates of all N link masses, {args.seconds:g} s rollouts "
+                f"({os.cpu_count()} cores, single-threaded rollouts)")
+        print(line)
+        args.report.append(line)
+        results = timing(args)
+        ratios = [f / a for f, a in zip(results["fd"], results["analytic"])]
+        line = "FD / analytic (all N masses): " + ", ".join(f"N={n}: {r:.1f}x" for n, r in zip(args.timing_links, ratios))
+        print("  " + line)
+        args.report.append(line)
+        if not args.no_plot:
+            plot_timing(args, results)
+    if not args.no_results:
+        args.out_dir.mkdir(parents=True, exist_ok=True)
+        text = ["# Chain mass inference (paper 000, Fig. 1): the numbers of one run\n",
+                f"Written by `{command}` (deterministic: no random numbers) on a machine with "
+                f"{os.cpu_count()} cores.\n", "```"] + args.report + ["```", ""]
+        if not args.no_plot:
+            text.append("![inference](chain_mass_inference.png)")
+            if not args.no_timing:
+                text.append("![timing](chain_mass_timing.png)")
+        (args.out_dir / "chain_mass.md").write_text("\n".join(text) + "\n")
+        print(f"results: {args.out_dir / 'chain_mass.md'}")
 
 
 if __name__ == "__main__":
