@@ -55,7 +55,7 @@ def test_chain_mass_gradient_pieces_match_central_differences_without_contact():
     inertia scaling) against central differences, on a swinging chain with contact switched off."""
     import numpy as np
 
-    cm = load_example("examples/chain_mass/chain_mass.py")
+    cm = load_example("examples/lcp_physics/chain_mass.py")
     scene = cm.ChainScene(3, 1.0, contact=False, swing=np.array([0.5, -0.4, 0.3]))
     scene.observe(np.array([1.0, 2.0, 7.0]))
     assert scene.check_positions(scene.rollout(1.0)[1]) < 1e-9
@@ -72,7 +72,7 @@ def test_chain_mass_gradient_through_contact_matches_fd_and_descends():
     bottom link's mass matches central differences and a few clipped descent steps lower the loss."""
     import numpy as np
 
-    cm = load_example("examples/chain_mass/chain_mass.py")
+    cm = load_example("examples/lcp_physics/chain_mass.py")
     scene = cm.ChainScene(3, 1.0, unknown=[2])
     scene.observe(cm.TRUE_MASS)
     for mass in (1.0, 4.0, 9.0):
@@ -86,8 +86,8 @@ def test_chain_mass_gradient_through_contact_matches_fd_and_descends():
 
 
 def test_chain_mass_example_infers_with_finite_differences():
-    out = run("examples/chain_mass/chain_mass.py", "--links", "3", "--seconds", "2", "--gradient", "fd",
-              "--iterations", "40", "--no-timing", "--no-plot")
+    out = run("examples/lcp_physics/chain_mass.py", "--links", "3", "--seconds", "2", "--gradient", "fd",
+              "--iterations", "40", "--no-timing", "--no-plot", "--no-results")
     assert re.search(r"strikes at t = 0\.4[0-9]+ s, ball vx 3\.000 -> -[0-9.]+ m/s", out), out
     result = re.search(r"mass 1 -> ([0-9.]+) .* position MSE ([0-9.e+-]+) -> ([0-9.e+-]+) cm\^2", out)
     assert result, out
@@ -222,3 +222,36 @@ def test_swimmer_drag_networks_beat_the_vacuum_model():
     assert hybrid and vacuum and params, out
     assert float(hybrid.group(1)) < 0.5 * float(vacuum.group(1)), out
     assert int(params.group(1)) <= int(params.group(2)), out
+
+
+def test_cartpole_physics_model_balances_gymnasium_from_few_samples(tmp_path):
+    """examples/lcp_physics/cartpole --quick: the gradyn cart-pole fitted to 20 random-force
+    transitions predicts held-out transitions better than the MLP, and its iLQR-MPC balances
+    Gymnasium's CartPole for the whole (shortened) episode; the results file and figure appear."""
+    pytest.importorskip("torch")
+    pytest.importorskip("gymnasium")
+    out = run("examples/lcp_physics/cartpole.py", "--quick", "--out", str(tmp_path))
+    rows = re.findall(r"N=\s*(\d+): physics \(mc ([0-9.]+), mp ([0-9.]+), l ([0-9.]+)\) MSE ([0-9.e+-]+) "
+                      r"reward ([0-9.]+) \| MLP MSE ([0-9.e+-]+) reward ([0-9.]+)", out)
+    assert [int(r[0]) for r in rows] == [20, 200], out
+    for n, mc, mp, length, mse_physics, reward_physics, mse_mlp, reward_mlp in rows:
+        assert float(mse_physics) < float(mse_mlp), out
+        assert float(reward_physics) == 100, out  # the --quick episode cap
+    assert "| 20 |" in (tmp_path / "cartpole.md").read_text()
+    assert (tmp_path / "cartpole.png").stat().st_size > 0
+
+
+def test_breakout_fits_the_paddle_and_plays(tmp_path):
+    """examples/lcp_physics/breakout --quick: the paddle's top speed fitted from 1,000 frames of
+    random play lies near the game's (about 6 px per frame), and iLQR on the gradyn scene scores
+    in a short game; the results file and figure appear."""
+    pytest.importorskip("torch")
+    pytest.importorskip("ale_py")
+    out = run("examples/lcp_physics/breakout.py", "--quick", "--out", str(tmp_path))
+    rows = re.findall(r"(\d+) frames of random play: paddle gain ([0-9.]+), damping ([0-9.]+) "
+                      r"\(top speed ([0-9.]+) px/frame\); scores \[([0-9., ]+)\]", out)
+    assert [int(r[0]) for r in rows] == [0, 1000], out
+    assert 3.0 < float(rows[1][3]) < 8.0, out
+    assert all(float(s) > 0 for r in rows for s in r[4].split(",")), out
+    assert "| 1000 |" in (tmp_path / "breakout.md").read_text()
+    assert (tmp_path / "breakout.png").stat().st_size > 0
