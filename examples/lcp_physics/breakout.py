@@ -6,7 +6,8 @@ its paddle's dynamics fitted from random play.
     .venv/bin/python examples/lcp_physics/breakout.py --quick    # a smoke run
 
 The game is the Arcade Learning Environment's Breakout (ale-py from PyPI, through Gymnasium:
-ALE/Breakout-v5 with every frame shown, frameskip 1, and no sticky actions). Each frame is
+ALE/Breakout-v5 with every frame shown, frameskip 1, and ALE's default sticky actions: a frame
+repeats the previous action with probability 0.25, so games differ from seed to seed). Each frame is
 segmented by colour: the paddle is the red run in rows 189-193, the ball the red pixels between
 the bricks and the paddle (or above the bricks); the ball's velocity is the difference of its
 position over the last two frames (paper 000's recipe).
@@ -53,6 +54,7 @@ BRICK_TOP_ROW = (57, 63)  # the red brick row: the ball is not looked for there
 SCREEN_HEIGHT = 210
 PADDLE_Y = SCREEN_HEIGHT - 191.0  # the paddle's centre row, in the scene's y-up coordinates
 CENTRE_X = 0.5 * (PLAY_COLUMNS[0] + PLAY_COLUMNS[1])
+PADDLE_RANGE = (15.5, 147.5)  # the paddle centre's extremes as segmented (held against the walls)
 NOOP, FIRE, RIGHT, LEFT = 0, 1, 2, 3
 START_GAIN, START_DAMPING = 1.0, 1.0  # the initial guess: top speed 1 px/frame (the real one is ~6)
 WINDOW = 20  # frames per fitted window
@@ -66,7 +68,9 @@ def make_env():
     import gymnasium
 
     gymnasium.register_envs(ale_py)
-    return gymnasium.make("ALE/Breakout-v5", frameskip=1, repeat_action_probability=0.0)
+    # Sticky actions (ALE's default, Machado et al. 2018): each frame repeats the previous action
+    # with probability 0.25, so games differ from seed to seed.
+    return gymnasium.make("ALE/Breakout-v5", frameskip=1, repeat_action_probability=0.25)
 
 
 def paddle_x(frame):
@@ -124,7 +128,8 @@ def scene(gain=START_GAIN, damping=START_DAMPING):
     <geom name="right_wall" type="box" pos="{right + 5} 0 100" size="5 5 150"/>
     <geom name="ceiling" type="box" pos="{0.5 * (left + right)} 0 {top + 5}" size="100 5 5"/>
     <body name="paddle" pos="0 0 {PADDLE_Y}">
-      <joint name="paddle_x" type="slide" axis="1 0 0" limited="true" range="15.5 143.5"/>
+      <joint name="paddle_x" type="slide" axis="1 0 0" limited="true"
+             range="{PADDLE_RANGE[0]} {PADDLE_RANGE[1]}"/>
       <inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>
     </body>
     <body name="ball" pos="0 0 0">
@@ -165,7 +170,7 @@ def fit_paddle(record, iterations=100):
         if any(x is None for x in window):
             continue
         w = np.array(window)
-        if w.min() <= PLAY_COLUMNS[0] + 9 or w.max() >= PLAY_COLUMNS[1] - 9:  # stopped by a wall
+        if w.min() <= PADDLE_RANGE[0] + 1 or w.max() >= PADDLE_RANGE[1] - 1:  # stopped by a wall
             continue
         starts.append(s)
     if not starts:
@@ -250,7 +255,9 @@ def play(model, seed, max_frames, horizon=5):
         else:
             ball_v = np.zeros(2) if previous_ball is None else ball - previous_ball
             paddle_v = 0.0 if previous_paddle is None else x - previous_paddle
-            q = np.array([x, ball[0], ball[1]])
+            # A segmented position a hair outside the model's range would start the plan inside
+            # a joint limit: clamp it.
+            q = np.array([np.clip(x, *PADDLE_RANGE), ball[0], ball[1]])
             v = np.array([paddle_v, ball_v[0], ball_v[1]])
             u = mpc(q, v)[0]
             action = RIGHT if u > 1 / 3 else LEFT if u < -1 / 3 else NOOP
@@ -270,7 +277,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="smoke run: two budgets, a short game")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--games", type=int, default=3, help="games per budget")
+    ap.add_argument("--games", type=int, default=5, help="games per budget")
     ap.add_argument("--max-frames", type=int, default=30000, help="frames per game at most")
     ap.add_argument("--out", default=None, help="folder for breakout.md/.png (default: beside this file)")
     args = ap.parse_args()
@@ -325,7 +332,7 @@ def write_results(rows, args, out_dir, seconds):
         "# Breakout: a gradyn model of the screen, its paddle fitted from random play, played by iLQR "
         "(paper 000, Fig. 6)\n",
         f"Written by {command} (seed {args.seed}; {seconds:.0f} s on this machine). ALE Breakout-v5, "
-        f"frameskip 1, no sticky actions; {args.games} games per row (at most {args.max_frames} frames "
+        f"frameskip 1, sticky actions 0.25; {args.games} games per row (at most {args.max_frames} frames "
         "each); iLQR horizon 5 frames, paper 000's cost. The paper's reference: a human tester's 31.\n",
         "| frames of random play | fitted gain, damping (top speed px/frame) | fit s | scores | mean |",
         "|---|---|---|---|---|",
