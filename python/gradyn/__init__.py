@@ -73,12 +73,14 @@ from ._core import (
 )
 
 from . import control
+from .policy import Policy, policy_observations
 from .hybrid import group_lasso, input_group_norms, prune_inputs
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Model",
+    "Policy",
     "ModelBuilder",
     "ModelError",
     "Status",
@@ -104,6 +106,7 @@ __all__ = [
     "nonlinear_effects",
     "param_index",
     "passive_forces",
+    "policy_observations",
     "potential_energy",
     "prune_inputs",
     "rnea",

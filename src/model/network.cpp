@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "gradyn/model/detail/joint_quantities.hpp"
 #include "gradyn/model/model.hpp"
 
 namespace gradyn {
@@ -25,29 +26,18 @@ NetworkSite network_site_from_name(const std::string& name) {
 
 namespace {
 
-bool scalar_coordinate(JointType type) {
-  return type == JointType::Revolute || type == JointType::Continuous || type == JointType::Prismatic;
-}
-
 std::string dof_name(const Model& model, int body, int k) {
   const std::string& joint = model.joint_names[body];
   return model.joint_nv(body) == 1 ? joint : joint + "[" + std::to_string(k) + "]";
 }
 
 // Every input a network at a joint_force site may read, in model order: positions of the 1-DoF
-// joints, then every DoF's velocity, then the controls.
+// joints, then every DoF's velocity (model/detail/joint_quantities.hpp), then the controls.
 std::vector<NetworkInput> joint_force_inputs(const Model& model) {
   std::vector<NetworkInput> all;
-  for (int i = 0; i < model.nbodies(); ++i)
-    if (scalar_coordinate(model.joint_type[i]) && model.joint_nq(i) == 1)
-      all.push_back({NetworkInput::Kind::Position, model.idx_q[i], model.idx_v[i], model.joint_names[i] + ".q"});
-  for (int i = 0; i < model.nbodies(); ++i) {
-    const int n = model.joint_nv(i);
-    for (int k = 0; k < n; ++k) {
-      const std::string name = n == 1 ? model.joint_names[i] + ".v" : model.joint_names[i] + ".v[" + std::to_string(k) + "]";
-      all.push_back({NetworkInput::Kind::Velocity, model.idx_v[i] + k, model.idx_v[i] + k, name});
-    }
-  }
+  for (const detail::JointQuantity& x : detail::joint_quantities(model))
+    all.push_back({x.position ? NetworkInput::Kind::Position : NetworkInput::Kind::Velocity,
+                   x.position ? x.q_index : x.v_index, x.v_index, x.name});
   for (int a = 0; a < model.nu(); ++a)
     all.push_back({NetworkInput::Kind::Control, a, 0, model.actuators[a].name + ".ctrl"});
   return all;

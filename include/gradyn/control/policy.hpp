@@ -1,0 +1,79 @@
+// A closed-loop policy inside the rollout (paper 002, Eq. 4; paper 003's policy enhancement): at every
+// step a dense network (nn/dense.hpp) maps an observation to the actuators' controls, and the step
+// runs under them. The whole loop, and its adjoint with respect to the policy's weights, the initial
+// state, the world's task parameters and every model parameter, runs in C++:
+//
+//   policy_rollout       T steps of  ctrl_t = net(obs(q_t, v_t, t dt, task)),  (q, v) <- step(ctrl_t)
+//   policy_rollout_vjp   the reverse sweep: step_vjp, then the network's and the observation's VJPs
+//
+// Observations are named (policy_observations lists them for a model):
+//   "<joint>.q"         the position of a 1-DoF joint (revolute, continuous, prismatic)
+//   "<joint>.v"         the velocity of a 1-DoF joint; "<joint>.v[k]" DoF k of a multi-DoF joint
+//   "clock.sin(<f>)"    sin(2 pi f t), t = step index x dt; "clock.cos(<f>)" likewise (f in Hz)
+//   "task[<k>]"         entry k of the world's task parameters (a target, a commanded speed)
+// The network's outputs are the model's controls, one per actuator in order (model.nu()).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gradyn/model/params.hpp"
+#include "gradyn/nn/dense.hpp"
+#include "gradyn/sim/step.hpp"
+
+namespace gradyn {
+
+struct PolicyObservation {
+  enum class Kind : std::uint8_t { Position, Velocity, ClockSin, ClockCos, Task } kind = Kind::Position;
+  int index = 0;           // entry of q (Position), of v (Velocity) or of the task vector (Task)
+  double frequency = 0.0;  // ClockSin, ClockCos: in Hz
+  std::string name;
+};
+
+struct Policy {
+  DenseShape shape;  // inputs: observations.size(); outputs: the model's nu
+  std::vector<PolicyObservation> observations;
+  int task_size = 0;  // entries of the task vector the observations read (1 + the largest index)
+};
+
+/// Every observation name the model offers (without the clock and task forms, which take numbers).
+std::vector<std::string> policy_observations(const Model& model);
+
+/// The policy reading `observations` (names as above) through hidden layers of the given widths.
+/// Throws ArgumentError naming an unknown observation and listing the valid ones, or when the model
+/// has no actuators.
+Policy make_policy(const Model& model, const std::vector<std::string>& observations, const std::vector<int>& hidden,
+                   Activation hidden_activation, Activation output_activation);
+
+/// Throws ArgumentError naming expected and actual sizes unless weights and task fit the policy.
+void check_policy_arguments(const Model& model, const Policy& policy, Eigen::Index weights, Eigen::Index task);
+
+/// Scratch of a policy rollout and its adjoint, sized once.
+struct PolicyWorkspace {
+  PolicyWorkspace(const Model& model, const Policy& policy);
+  DenseWorkspace net;
+  Eigen::VectorXd ctrl, no_torque, q_bar, v_bar, tau_bar, ctrl_bar, lambda_q, lambda_v;
+};
+
+/// T steps of the closed loop from (q0, v0): qs (T+1, nq), vs (T+1, nv), ctrls (T, nu) (the policy's
+/// outputs; the actuators clamp them to their ctrlrange), status[t] the step's Status flags (a step
+/// never throws for numerical trouble).
+void policy_rollout(const Model& model, Data& data, const Policy& policy, const VecRef<double>& weights,
+                    const VecRef<double>& task, const VecRef<double>& q0, const VecRef<double>& v0,
+                    const StepOptions& options, PolicyWorkspace& work, RowsOut<double> qs, RowsOut<double> vs,
+                    RowsOut<double> ctrls, std::span<std::uint32_t> status);
+
+/// Adjoint of policy_rollout given its trajectory (qs, vs) and the adjoints of qs, vs and (when not
+/// empty) ctrls. decay: the adjoint carried from step t+1 back to step t is multiplied by it (paper
+/// 002, section 3.2; 1: the exact gradient). Accumulates into q0_bar, v0_bar, weights_bar, task_bar and
+/// model_bar (+=).
+void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, const VecRef<double>& weights,
+                        const VecRef<double>& task, const RowsRef<double>& qs, const RowsRef<double>& vs,
+                        const StepOptions& options, const RowsRef<double>& qs_bar, const RowsRef<double>& vs_bar,
+                        const RowsRef<double>& ctrls_bar, double decay, PolicyWorkspace& work, VecOut<double> q0_bar,
+                        VecOut<double> v0_bar, VecOut<double> weights_bar, VecOut<double> task_bar,
+                        ModelTangent& model_bar);
+
+}  // namespace gradyn

@@ -1,0 +1,204 @@
+// Policies inside the rollout (control/policy.hpp): the observation names, the forward closed loop.
+#include "gradyn/control/policy.hpp"
+
+#include <cmath>
+#include <numbers>
+#include <sstream>
+
+#include "gradyn/model/detail/joint_quantities.hpp"
+#include "gradyn/model/errors.hpp"
+
+namespace gradyn {
+
+namespace {
+
+std::string valid_names(const Model& model) {
+  std::ostringstream s;
+  for (const std::string& n : policy_observations(model)) s << "'" << n << "', ";
+  s << "'clock.sin(<Hz>)', 'clock.cos(<Hz>)', 'task[<k>]'";
+  return s.str();
+}
+
+// "clock.sin(1.5)" -> 1.5; false when the text is not "<prefix><number>)".
+bool parse_call(const std::string& name, const std::string& prefix, double& value) {
+  if (name.rfind(prefix, 0) != 0 || name.back() != ')') return false;
+  const std::string number = name.substr(prefix.size(), name.size() - prefix.size() - 1);
+  try {
+    size_t used = 0;
+    value = std::stod(number, &used);
+    return used == number.size() && std::isfinite(value);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+bool parse_task(const std::string& name, int& index) {
+  if (name.rfind("task[", 0) != 0 || name.back() != ']') return false;
+  const std::string number = name.substr(5, name.size() - 6);
+  if (number.empty() || number.find_first_not_of("0123456789") != std::string::npos) return false;
+  index = std::stoi(number);
+  return true;
+}
+
+// The observation vector at step t into work.net.input.
+void observe(const Policy& policy, const VecRef<double>& q, const VecRef<double>& v, double time,
+             const VecRef<double>& task, Eigen::VectorXd& out) {
+  using K = PolicyObservation::Kind;
+  for (size_t i = 0; i < policy.observations.size(); ++i) {
+    const PolicyObservation& o = policy.observations[i];
+    const double phase = 2 * std::numbers::pi * o.frequency * time;
+    switch (o.kind) {
+      case K::Position: out[i] = q[o.index]; break;
+      case K::Velocity: out[i] = v[o.index]; break;
+      case K::ClockSin: out[i] = std::sin(phase); break;
+      case K::ClockCos: out[i] = std::cos(phase); break;
+      case K::Task: out[i] = task[o.index]; break;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> policy_observations(const Model& model) {
+  std::vector<std::string> names;
+  for (const detail::JointQuantity& x : detail::joint_quantities(model)) names.push_back(x.name);
+  return names;
+}
+
+Policy make_policy(const Model& model, const std::vector<std::string>& observations, const std::vector<int>& hidden,
+                   Activation hidden_activation, Activation output_activation) {
+  if (model.nu() == 0)
+    throw ArgumentError("a policy drives the model's actuators, and this model has none (add actuators, e.g. "
+                        "ModelBuilder.add_actuator or MJCF <actuator>)");
+  if (observations.empty()) throw ArgumentError("observations: give at least one (valid: " + valid_names(model) + ")");
+  Policy policy;
+  const std::vector<detail::JointQuantity> joint = detail::joint_quantities(model);
+  for (const std::string& name : observations) {
+    PolicyObservation o;
+    o.name = name;
+    double frequency = 0;
+    int task = 0;
+    auto found = std::find_if(joint.begin(), joint.end(), [&](const detail::JointQuantity& x) { return x.name == name; });
+    if (found != joint.end()) {
+      o.kind = found->position ? PolicyObservation::Kind::Position : PolicyObservation::Kind::Velocity;
+      o.index = found->position ? found->q_index : found->v_index;
+    } else if (parse_call(name, "clock.sin(", frequency)) {
+      o.kind = PolicyObservation::Kind::ClockSin, o.frequency = frequency;
+    } else if (parse_call(name, "clock.cos(", frequency)) {
+      o.kind = PolicyObservation::Kind::ClockCos, o.frequency = frequency;
+    } else if (parse_task(name, task)) {
+      o.kind = PolicyObservation::Kind::Task, o.index = task;
+      policy.task_size = std::max(policy.task_size, task + 1);
+    } else {
+      throw ArgumentError("unknown observation '" + name + "'; valid: " + valid_names(model));
+    }
+    policy.observations.push_back(std::move(o));
+  }
+  policy.shape.widths = {static_cast<int>(observations.size())};
+  for (int w : hidden) policy.shape.widths.push_back(w);
+  policy.shape.widths.push_back(model.nu());
+  policy.shape.hidden = hidden_activation;
+  policy.shape.output = output_activation;
+  check_dense_shape(policy.shape, "policy");
+  return policy;
+}
+
+void check_policy_arguments(const Model& model, const Policy& policy, Eigen::Index weights, Eigen::Index task) {
+  if (policy.shape.outputs() != model.nu())
+    throw ArgumentError("policy: its network has " + std::to_string(policy.shape.outputs()) +
+                        " outputs but the model has nu = " + std::to_string(model.nu()) + " controls");
+  if (weights != policy.shape.param_count())
+    throw ArgumentError("weights: expected shape (" + std::to_string(policy.shape.param_count()) + ",), got (" +
+                        std::to_string(weights) + ",)");
+  if (task < policy.task_size)
+    throw ArgumentError("task: the policy reads task[" + std::to_string(policy.task_size - 1) +
+                        "], so it needs at least " + std::to_string(policy.task_size) + " entries per world, got " +
+                        std::to_string(task));
+}
+
+PolicyWorkspace::PolicyWorkspace(const Model& model, const Policy& policy)
+    : net(policy.shape),
+      ctrl(model.nu()),
+      no_torque(Eigen::VectorXd::Zero(model.nv)),
+      q_bar(model.nq),
+      v_bar(model.nv),
+      tau_bar(model.nv),
+      ctrl_bar(model.nu()),
+      lambda_q(model.nq),
+      lambda_v(model.nv) {}
+
+void policy_rollout(const Model& model, Data& data, const Policy& policy, const VecRef<double>& weights,
+                    const VecRef<double>& task, const VecRef<double>& q0, const VecRef<double>& v0,
+                    const StepOptions& options, PolicyWorkspace& work, RowsOut<double> qs, RowsOut<double> vs,
+                    RowsOut<double> ctrls, std::span<std::uint32_t> status) {
+  check_policy_arguments(model, policy, weights.size(), task.size());
+  check_step_options(model.contact, options);
+  const Eigen::Index T = ctrls.rows();
+  if (qs.rows() != T + 1 || qs.cols() != model.nq || vs.rows() != T + 1 || vs.cols() != model.nv ||
+      ctrls.cols() != model.nu() || static_cast<Eigen::Index>(status.size()) != T || q0.size() != model.nq ||
+      v0.size() != model.nv)
+    throw ArgumentError("policy rollout: the arrays disagree with the model (nq " + std::to_string(model.nq) +
+                        ", nv " + std::to_string(model.nv) + ", nu " + std::to_string(model.nu()) + ")");
+  qs.row(0) = q0.transpose();
+  vs.row(0) = v0.transpose();
+  for (Eigen::Index t = 0; t < T; ++t) {
+    observe(policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt, task,
+            work.net.input);
+    work.ctrl = dense_forward<double>(policy.shape, weights, work.net);
+    ctrls.row(t) = work.ctrl.transpose();
+    data.status = kStatusOk;
+    step<double>(model, data, qs.row(t).transpose(), vs.row(t).transpose(), work.no_torque, work.ctrl, options.dt,
+                 options.integrator, qs.row(t + 1).transpose(), vs.row(t + 1).transpose());
+    status[static_cast<size_t>(t)] = data.status;
+  }
+}
+
+void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, const VecRef<double>& weights,
+                        const VecRef<double>& task, const RowsRef<double>& qs, const RowsRef<double>& vs,
+                        const StepOptions& options, const RowsRef<double>& qs_bar, const RowsRef<double>& vs_bar,
+                        const RowsRef<double>& ctrls_bar, double decay, PolicyWorkspace& work, VecOut<double> q0_bar,
+                        VecOut<double> v0_bar, VecOut<double> weights_bar, VecOut<double> task_bar,
+                        ModelTangent& model_bar) {
+  check_policy_arguments(model, policy, weights.size(), task.size());
+  check_step_options(model.contact, options);
+  const Eigen::Index T = qs.rows() - 1;
+  if (T < 0 || qs.cols() != model.nq || vs.rows() != T + 1 || vs.cols() != model.nv || qs_bar.rows() != T + 1 ||
+      qs_bar.cols() != model.nq || vs_bar.rows() != T + 1 || vs_bar.cols() != model.nv ||
+      (ctrls_bar.size() != 0 && (ctrls_bar.rows() != T || ctrls_bar.cols() != model.nu())) ||
+      q0_bar.size() != model.nq || v0_bar.size() != model.nv || weights_bar.size() != weights.size() ||
+      task_bar.size() != task.size())
+    throw ArgumentError("policy rollout adjoint: the arrays disagree with the trajectory (T " + std::to_string(T) +
+                        ", nq " + std::to_string(model.nq) + ", nv " + std::to_string(model.nv) + ", nu " +
+                        std::to_string(model.nu()) + ")");
+  if (!(decay >= 0 && decay <= 1)) throw ArgumentError("decay: expected a number in [0, 1], got " + std::to_string(decay));
+  using K = PolicyObservation::Kind;
+  work.lambda_q = qs_bar.row(T).transpose();
+  work.lambda_v = vs_bar.row(T).transpose();
+  for (Eigen::Index t = T - 1; t >= 0; --t) {
+    // The step's controls again (the network's pre/post for its VJP).
+    observe(policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt, task,
+            work.net.input);
+    work.ctrl = dense_forward<double>(policy.shape, weights, work.net);
+    work.q_bar.setZero(), work.v_bar.setZero(), work.tau_bar.setZero(), work.ctrl_bar.setZero();
+    step_vjp<double>(model, data, qs.row(t).transpose(), vs.row(t).transpose(), work.no_torque, work.ctrl, options.dt,
+                     options.integrator, work.lambda_q, work.lambda_v, work.q_bar, work.v_bar, work.tau_bar,
+                     work.ctrl_bar, model_bar);
+    if (ctrls_bar.size() != 0) work.ctrl_bar += ctrls_bar.row(t).transpose();
+    work.net.input_bar.setZero();
+    dense_vjp<double>(policy.shape, weights, work.net, work.ctrl_bar, work.net.input_bar, weights_bar);
+    for (size_t i = 0; i < policy.observations.size(); ++i) {
+      const PolicyObservation& o = policy.observations[i];
+      const double g = work.net.input_bar[static_cast<Eigen::Index>(i)];
+      if (o.kind == K::Position) work.q_bar[o.index] += g;
+      else if (o.kind == K::Velocity) work.v_bar[o.index] += g;
+      else if (o.kind == K::Task) task_bar[o.index] += g;
+    }
+    // Carried back one step, decayed (paper 002's truncation), plus the loss's own adjoint at t.
+    work.lambda_q = decay * work.q_bar + qs_bar.row(t).transpose();
+    work.lambda_v = decay * work.v_bar + vs_bar.row(t).transpose();
+  }
+  q0_bar += work.lambda_q;
+  v0_bar += work.lambda_v;
+}
+
+}  // namespace gradyn
