@@ -8,8 +8,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 APT_PACKAGES=(build-essential cmake ninja-build libeigen3-dev libtinyxml2-dev libgtest-dev libgmock-dev
               libbenchmark-dev python3-venv python3-dev ccache libqhull-dev libassimp-dev)
-PY_PACKAGES=(numpy scipy pytest matplotlib pin mujoco gymnasium ale-py tqdm "nanobind>=2.0" "scikit-build-core>=0.10")
-PY_MODULES="numpy, scipy, pytest, matplotlib, pinocchio, mujoco, gymnasium, ale_py, tqdm, nanobind, scikit_build_core"
+PY_PACKAGES=(numpy scipy pytest matplotlib pin mujoco gymnasium ale-py cma tqdm "nanobind>=2.0" "scikit-build-core>=0.10")
+PY_MODULES="numpy, scipy, pytest, matplotlib, pinocchio, mujoco, gymnasium, ale_py, cma, tqdm, nanobind, scikit_build_core"
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
