@@ -1,4 +1,5 @@
-"""PyTorch bridge: gradyn.step and gradyn.rollout as differentiable torch operations.
+"""PyTorch bridge: gradyn.step, gradyn.rollout and a gradyn.Policy's closed loop
+(``policy_rollout``) as differentiable torch operations.
 
     import gradyn, gradyn.torch
     model = gradyn.load("pendulum2.urdf")
@@ -40,7 +41,7 @@ from torch.autograd.function import once_differentiable
 
 from . import _bridge
 
-__all__ = ["StepFunction", "RolloutFunction", "step", "rollout"]
+__all__ = ["PolicyRolloutFunction", "RolloutFunction", "StepFunction", "policy_rollout", "rollout", "step"]
 
 
 def _numpy(t):
@@ -251,3 +252,54 @@ def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "eule
     if batch is None:
         out = tuple(x[0] for x in out)
     return out if return_status else out[:2]
+
+
+class PolicyRolloutFunction(torch.autograd.Function):
+    """A gradyn.Policy's closed loop as a torch operation: (weights, q0, v0, task) -> (qs, vs, ctrls),
+    the backward pass by Policy.rollout_vjp (one reverse sweep in C++, decayed by `decay`)."""
+
+    @staticmethod
+    def forward(ctx, weights, q0, v0, task, policy, steps, dt, decay, integrator, threads):
+        w, q, v = _numpy(weights), _numpy(q0), _numpy(v0)
+        t = _numpy(task)
+        qs, vs, ctrls, _ = policy.rollout(q, v, steps, dt, weights=w, task=t, integrator=integrator,
+                                          threads=threads)
+        ctx.policy, ctx.dt, ctx.decay, ctx.integrator, ctx.threads = policy, dt, decay, integrator, threads
+        ctx.arrays = (w, t, qs, vs)
+        ctx.save_for_backward(weights, q0, v0, task)
+        dtype = _result_dtype(weights, q0, v0)
+        return _tensor(qs, q0, dtype), _tensor(vs, q0, dtype), _tensor(ctrls, q0, dtype)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, qs_bar, vs_bar, ctrls_bar):
+        w, t, qs, vs = ctx.arrays
+        zeros = lambda g, a: np.zeros_like(a) if g is None else _numpy(g)  # noqa: E731
+        grads = ctx.policy.rollout_vjp(qs, vs, zeros(qs_bar, qs), zeros(vs_bar, vs), ctx.dt, weights=w, task=t,
+                                       ctrls_bar=None if ctrls_bar is None else _numpy(ctrls_bar),
+                                       decay=ctx.decay, reduce="sum", integrator=ctx.integrator,
+                                       threads=ctx.threads)
+        out = []
+        for key, input_ in zip(("weights", "q0", "v0", "task"), ctx.saved_tensors):
+            g = None if input_ is None else np.asarray(grads[key])
+            if g is not None and g.shape != tuple(input_.shape):  # shared by the worlds: summed
+                g = g.reshape((-1,) + tuple(input_.shape)).sum(axis=0)
+            out.append(_grad(g, input_, ctx.needs_input_grad[len(out)]))
+        return tuple(out) + (None,) * 6
+
+
+def policy_rollout(policy, q0, v0, steps: int, dt: float, weights=None, task=None, decay: float = 1.0,
+                   integrator: str = "euler", threads: int | None = None):
+    """Differentiable gradyn.Policy rollout: returns (qs, vs, ctrls) tensors, shapes (T+1, nq),
+    (T+1, nv), (T, nu), with a leading B when q0 is (B, nq). Differentiable with respect to the
+    weights ((P,) shared or (B, P); None: policy.weights, not differentiated), q0, v0 and task
+    ((k,) or (B, k)); decay < 1 multiplies the adjoint carried back one step by it (paper 002).
+    Worlds whose trajectory diverged get zero gradients (see Policy.rollout_vjp)."""
+    q0 = _as_float_tensor(q0, "q0")
+    v0 = _as_float_tensor(v0, "v0", q0.device)
+    weights = torch.as_tensor(policy.weights, dtype=torch.float64) if weights is None else \
+        _as_float_tensor(weights, "weights", q0.device)
+    task = None if task is None else _as_float_tensor(task, "task", q0.device)
+    qs, vs, ctrls = PolicyRolloutFunction.apply(weights, q0, v0, task, policy, int(steps), float(dt), float(decay),
+                                                integrator, threads)
+    return qs, vs, ctrls

@@ -348,3 +348,37 @@ def test_tau_and_taus_may_be_none_as_in_the_numpy_api():
     assert qs.shape == (2, 8, model.nq)
     with pytest.raises(ValueError, match="taus and ctrls are both None"):
         gtorch.rollout(model, q, v, None, 1e-3)
+
+
+def test_policy_rollout_is_a_differentiable_torch_operation():
+    b = gradyn.ModelBuilder()
+    b.add_link("world")
+    b.add_link("cart", mass=1.0, inertia=(1e-3, 1e-3, 1e-3, 0, 0, 0))
+    b.add_link("pole", mass=0.2, com=(0, 0, 0.5), inertia=(0.02, 0.02, 1e-4, 0, 0, 0))
+    b.add_joint("slider", "prismatic", parent="world", child="cart", axis=(1, 0, 0), damping=0.1)
+    b.add_joint("hinge", "continuous", parent="cart", child="pole", axis=(0, 1, 0))
+    b.add_actuator("slider")
+    model = b.build()
+    policy = gradyn.Policy(model, ["hinge.q", "hinge.v", "task[0]"], hidden=[6], seed=2, zero_last_layer=False)
+    rng = np.random.default_rng(0)
+    weights = torch.tensor(policy.weights, requires_grad=True)
+    q0 = torch.tensor(rng.normal(size=(3, 2)) * 0.1, requires_grad=True)
+    v0 = torch.zeros(3, 2, dtype=torch.float64, requires_grad=True)
+    task = torch.tensor([0.3], dtype=torch.float64, requires_grad=True)
+    qs, vs, ctrls = gtorch.policy_rollout(policy, q0, v0, 30, 0.01, weights=weights, task=task)
+    assert qs.shape == (3, 31, 2) and ctrls.shape == (3, 30, 1)
+    loss = qs[:, -1].square().sum() + 0.1 * ctrls.square().sum()
+    loss.backward()
+    # The same numbers from Policy.rollout_vjp directly (weights and task shared: summed over worlds).
+    a, c = np.zeros(qs.shape), 0.2 * ctrls.detach().numpy()
+    a[:, -1] = 2 * qs.detach().numpy()[:, -1]
+    g = policy.rollout_vjp(qs.detach().numpy(), vs.detach().numpy(), a, np.zeros(vs.shape), 0.01,
+                           weights=policy.weights, task=[0.3], ctrls_bar=c)
+    np.testing.assert_allclose(weights.grad.numpy(), g["weights"], rtol=1e-12)
+    np.testing.assert_allclose(task.grad.numpy(), g["task"], rtol=1e-12)
+    np.testing.assert_allclose(q0.grad.numpy(), g["q0"], rtol=1e-12)
+    # torch's own finite-difference check.
+    small = lambda w, t: gtorch.policy_rollout(policy, q0.detach()[0], v0.detach()[0], 20, 0.01, weights=w,  # noqa: E731
+                                               task=t)[0][-1]
+    assert torch.autograd.gradcheck(small, (weights.detach().clone().requires_grad_(), task.detach().clone().requires_grad_()),
+                                    eps=1e-6, atol=1e-7, rtol=1e-5)
