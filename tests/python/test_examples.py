@@ -283,3 +283,20 @@ def test_arm_reach_trains_a_policy_through_the_physics(tmp_path):
     m = re.search(r"gradient: mean distance ([0-9.]+) -> ([0-9.]+) m", out)
     assert m and float(m.group(2)) < 0.5 * float(m.group(1)), out
     assert "| CMA-ES (diagonal) | 20 |" in (tmp_path / "arm_reach.md").read_text()
+
+
+def test_policy_benchmark_and_random_reaching_smoke_runs(tmp_path):
+    """bench/policy_rollout.py --quick measures every network and batch it lists, and
+    examples/control/arm_reach_random.py --quick lowers the validation distance in 3 updates."""
+    out_base = tmp_path / "policy_rollout"
+    out = run("bench/policy_rollout.py", "--quick", "--out", str(out_base))
+    import json
+
+    rows = json.loads(out_base.with_suffix(".json").read_text())["rows"]
+    assert {(r["network"], r["batch"]) for r in rows} == {("1.5k", 1), ("1.5k", 4), ("18k", 1), ("18k", 4)}, out
+    assert all(r["forward_s"] > 0 and r["gradient_s"] > 0 for r in rows), out
+    pytest.importorskip("torch")
+    out = run("examples/control/arm_reach_random.py", "--quick", "--out", str(tmp_path))
+    distances = [float(x) for x in re.findall(r"validation mean distance ([0-9.]+) m", out)]
+    assert len(distances) == 4 and distances[-1] < distances[0], out
+    assert (tmp_path / "arm_reach_random.md").exists() and (tmp_path / "arm_reach_random.png").exists()
