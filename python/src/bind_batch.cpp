@@ -77,13 +77,6 @@ class WorldArray {
   size_t per_world_ = 0;
 };
 
-int threads_arg(std::optional<int> threads) {
-  if (threads && *threads <= 0)
-    throw ArgumentError("threads: expected a positive number of threads (None: all cores), got " +
-                        std::to_string(*threads));
-  return batch_threads(threads.value_or(0));
-}
-
 // The number of steps of a batched rollout: taus (B, T, nv) and ctrls (B, T, nu) must agree.
 Eigen::Index batched_steps(const WorldArray& taus, const WorldArray& ctrls) {
   if (!taus.given() && !ctrls.given())
@@ -136,6 +129,13 @@ nb::ndarray<nb::numpy, T> owned_vector(std::vector<T>&& v, std::initializer_list
 }
 
 }  // namespace
+
+int threads_arg(std::optional<int> threads) {
+  if (threads && *threads <= 0)
+    throw ArgumentError("threads: expected a positive number of threads (None: all cores), got " +
+                        std::to_string(*threads));
+  return batch_threads(threads.value_or(0));
+}
 
 nb::object one_world(nb::handle x) {
   if (x.is_none()) return nb::none();

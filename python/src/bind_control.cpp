@@ -71,6 +71,16 @@ Eigen::Index task_columns(nb::handle task) {
   return static_cast<Eigen::Index>(a.shape(a.ndim() - 1));
 }
 
+// A policy call's per-world weights and task, checked against the policy.
+struct PolicyArguments {
+  PolicyArguments(const Model& model, const Policy& policy, nb::handle weights_h, nb::handle task_h, Eigen::Index worlds)
+      : weights(weights_h, "weights", policy.shape.param_count(), worlds),
+        task(task_h, "task", task_columns(task_h), worlds) {
+    check_policy_arguments(model, policy, policy.shape.param_count(), task.cols);
+  }
+  WorldRows weights, task;
+};
+
 Policy policy_of(const Model& model, const std::vector<std::string>& observations, const std::vector<int>& hidden,
                  const std::string& activation, const std::string& output_activation) {
   return make_policy(model, observations, hidden, activation_from_name(activation),
@@ -163,10 +173,7 @@ void bind_control(nb::module_& m) {
         const Eigen::Index n = dims_of(alphas, "alphas", 1)[0];
         VectorArg u_min(u_min_h, "u_min", nu), u_max(u_max_h, "u_max", nu);
         const StepOptions options = step_options(model, dt, integrator);
-        if (threads && *threads <= 0)
-          throw ArgumentError("threads: expected a positive number of threads (None: all cores), got " +
-                              std::to_string(*threads));
-        const int pool = batch_threads(threads.value_or(0));
+        const int pool = threads_arg(threads);
         const size_t un = static_cast<size_t>(n), uT = static_cast<size_t>(T);
         double *qs_d, *vs_d, *us_d;
         NumpyArray qs = new_array({un, uT + 1, static_cast<size_t>(nq)}, &qs_d);
@@ -232,14 +239,9 @@ void bind_control(nb::module_& m) {
         check_shape(q0, "q0", {B, model.nq});
         const ConstArray v0 = as_array(v0_h, "v0");
         check_shape(v0, "v0", {B, model.nv});
-        const WorldRows weights(weights_h, "weights", policy.shape.param_count(), B);
-        const Eigen::Index ntask = task_columns(task_h);
-        const WorldRows task(task_h, "task", ntask, B);
-        check_policy_arguments(model, policy, policy.shape.param_count(), ntask);
-        if (threads && *threads <= 0)
-          throw ArgumentError("threads: expected a positive number of threads (None: all cores), got " +
-                              std::to_string(*threads));
-        const int pool = batch_threads(threads.value_or(0));
+        const PolicyArguments args(model, policy, weights_h, task_h, B);
+        const WorldRows &weights = args.weights, &task = args.task;
+        const int pool = threads_arg(threads);
         const size_t uB = static_cast<size_t>(B), uT = static_cast<size_t>(steps);
         double *qs_d, *vs_d, *us_d;
         NumpyArray qs = new_array({uB, uT + 1, static_cast<size_t>(model.nq)}, &qs_d);
@@ -293,17 +295,12 @@ void bind_control(nb::module_& m) {
           ctrls_bar = as_array(ctrls_bar_h, "ctrls_bar");
           check_shape(ctrls_bar, "ctrls_bar", {B, T, model.nu()});
         }
-        const WorldRows weights(weights_h, "weights", policy.shape.param_count(), B);
-        const Eigen::Index ntask = task_columns(task_h);
-        const WorldRows task(task_h, "task", ntask, B);
-        check_policy_arguments(model, policy, policy.shape.param_count(), ntask);
-        if (threads && *threads <= 0)
-          throw ArgumentError("threads: expected a positive number of threads (None: all cores), got " +
-                              std::to_string(*threads));
-        const int pool = batch_threads(threads.value_or(0));
+        const PolicyArguments args(model, policy, weights_h, task_h, B);
+        const WorldRows &weights = args.weights, &task = args.task;
+        const int pool = threads_arg(threads);
         const Eigen::Index P = policy.shape.param_count(), nparams = static_cast<Eigen::Index>(param_names(model).size());
         MatrixXr<double> q0_bar = MatrixXr<double>::Zero(B, model.nq), v0_bar = MatrixXr<double>::Zero(B, model.nv),
-                         w_bar = MatrixXr<double>::Zero(B, P), task_bar = MatrixXr<double>::Zero(B, ntask),
+                         w_bar = MatrixXr<double>::Zero(B, P), task_bar = MatrixXr<double>::Zero(B, task.cols),
                          p_bar = MatrixXr<double>::Zero(B, nparams);
         {
           nb::gil_scoped_release no_gil;

@@ -141,6 +141,9 @@ StepOptions step_options(const Model& model, double dt, const std::string& integ
 // run on `threads` threads (None: all cores) without the GIL; params (B, nparams): per-world models.
 /// True when q (the first per-world argument) has a batch dimension: a 2-D array or nested sequence.
 bool is_batched(nb::handle q);
+/// The thread count of a batched call: `threads` when positive, all cores for None; ArgumentError
+/// otherwise (bind_batch.cpp).
+int threads_arg(std::optional<int> threads);
 nb::object step_batched(PyModel& s, nb::handle q, nb::handle v, nb::handle tau, nb::handle ctrl, double dt,
                         Integrator scheme, bool return_status, nb::handle params, std::optional<int> threads);
 nb::object step_vjp_batched(PyModel& s, nb::handle q, nb::handle v, nb::handle tau, nb::handle ctrl, double dt,
