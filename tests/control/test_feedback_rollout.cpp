@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "../support/cart_pole.hpp"
 #include "../support/laikago_scene.hpp"
 #include "gradyn/control/ilqr.hpp"
 #include "gradyn/model/builder.hpp"
@@ -18,23 +19,7 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // A pendulum on a cart, the cart driven by a motor clamped to +-5.
-Model cart_pole() {
-  ModelBuilder b;
-  b.add_link({"base", std::nullopt, {}, {}});
-  b.add_link({"cart", Inertia<double>(1.0, Vector3<double>::Zero(), Matrix3<double>::Identity() * 0.01), {}, {}});
-  b.add_link({"pole", Inertia<double>(0.1, Vector3<double>(0, 0, 0.5), Matrix3<double>::Identity() * 0.01), {}, {}});
-  JointSpec slider;
-  slider.name = "slider", slider.type = JointType::Prismatic, slider.parent = "base", slider.child = "cart";
-  b.add_joint(slider);
-  JointSpec hinge;
-  hinge.name = "hinge", hinge.type = JointType::Continuous, hinge.parent = "cart", hinge.child = "pole";
-  hinge.axis = Vector3<double>(0, 1, 0);
-  b.add_joint(hinge);
-  ActuatorSpec motor;
-  motor.joint = "slider", motor.ctrl_range = {-5.0, 5.0};
-  b.add_actuator(motor);
-  return b.build();
-}
+Model cart_pole() { return test::cart_pole({.ctrl_range = std::pair{-5.0, 5.0}}); }
 
 TEST(FeedbackRollout, WithoutFeedbackItIsTheOpenLoopRollout) {
   const Model model = cart_pole();

@@ -8,6 +8,7 @@
 #include <numbers>
 #include <random>
 
+#include "../support/cart_pole.hpp"
 #include "gradyn/control/policy.hpp"
 #include "gradyn/model/builder.hpp"
 #include "gradyn/model/errors.hpp"
@@ -16,24 +17,7 @@
 namespace gradyn {
 namespace {
 
-Model cart_pole() {
-  ModelBuilder b;
-  b.add_link({"world", std::nullopt, {}, {}});
-  b.add_link({"cart", Inertia<double>(1.0, Vector3<double>::Zero(), Matrix3<double>::Identity() * 1e-3), {}, {}});
-  b.add_link({"pole", Inertia<double>(0.2, Vector3<double>(0, 0, 0.5), Matrix3<double>::Identity() * 0.02), {}, {}});
-  JointSpec slider;
-  slider.name = "slider", slider.type = JointType::Prismatic, slider.parent = "world", slider.child = "cart";
-  slider.damping = 0.1;
-  b.add_joint(slider);
-  JointSpec hinge;
-  hinge.name = "hinge", hinge.type = JointType::Continuous, hinge.parent = "cart", hinge.child = "pole";
-  hinge.axis = Vector3<double>(0, 1, 0);
-  b.add_joint(hinge);
-  ActuatorSpec motor;
-  motor.joint = "slider", motor.gear = 2.0;
-  b.add_actuator(motor);
-  return b.build();
-}
+Model cart_pole() { return test::cart_pole({.pole_mass = 0.2, .pole_inertia = 0.02, .slider_damping = 0.1, .gear = 2.0}); }
 
 struct Fixture {
   Model model = cart_pole();

@@ -65,3 +65,16 @@ def perturbed_params(model, rng, scale=0.05, axis_norm=1.7):
     for k in axis_starts(model):
         p[k:k + 3] *= axis_norm / np.linalg.norm(p[k:k + 3])
     return p
+
+
+def build_cart_pole():
+    """A cart on a rail carrying a pole on a hinge, the cart driven by one motor (gear 2): the
+    actuated system of the policy tests."""
+    b = gradyn.ModelBuilder()
+    b.add_link("world")
+    b.add_link("cart", mass=1.0, inertia=(1e-3, 1e-3, 1e-3, 0, 0, 0))
+    b.add_link("pole", mass=0.2, com=(0, 0, 0.5), inertia=(0.02, 0.02, 1e-4, 0, 0, 0))
+    b.add_joint("slider", "prismatic", parent="world", child="cart", axis=(1, 0, 0), damping=0.1)
+    b.add_joint("hinge", "continuous", parent="cart", child="pole", axis=(0, 1, 0), damping=0.01)
+    b.add_actuator("slider", gear=2.0)
+    return b.build()

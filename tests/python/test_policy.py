@@ -9,19 +9,13 @@ import numpy as np
 import pytest
 
 import gradyn
+from bridge_models import build_cart_pole
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def cart_pole():
-    b = gradyn.ModelBuilder()
-    b.add_link("world")
-    b.add_link("cart", mass=1.0, inertia=(1e-3, 1e-3, 1e-3, 0, 0, 0))
-    b.add_link("pole", mass=0.2, com=(0, 0, 0.5), inertia=(0.02, 0.02, 1e-4, 0, 0, 0))
-    b.add_joint("slider", "prismatic", parent="world", child="cart", axis=(1, 0, 0), damping=0.1)
-    b.add_joint("hinge", "continuous", parent="cart", child="pole", axis=(0, 1, 0), damping=0.01)
-    b.add_actuator("slider", gear=2.0)
-    return b.build()
+    return build_cart_pole()
 
 
 def laikago_with_servos(contact="penalty"):

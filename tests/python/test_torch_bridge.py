@@ -18,7 +18,8 @@ torch = pytest.importorskip("torch")
 import gradyn  # noqa: E402
 import gradyn._bridge  # noqa: E402
 import gradyn.torch as gtorch  # noqa: E402
-from bridge_models import DT, axis_starts, build_floating, build_pendulum, perturbed_params, random_state  # noqa: E402
+from bridge_models import (DT, axis_starts, build_cart_pole, build_floating, build_pendulum,  # noqa: E402
+                           perturbed_params, random_state)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -351,14 +352,7 @@ def test_tau_and_taus_may_be_none_as_in_the_numpy_api():
 
 
 def test_policy_rollout_is_a_differentiable_torch_operation():
-    b = gradyn.ModelBuilder()
-    b.add_link("world")
-    b.add_link("cart", mass=1.0, inertia=(1e-3, 1e-3, 1e-3, 0, 0, 0))
-    b.add_link("pole", mass=0.2, com=(0, 0, 0.5), inertia=(0.02, 0.02, 1e-4, 0, 0, 0))
-    b.add_joint("slider", "prismatic", parent="world", child="cart", axis=(1, 0, 0), damping=0.1)
-    b.add_joint("hinge", "continuous", parent="cart", child="pole", axis=(0, 1, 0))
-    b.add_actuator("slider")
-    model = b.build()
+    model = build_cart_pole()
     policy = gradyn.Policy(model, ["hinge.q", "hinge.v", "task[0]"], hidden=[6], seed=2, zero_last_layer=False)
     rng = np.random.default_rng(0)
     weights = torch.tensor(policy.weights, requires_grad=True)
