@@ -48,7 +48,7 @@ import numpy as np
 
 from . import _bridge
 
-__all__ = ["step", "rollout"]
+__all__ = ["policy_rollout", "rollout", "step"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)  # hashed by identity: models are immutable
@@ -276,3 +276,92 @@ def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "eule
              "taus": (taus, 2, "nv"), "params": (params, 1, "nparams"), "ctrls": (ctrls, 2, "nu")}
     out = _call(_rollout, _Static(model, float(dt), integrator, int(max_snapshots)), named)
     return out if return_status else out[:2]
+
+
+# --- a policy's closed loop -------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True, eq=False)  # hashed by identity
+class _PolicyStatic:
+    policy: object
+    steps: int
+    dt: float
+    decay: float
+    integrator: str
+
+
+def _flat_worlds(x, item_ndim):
+    """(..., item) -> (worlds, item) and the leading shape (vmap's broadcast_all batch dims)."""
+    lead = x.shape[:x.ndim - item_ndim]
+    return x.reshape((-1,) + x.shape[x.ndim - item_ndim:]), lead
+
+
+def _policy_forward(static, weights, q0, v0, task):
+    dtype = _result_dtype(weights, q0, v0, task)
+    model = static.policy.model
+
+    def host(weights, q0, v0, *rest):
+        q, lead = _flat_worlds(np.asarray(q0, np.float64), 1)
+        w = _flat_worlds(np.asarray(weights, np.float64), 1)[0]
+        t = _flat_worlds(np.asarray(rest[0], np.float64), 1)[0] if rest else None
+        qs, vs, ctrls, _ = static.policy.rollout(q, _flat_worlds(np.asarray(v0, np.float64), 1)[0], static.steps,
+                                                 static.dt, weights=w if w.shape[0] > 1 else w[0],
+                                                 task=None if t is None else (t if t.shape[0] > 1 else t[0]),
+                                                 integrator=static.integrator)
+        return tuple(_cast(a.reshape(lead + a.shape[1:]), dtype) for a in (qs, vs, ctrls))
+
+    shapes = (jax.ShapeDtypeStruct((static.steps + 1, model.nq), dtype),
+              jax.ShapeDtypeStruct((static.steps + 1, model.nv), dtype),
+              jax.ShapeDtypeStruct((static.steps, model.nu), dtype))
+    return _callback(host, shapes, weights, q0, v0, task)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+def _policy_rollout(static, weights, q0, v0, task):
+    return _policy_forward(static, weights, q0, v0, task)
+
+
+def _policy_fwd(static, weights, q0, v0, task):
+    out = _policy_forward(static, weights, q0, v0, task)
+    return out, (weights, q0, v0, task, out[0], out[1])
+
+
+def _policy_bwd(static, residuals, cotangents):
+    weights, q0, v0, task, qs, vs = residuals
+    qs_bar, vs_bar, ctrls_bar = cotangents
+
+    def host(weights, q0, v0, qs, vs, qs_bar, vs_bar, ctrls_bar, *rest):
+        flat = lambda a, n: _flat_worlds(np.asarray(a, np.float64), n)[0]  # noqa: E731
+        lead = q0.shape[:-1]
+        t = flat(rest[0], 1) if rest else None
+        grads = static.policy.rollout_vjp(flat(qs, 2), flat(vs, 2), flat(qs_bar, 2), flat(vs_bar, 2), static.dt,
+                                          weights=flat(weights, 1), task=t, ctrls_bar=flat(ctrls_bar, 2),
+                                          decay=static.decay, reduce="none", integrator=static.integrator)
+        out = (_cast(grads["weights"].reshape(weights.shape), weights.dtype),
+               _cast(grads["q0"].reshape(lead + q0.shape[-1:]), q0.dtype),
+               _cast(grads["v0"].reshape(lead + v0.shape[-1:]), v0.dtype))
+        return out + ((_cast(grads["task"].reshape(rest[0].shape), rest[0].dtype),) if rest else ())
+
+    shapes = (_shape(weights), _shape(q0), _shape(v0)) + ((_shape(task),) if task is not None else ())
+    grads = _callback(host, shapes, weights, q0, v0, qs, vs, qs_bar, vs_bar, ctrls_bar, task)
+    return tuple(grads) + ((None,) if task is None else ())
+
+
+_policy_rollout.defvjp(_policy_fwd, _policy_bwd)
+
+
+def policy_rollout(policy, q0, v0, steps: int, dt: float, weights=None, task=None, decay: float = 1.0,
+                   integrator: str = "euler"):
+    """Differentiable gradyn.Policy rollout: (qs, vs, ctrls) of shapes (T+1, nq), (T+1, nv), (T, nu)
+    for one world, differentiable with respect to the weights, q0, v0 and the task (jax.grad);
+    jax.vmap over any of them runs the worlds in one batched C++ call. decay < 1 multiplies the
+    adjoint carried back one step by it (paper 002)."""
+    weights = _as_float_array(policy.weights if weights is None else weights)
+    q0, v0 = _as_float_array(q0), _as_float_array(v0)
+    task = None if task is None else _as_float_array(task)
+    for name, x, n in (("weights", weights, policy.param_count), ("q0", q0, policy.model.nq),
+                       ("v0", v0, policy.model.nv)):
+        if x.ndim != 1 or x.shape[0] != n:
+            raise ValueError(f"{name}: expected shape ({n},) (jax.vmap adds batch dimensions), got {tuple(x.shape)}")
+    return _policy_rollout(_PolicyStatic(policy, int(steps), float(dt), float(decay), integrator), weights, q0, v0,
+                           task)

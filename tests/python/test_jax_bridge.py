@@ -23,7 +23,8 @@ from jax.test_util import check_grads  # noqa: E402
 
 import gradyn  # noqa: E402
 import gradyn.jax as gjax  # noqa: E402
-from bridge_models import DT, axis_starts, build_floating, build_pendulum, perturbed_params, random_state  # noqa: E402
+from bridge_models import (DT, axis_starts, build_cart_pole, build_floating, build_pendulum,  # noqa: E402
+                           perturbed_params, random_state)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -296,3 +297,33 @@ def test_tau_and_taus_may_be_none_as_in_the_numpy_api():
     assert qs.shape == (8, model.nq)
     with pytest.raises(ValueError, match="taus and ctrls are both None"):
         gjax.rollout(model, q, v, None, 1e-3)
+
+
+def test_policy_rollout_under_grad_and_vmap():
+    model = build_cart_pole()
+    policy = gradyn.Policy(model, ["hinge.q", "hinge.v", "task[0]"], hidden=[6], seed=2, zero_last_layer=False)
+    q0 = jnp.array([0.05, 0.1])
+    v0 = jnp.zeros(2)
+    task = jnp.array([0.3])
+
+    def loss(w, q0, task):
+        qs, vs, ctrls = gjax.policy_rollout(policy, q0, v0, 30, 0.01, weights=w, task=task)
+        return jnp.sum(qs[-1] ** 2) + 0.1 * jnp.sum(ctrls**2)
+
+    w = jnp.asarray(policy.weights)
+    g_w, g_q0, g_task = jax.grad(loss, argnums=(0, 1, 2))(w, q0, task)
+    qs, vs, ctrls, _ = policy.rollout(np.asarray(q0), np.asarray(v0), 30, 0.01, task=[0.3])
+    a = np.zeros(qs.shape)
+    a[-1] = 2 * qs[-1]
+    ref = policy.rollout_vjp(qs, vs, a, np.zeros(vs.shape), 0.01, task=[0.3], ctrls_bar=0.2 * ctrls)
+    np.testing.assert_allclose(np.asarray(g_w), ref["weights"], rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(g_q0), ref["q0"], rtol=1e-10)
+    np.testing.assert_allclose(np.asarray(g_task), ref["task"], rtol=1e-10)
+    # vmap over initial states: one batched call, each world's gradient its own.
+    q0s = jnp.array([[0.05, 0.1], [0.0, -0.2], [0.1, 0.0]])
+    batch = jax.vmap(jax.grad(loss, argnums=1), in_axes=(None, 0, None))(w, q0s, task)
+    for b in range(3):
+        one = jax.grad(loss, argnums=1)(w, q0s[b], task)
+        np.testing.assert_allclose(np.asarray(batch[b]), np.asarray(one), rtol=1e-12)
+    with pytest.raises(ValueError, match=r"q0: expected shape \(2,\)"):
+        gjax.policy_rollout(policy, jnp.zeros(3), v0, 5, 0.01)
