@@ -2,7 +2,7 @@
 """Paper 002, section 3.2.2: the 4-DoF servo arm of arm_reach.py learns to reach random targets, the
 target given to the policy as its input (task[0..2]), trained on batches of arms simulated at once.
 
-    .venv/bin/python examples/control/arm_reach_random.py                       # 2 x 128 tanh network
+    .venv/bin/python examples/control/arm_reach_random.py                       # 2 x 128 relu network
     .venv/bin/python examples/control/arm_reach_random.py --hidden 1024 1024 1024 --minutes 10
     .venv/bin/python examples/control/arm_reach_random.py --quick               # a smoke run
 
@@ -62,7 +62,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="smoke run: 3 updates of 4 arms, 1 s")
     ap.add_argument("--hidden", type=int, nargs="+", default=[128, 128])
-    ap.add_argument("--activation", default="tanh")
+    ap.add_argument("--activation", default="relu")
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--seconds", type=float, default=arm_reach.SECONDS, help="simulated time per rollout")
     ap.add_argument("--lr", type=float, default=1e-3)
@@ -141,7 +141,8 @@ def write_results(args, policy, history):
         (f"--minutes {args.minutes:g} " if args.minutes != 20.0 else "") + (f"--seed {args.seed} " if args.seed else "")
     lines = [
         "# Arm reaching random targets (paper 002, section 3.2.2)\n",
-        f"Written by `.venv/bin/python examples/control/arm_reach_random.py {flags.strip()}` (seed {args.seed}). "
+        f"Written by `{' '.join(['.venv/bin/python examples/control/arm_reach_random.py', flags.strip()]).strip()}` "
+        f"(seed {args.seed}). "
         f"Policy {policy.widths}, {args.activation} ({policy.param_count:,} weights), inputs the target (task[0..2]); "
         f"batches of {args.batch} arms, {args.seconds:g} s at dt {arm_reach.DT}; Adam lr {args.lr}; "
         f"{history[-1][0]} updates in {history[-1][1]:.0f} s ({per_update:.2f} s per update, this machine's "
@@ -149,10 +150,14 @@ def write_results(args, policy, history):
         "| updates | seconds | validation mean distance (m) | at the end (m) |",
         "|---|---|---|---|",
     ]
-    for h in history[:: max(1, len(history) // 15)] + ([history[-1]] if len(history) > 15 else []):
+    shown = history[:: max(1, len(history) // 15)]
+    if shown[-1] is not history[-1]:
+        shown.append(history[-1])
+    for h in shown:
         lines.append(f"| {h[0]} | {h[1]:.0f} | {h[2]:.4f} | {h[3]:.4f} |")
-    lines += ["", f"Updates to a validation mean distance below 10 cm: {first(0.10)}; below 5 cm: {first(0.05)} "
-              "(None: not within this run).", "", f"![random targets]({stem}.png)"]
+    reached = lambda level: "not within this run" if first(level) is None else f"{first(level)}"  # noqa: E731
+    lines += ["", f"Updates to a validation mean distance below 10 cm: {reached(0.10)}; below 5 cm: "
+              f"{reached(0.05)}.", "", f"![random targets]({stem}.png)"]
     (out_dir / f"{stem}.md").write_text("\n".join(lines) + "\n")
     print(f"wrote {out_dir / (stem + '.md')}")
 
