@@ -7,6 +7,7 @@
 
 #include "gradyn/model/detail/joint_quantities.hpp"
 #include "gradyn/model/errors.hpp"
+#include "gradyn/nn/dense_batch.hpp"
 
 namespace gradyn {
 
@@ -125,7 +126,11 @@ PolicyWorkspace::PolicyWorkspace(const Model& model, const Policy& policy)
       tau_bar(model.nv),
       ctrl_bar(model.nu()),
       lambda_q(model.nq),
-      lambda_v(model.nv) {}
+      lambda_v(model.nv),
+      chunk_inputs(kChunk, policy.shape.inputs()),
+      chunk_posts(kChunk, policy.shape.activation_count()),
+      chunk_z_bars(kChunk, policy.shape.activation_count()),
+      chunk_weights_bar(policy.shape.param_count()) {}
 
 void policy_rollout(const Model& model, Data& data, const Policy& policy, const VecRef<double>& weights,
                     const VecRef<double>& task, const VecRef<double>& q0, const VecRef<double>& v0,
@@ -174,6 +179,7 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
   using K = PolicyObservation::Kind;
   work.lambda_q = qs_bar.row(T).transpose();
   work.lambda_v = vs_bar.row(T).transpose();
+  work.chunk_rows = 0;
   for (Eigen::Index t = T - 1; t >= 0; --t) {
     // The step's controls again (the network's pre/post for its VJP).
     observe(policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt, task,
@@ -184,8 +190,20 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
                      options.integrator, work.lambda_q, work.lambda_v, work.q_bar, work.v_bar, work.tau_bar,
                      work.ctrl_bar, model_bar);
     if (ctrls_bar.size() != 0) work.ctrl_bar += ctrls_bar.row(t).transpose();
+    // The network's adjoint: its input's now, its weights' a chunk of steps at a time.
+    const int row = work.chunk_rows++;
+    work.chunk_inputs.row(row) = work.net.input.transpose();
+    work.chunk_posts.row(row) = work.net.post.transpose();
     work.net.input_bar.setZero();
-    dense_vjp<double>(policy.shape, weights, work.net, work.ctrl_bar, work.net.input_bar, weights_bar);
+    dense_vjp_deltas<double>(policy.shape, weights, work.net, work.ctrl_bar, work.net.input_bar,
+                             work.chunk_z_bars.row(row).transpose());
+    if (work.chunk_rows == PolicyWorkspace::kChunk || t == 0) {
+      dense_weight_grads<double>(policy.shape, work.chunk_inputs.topRows(work.chunk_rows),
+                                 work.chunk_posts.topRows(work.chunk_rows), work.chunk_z_bars.topRows(work.chunk_rows),
+                                 work.chunk_weights_bar);
+      weights_bar += work.chunk_weights_bar;
+      work.chunk_rows = 0;
+    }
     for (size_t i = 0; i < policy.observations.size(); ++i) {
       const PolicyObservation& o = policy.observations[i];
       const double g = work.net.input_bar[static_cast<Eigen::Index>(i)];

@@ -55,6 +55,12 @@ struct PolicyWorkspace {
   PolicyWorkspace(const Model& model, const Policy& policy);
   DenseWorkspace net;
   Eigen::VectorXd ctrl, no_torque, q_bar, v_bar, tau_bar, ctrl_bar, lambda_q, lambda_v;
+  // The adjoint's last steps, added to the weights' adjoint a chunk at a time (nn/dense_batch.hpp):
+  // each row one step's network input, layer outputs and layer z adjoints.
+  static constexpr int kChunk = 64;
+  MatrixXr<double> chunk_inputs, chunk_posts, chunk_z_bars;
+  Eigen::VectorXd chunk_weights_bar;  // one chunk's weight adjoint, added to the caller's
+  int chunk_rows = 0;
 };
 
 /// T steps of the closed loop from (q0, v0): qs (T+1, nq), vs (T+1, nv), ctrls (T, nu) (the policy's
