@@ -11,7 +11,8 @@ Observations (``gradyn.policy_observations(model)`` lists the joint ones):
 
 * ``"<joint>.q"``: a 1-DoF joint's position; ``"<joint>.v"`` / ``"<joint>.v[k]"``: a DoF's velocity;
 * ``"clock.sin(<f>)"``, ``"clock.cos(<f>)"``: sin / cos of 2 pi f t, t = step index x dt (f in Hz);
-* ``"task[<k>]"``: entry k of the world's task vector (a target; given per world or shared).
+* ``"task[<k>]"``: entry k of the world's task vector (a target; given per world or shared);
+* ``"memory[<k>]"``: entry k of a recurrent policy's memory (``memory=`` outputs fed back).
 
 The outputs are the model's controls, one per actuator (``model.actuator_names``); the actuators
 clamp them to their ctrlrange. The weights start seeded (Glorot/He) with the last layer zero
@@ -42,19 +43,23 @@ class Policy:
     """A closed-loop controller for `model`: observations -> hidden layers -> model.nu controls.
 
     activation: of the hidden layers ('tanh', 'relu', 'elu', 'softplus', 'sigmoid', 'identity');
-    output_activation: of the outputs (default 'identity'). An unknown observation raises
-    ValueError listing the valid ones.
+    output_activation: of the outputs (default 'identity'). memory: a recurrent policy's state size
+    (paper 002, Eq. 3): the network has that many outputs after the controls, read back at the
+    next step as the observations "memory[k]" (zero at the first step). An unknown observation
+    raises ValueError listing the valid ones.
     """
 
     def __init__(self, model, observations, hidden=(64, 64), activation: str = "tanh",
-                 output_activation: str = "identity", seed: int = 0, zero_last_layer: bool = True):
+                 output_activation: str = "identity", seed: int = 0, zero_last_layer: bool = True,
+                 memory: int = 0):
         self.model = model
         self.observations = [str(o) for o in observations]
         self.hidden = [int(h) for h in hidden]
         self.activation = activation
         self.output_activation = output_activation
+        self.memory = int(memory)
         info = _core._policy_info(model, self.observations, self.hidden, activation, output_activation,
-                                  int(seed), bool(zero_last_layer))
+                                  self.memory, int(seed), bool(zero_last_layer))
         self.param_count = int(info["param_count"])
         self.task_size = int(info["task_size"])
         self.widths = list(info["widths"])
@@ -62,11 +67,12 @@ class Policy:
         self.weights = np.asarray(info["weights"])
 
     def __repr__(self):
+        memory = f" + {self.memory} memory" if self.memory else ""
         return (f"Policy({len(self.observations)} observations -> {self.hidden} ({self.activation}) -> "
-                f"{self.model.nu} controls, {self.param_count} weights)")
+                f"{self.model.nu} controls{memory}, {self.param_count} weights)")
 
     def _spec(self):
-        return (self.model, self.observations, self.hidden, self.activation, self.output_activation)
+        return (self.model, self.observations, self.hidden, self.activation, self.output_activation, self.memory)
 
     def rollout(self, q0, v0, steps: int, dt: float, weights=None, task=None, integrator: str = "euler",
                 threads: int | None = None):

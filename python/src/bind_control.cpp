@@ -82,9 +82,9 @@ struct PolicyArguments {
 };
 
 Policy policy_of(const Model& model, const std::vector<std::string>& observations, const std::vector<int>& hidden,
-                 const std::string& activation, const std::string& output_activation) {
+                 const std::string& activation, const std::string& output_activation, int memory) {
   return make_policy(model, observations, hidden, activation_from_name(activation),
-                     activation_from_name(output_activation));
+                     activation_from_name(output_activation), memory);
 }
 
 ControlInput parse_controls(const std::string& controls) {
@@ -208,30 +208,32 @@ void bind_control(nb::module_& m) {
   m.def(
       "_policy_info",
       [](PyModel& s, const std::vector<std::string>& observations, const std::vector<int>& hidden,
-         const std::string& activation, const std::string& output_activation, std::uint64_t seed,
+         const std::string& activation, const std::string& output_activation, int memory, std::uint64_t seed,
          bool zero_last_layer) {
-        const Policy policy = policy_of(s.model, observations, hidden, activation, output_activation);
+        const Policy policy = policy_of(s.model, observations, hidden, activation, output_activation, memory);
         nb::dict info;
         info["param_count"] = policy.shape.param_count();
         info["task_size"] = policy.task_size;
+        info["memory"] = policy.memory;
         info["widths"] = policy.shape.widths;
         info["weights"] = to_numpy(dense_initial_weights(policy.shape, seed, zero_last_layer));
         info["param_names"] = dense_param_names(policy.shape, "policy");
         return info;
       },
       nb::arg("model"), nb::arg("observations"), nb::arg("hidden"), nb::arg("activation"),
-      nb::arg("output_activation"), nb::arg("seed"), nb::arg("zero_last_layer"));
+      nb::arg("output_activation"), nb::arg("memory"), nb::arg("seed"), nb::arg("zero_last_layer"));
 
   m.def("_policy_observations", [](PyModel& s) { return policy_observations(s.model); }, nb::arg("model"));
 
   m.def(
       "_policy_rollout",
       [](PyModel& s, const std::vector<std::string>& observations, const std::vector<int>& hidden,
-         const std::string& activation, const std::string& output_activation, nb::handle weights_h, nb::handle q0_h,
+         const std::string& activation, const std::string& output_activation, int memory, nb::handle weights_h,
+         nb::handle q0_h,
          nb::handle v0_h, nb::handle task_h, int steps, double dt, const std::string& integrator,
          std::optional<int> threads) {
         const Model& model = s.model;
-        const Policy policy = policy_of(model, observations, hidden, activation, output_activation);
+        const Policy policy = policy_of(model, observations, hidden, activation, output_activation, memory);
         const StepOptions options = step_options(model, dt, integrator);
         if (steps < 1) throw ArgumentError("steps: expected at least 1, got " + std::to_string(steps));
         const ConstArray q0 = as_array(q0_h, "q0");
@@ -270,17 +272,18 @@ void bind_control(nb::module_& m) {
         return nb::make_tuple(qs, vs, us, nb::ndarray<nb::numpy, std::uint32_t>(status->data(), 2, shape, status_owner));
       },
       nb::arg("model"), nb::arg("observations"), nb::arg("hidden"), nb::arg("activation"),
-      nb::arg("output_activation"), nb::arg("weights"), nb::arg("q0"), nb::arg("v0"), nb::arg("task").none(),
+      nb::arg("output_activation"), nb::arg("memory"), nb::arg("weights"), nb::arg("q0"), nb::arg("v0"), nb::arg("task").none(),
       nb::arg("steps"), nb::arg("dt"), nb::arg("integrator") = "euler", nb::arg("threads").none() = nb::none());
 
   m.def(
       "_policy_rollout_vjp",
       [](PyModel& s, const std::vector<std::string>& observations, const std::vector<int>& hidden,
-         const std::string& activation, const std::string& output_activation, nb::handle weights_h, nb::handle task_h,
+         const std::string& activation, const std::string& output_activation, int memory, nb::handle weights_h,
+         nb::handle task_h,
          nb::handle qs_h, nb::handle vs_h, nb::handle qs_bar_h, nb::handle vs_bar_h, nb::handle ctrls_bar_h, double dt,
          double decay, const std::string& integrator, std::optional<int> threads) {
         const Model& model = s.model;
-        const Policy policy = policy_of(model, observations, hidden, activation, output_activation);
+        const Policy policy = policy_of(model, observations, hidden, activation, output_activation, memory);
         const StepOptions options = step_options(model, dt, integrator);
         const ConstArray qs = as_array(qs_h, "qs"), vs = as_array(vs_h, "vs");
         const auto qd = dims_of(qs, "qs", 3);
@@ -330,7 +333,7 @@ void bind_control(nb::module_& m) {
                               take_numpy(std::move(p_bar)));
       },
       nb::arg("model"), nb::arg("observations"), nb::arg("hidden"), nb::arg("activation"),
-      nb::arg("output_activation"), nb::arg("weights"), nb::arg("task").none(), nb::arg("qs"), nb::arg("vs"),
+      nb::arg("output_activation"), nb::arg("memory"), nb::arg("weights"), nb::arg("task").none(), nb::arg("qs"), nb::arg("vs"),
       nb::arg("qs_bar"), nb::arg("vs_bar"), nb::arg("ctrls_bar").none(), nb::arg("dt"), nb::arg("decay") = 1.0,
       nb::arg("integrator") = "euler", nb::arg("threads").none() = nb::none());
 }

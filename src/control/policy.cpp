@@ -16,7 +16,7 @@ namespace {
 std::string valid_names(const Model& model) {
   std::ostringstream s;
   for (const std::string& n : policy_observations(model)) s << "'" << n << "', ";
-  s << "'clock.sin(<Hz>)', 'clock.cos(<Hz>)', 'task[<k>]'";
+  s << "'clock.sin(<Hz>)', 'clock.cos(<Hz>)', 'task[<k>]', 'memory[<k>]' (with memory > k)";
   return s.str();
 }
 
@@ -33,17 +33,18 @@ bool parse_call(const std::string& name, const std::string& prefix, double& valu
   }
 }
 
-bool parse_task(const std::string& name, int& index) {
-  if (name.rfind("task[", 0) != 0 || name.back() != ']') return false;
-  const std::string number = name.substr(5, name.size() - 6);
+// "task[3]" with prefix "task[" -> 3; false when the text is not "<prefix><digits>]".
+bool parse_index(const std::string& name, const std::string& prefix, int& index) {
+  if (name.rfind(prefix, 0) != 0 || name.back() != ']') return false;
+  const std::string number = name.substr(prefix.size(), name.size() - prefix.size() - 1);
   if (number.empty() || number.find_first_not_of("0123456789") != std::string::npos) return false;
   index = std::stoi(number);
   return true;
 }
 
-// The observation vector at step t into work.net.input.
+// The observation vector at step t (memory: the recurrent state entering it) into out.
 void observe(const Policy& policy, const VecRef<double>& q, const VecRef<double>& v, double time,
-             const VecRef<double>& task, Eigen::VectorXd& out) {
+             const VecRef<double>& task, const VecRef<double>& memory, Eigen::VectorXd& out) {
   using K = PolicyObservation::Kind;
   for (size_t i = 0; i < policy.observations.size(); ++i) {
     const PolicyObservation& o = policy.observations[i];
@@ -54,6 +55,7 @@ void observe(const Policy& policy, const VecRef<double>& q, const VecRef<double>
       case K::ClockSin: out[i] = std::sin(phase); break;
       case K::ClockCos: out[i] = std::cos(phase); break;
       case K::Task: out[i] = task[o.index]; break;
+      case K::Memory: out[i] = memory[o.index]; break;
     }
   }
 }
@@ -67,12 +69,14 @@ std::vector<std::string> policy_observations(const Model& model) {
 }
 
 Policy make_policy(const Model& model, const std::vector<std::string>& observations, const std::vector<int>& hidden,
-                   Activation hidden_activation, Activation output_activation) {
+                   Activation hidden_activation, Activation output_activation, int memory) {
   if (model.nu() == 0)
     throw ArgumentError("a policy drives the model's actuators, and this model has none (add actuators, e.g. "
                         "ModelBuilder.add_actuator or MJCF <actuator>)");
   if (observations.empty()) throw ArgumentError("observations: give at least one (valid: " + valid_names(model) + ")");
+  if (memory < 0) throw ArgumentError("memory: expected a number of recurrent outputs >= 0, got " + std::to_string(memory));
   Policy policy;
+  policy.memory = memory;
   const std::vector<detail::JointQuantity> joint = detail::joint_quantities(model);
   for (const std::string& name : observations) {
     PolicyObservation o;
@@ -87,9 +91,14 @@ Policy make_policy(const Model& model, const std::vector<std::string>& observati
       o.kind = PolicyObservation::Kind::ClockSin, o.frequency = frequency;
     } else if (parse_call(name, "clock.cos(", frequency)) {
       o.kind = PolicyObservation::Kind::ClockCos, o.frequency = frequency;
-    } else if (parse_task(name, task)) {
+    } else if (parse_index(name, "task[", task)) {
       o.kind = PolicyObservation::Kind::Task, o.index = task;
       policy.task_size = std::max(policy.task_size, task + 1);
+    } else if (parse_index(name, "memory[", task)) {
+      if (task >= memory)
+        throw ArgumentError("observation '" + name + "' reads past the policy's memory of " + std::to_string(memory) +
+                            " entries (give memory=" + std::to_string(task + 1) + " or more)");
+      o.kind = PolicyObservation::Kind::Memory, o.index = task;
     } else {
       throw ArgumentError("unknown observation '" + name + "'; valid: " + valid_names(model));
     }
@@ -97,7 +106,7 @@ Policy make_policy(const Model& model, const std::vector<std::string>& observati
   }
   policy.shape.widths = {static_cast<int>(observations.size())};
   for (int w : hidden) policy.shape.widths.push_back(w);
-  policy.shape.widths.push_back(model.nu());
+  policy.shape.widths.push_back(model.nu() + memory);
   policy.shape.hidden = hidden_activation;
   policy.shape.output = output_activation;
   check_dense_shape(policy.shape, "policy");
@@ -105,9 +114,10 @@ Policy make_policy(const Model& model, const std::vector<std::string>& observati
 }
 
 void check_policy_arguments(const Model& model, const Policy& policy, Eigen::Index weights, Eigen::Index task) {
-  if (policy.shape.outputs() != model.nu())
+  if (policy.shape.outputs() != model.nu() + policy.memory)
     throw ArgumentError("policy: its network has " + std::to_string(policy.shape.outputs()) +
-                        " outputs but the model has nu = " + std::to_string(model.nu()) + " controls");
+                        " outputs but the model has nu = " + std::to_string(model.nu()) + " controls (and the policy " +
+                        std::to_string(policy.memory) + " memory entries)");
   if (weights != policy.shape.param_count())
     throw ArgumentError("weights: expected shape (" + std::to_string(policy.shape.param_count()) + ",), got (" +
                         std::to_string(weights) + ",)");
@@ -130,7 +140,10 @@ PolicyWorkspace::PolicyWorkspace(const Model& model, const Policy& policy)
       chunk_inputs(kChunk, policy.shape.inputs()),
       chunk_posts(kChunk, policy.shape.activation_count()),
       chunk_z_bars(kChunk, policy.shape.activation_count()),
-      chunk_weights_bar(policy.shape.param_count()) {}
+      chunk_weights_bar(policy.shape.param_count()),
+      memory(policy.memory),
+      output_bar(policy.shape.outputs()),
+      memory_bar(policy.memory) {}
 
 void policy_rollout(const Model& model, Data& data, const Policy& policy, const VecRef<double>& weights,
                     const VecRef<double>& task, const VecRef<double>& q0, const VecRef<double>& v0,
@@ -146,10 +159,13 @@ void policy_rollout(const Model& model, Data& data, const Policy& policy, const 
                         ", nv " + std::to_string(model.nv) + ", nu " + std::to_string(model.nu()) + ")");
   qs.row(0) = q0.transpose();
   vs.row(0) = v0.transpose();
+  work.memory.setZero();
   for (Eigen::Index t = 0; t < T; ++t) {
     observe(policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt, task,
-            work.net.input);
-    work.ctrl = dense_forward<double>(policy.shape, weights, work.net);
+            work.memory, work.net.input);
+    const auto output = dense_forward<double>(policy.shape, weights, work.net);
+    work.ctrl = output.head(model.nu());
+    work.memory = output.tail(policy.memory);
     ctrls.row(t) = work.ctrl.transpose();
     data.status = kStatusOk;
     step<double>(model, data, qs.row(t).transpose(), vs.row(t).transpose(), work.no_torque, work.ctrl, options.dt,
@@ -177,25 +193,39 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
                         std::to_string(model.nu()) + ")");
   if (!(decay >= 0 && decay <= 1)) throw ArgumentError("decay: expected a number in [0, 1], got " + std::to_string(decay));
   using K = PolicyObservation::Kind;
+  const int nu = model.nu(), H = policy.memory;
+  // A recurrent policy's memory at every step, replayed forward (the state alone does not give it).
+  work.memories.resize(T, H);
+  work.memory.setZero();
+  for (Eigen::Index t = 0; t < T && H > 0; ++t) {
+    work.memories.row(t) = work.memory.transpose();
+    observe(policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt, task,
+            work.memory, work.net.input);
+    work.memory = dense_forward<double>(policy.shape, weights, work.net).tail(H);
+  }
   work.lambda_q = qs_bar.row(T).transpose();
   work.lambda_v = vs_bar.row(T).transpose();
+  work.memory_bar.setZero();  // the adjoint of the memory leaving step t (entering step t + 1)
   work.chunk_rows = 0;
   for (Eigen::Index t = T - 1; t >= 0; --t) {
     // The step's controls again (the network's pre/post for its VJP).
+    if (H > 0) work.memory = work.memories.row(t).transpose();
     observe(policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt, task,
-            work.net.input);
-    work.ctrl = dense_forward<double>(policy.shape, weights, work.net);
+            work.memory, work.net.input);
+    work.ctrl = dense_forward<double>(policy.shape, weights, work.net).head(nu);
     work.q_bar.setZero(), work.v_bar.setZero(), work.tau_bar.setZero(), work.ctrl_bar.setZero();
     step_vjp<double>(model, data, qs.row(t).transpose(), vs.row(t).transpose(), work.no_torque, work.ctrl, options.dt,
                      options.integrator, work.lambda_q, work.lambda_v, work.q_bar, work.v_bar, work.tau_bar,
                      work.ctrl_bar, model_bar);
     if (ctrls_bar.size() != 0) work.ctrl_bar += ctrls_bar.row(t).transpose();
+    work.output_bar.head(nu) = work.ctrl_bar;
+    work.output_bar.tail(H) = work.memory_bar;
     // The network's adjoint: its input's now, its weights' a chunk of steps at a time.
     const int row = work.chunk_rows++;
     work.chunk_inputs.row(row) = work.net.input.transpose();
     work.chunk_posts.row(row) = work.net.post.transpose();
     work.net.input_bar.setZero();
-    dense_vjp_deltas<double>(policy.shape, weights, work.net, work.ctrl_bar, work.net.input_bar,
+    dense_vjp_deltas<double>(policy.shape, weights, work.net, work.output_bar, work.net.input_bar,
                              work.chunk_z_bars.row(row).transpose());
     if (work.chunk_rows == PolicyWorkspace::kChunk || t == 0) {
       dense_weight_grads<double>(policy.shape, work.chunk_inputs.topRows(work.chunk_rows),
@@ -204,16 +234,20 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
       weights_bar += work.chunk_weights_bar;
       work.chunk_rows = 0;
     }
+    work.memory_bar.setZero();
     for (size_t i = 0; i < policy.observations.size(); ++i) {
       const PolicyObservation& o = policy.observations[i];
       const double g = work.net.input_bar[static_cast<Eigen::Index>(i)];
       if (o.kind == K::Position) work.q_bar[o.index] += g;
       else if (o.kind == K::Velocity) work.v_bar[o.index] += g;
       else if (o.kind == K::Task) task_bar[o.index] += g;
+      else if (o.kind == K::Memory) work.memory_bar[o.index] += g;
     }
-    // Carried back one step, decayed (paper 002's truncation), plus the loss's own adjoint at t.
+    // Carried back one step, decayed (paper 002's truncation), plus the loss's own adjoint at t;
+    // the memory's adjoint is part of the carried state and decays with it.
     work.lambda_q = decay * work.q_bar + qs_bar.row(t).transpose();
     work.lambda_v = decay * work.v_bar + vs_bar.row(t).transpose();
+    work.memory_bar *= decay;
   }
   q0_bar += work.lambda_q;
   v0_bar += work.lambda_v;

@@ -116,6 +116,9 @@ TEST(Policy, ObservationNamesAndSizesAreChecked) {
   }
   EXPECT_THROW(make_policy(model, {"clock.cos(1.0"}, {4}, Activation::Tanh, Activation::Identity), ArgumentError);
   EXPECT_THROW(make_policy(model, {"task[x]"}, {4}, Activation::Tanh, Activation::Identity), ArgumentError);
+  EXPECT_THROW(make_policy(model, {"memory[1]"}, {4}, Activation::Tanh, Activation::Identity, 1), ArgumentError);
+  const Policy recurrent = make_policy(model, {"memory[1]"}, {4}, Activation::Tanh, Activation::Identity, 2);
+  EXPECT_EQ(recurrent.shape.outputs(), model.nu() + 2);
   const Policy policy = make_policy(model, {"task[3]"}, {}, Activation::Tanh, Activation::Identity);
   EXPECT_EQ(policy.task_size, 4);
   EXPECT_EQ(policy.shape.param_count(), 2);

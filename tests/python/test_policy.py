@@ -85,6 +85,21 @@ def test_closed_loop_gradients_match_central_differences_on_a_cart_pole():
         assert grads["params"][i] == pytest.approx(fd, rel=1e-5), name
 
 
+def test_recurrent_policy_gradients_match_central_differences():
+    """A policy with memory (paper 002, Eq. 3): two outputs fed back as inputs at the next step."""
+    model = cart_pole()
+    policy = gradyn.Policy(model, ["hinge.q", "hinge.v", "memory[0]", "memory[1]", "task[0]"], hidden=[12],
+                           memory=2, seed=5, zero_last_layer=False)
+    assert policy.widths == [5, 12, 3] and "2 memory" in repr(policy)
+    check_gradients(model, policy, np.array([0.1, 0.2]), np.array([0.0, -0.3]), np.array([0.4]), steps=150, dt=0.01)
+    # The memory matters: the same weights read as a feed-forward policy (memory pinned at 0) differ.
+    qs = policy.rollout([0.1, 0.2], [0.0, -0.3], 150, 0.01, task=[0.4])[0]
+    pinned = gradyn.Policy(model, ["hinge.q", "hinge.v", "task[0]", "task[1]", "task[2]"], hidden=[12], memory=2)
+    assert pinned.param_count == policy.param_count
+    qs_pinned = pinned.rollout([0.1, 0.2], [0.0, -0.3], 150, 0.01, weights=policy.weights, task=[0.0, 0.0, 0.4])[0]
+    assert np.abs(qs - qs_pinned).max() > 1e-3
+
+
 def test_closed_loop_gradients_through_penalty_contact_on_laikago():
     model, stance = laikago_with_servos("penalty")
     joints = [n for n in gradyn.policy_observations(model) if n.endswith(".q")]
@@ -199,6 +214,8 @@ def test_bad_input_names_what_was_expected():
     b.add_link("base")
     b.add_link("arm", mass=1.0, com=(0, 0, -0.5), inertia=(1e-3, 1e-3, 1e-3, 0, 0, 0))
     b.add_joint("hinge", "revolute", parent="base", child="arm", axis=(0, 1, 0))
+    with pytest.raises(ValueError, match=r"'memory\[2\]' reads past the policy's memory of 2 entries"):
+        gradyn.Policy(model, ["memory[2]"], memory=2)
     with pytest.raises(ValueError, match="this model has none"):
         gradyn.Policy(b.build(), ["hinge.q"])
     with pytest.raises(ValueError, match=r"decay: expected a number in \[0, 1\]"):

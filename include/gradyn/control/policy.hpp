@@ -11,7 +11,11 @@
 //   "<joint>.v"         the velocity of a 1-DoF joint; "<joint>.v[k]" DoF k of a multi-DoF joint
 //   "clock.sin(<f>)"    sin(2 pi f t), t = step index x dt; "clock.cos(<f>)" likewise (f in Hz)
 //   "task[<k>]"         entry k of the world's task parameters (a target, a commanded speed)
-// The network's outputs are the model's controls, one per actuator in order (model.nu()).
+//   "memory[<k>]"       entry k of the policy's memory: a recurrent policy (paper 002, Eq. 3) has
+//                       `memory` outputs after its controls, fed back as these inputs at the next
+//                       step (zero at the first)
+// The network's outputs are the model's controls, one per actuator in order (model.nu()), then
+// the memory.
 #pragma once
 
 #include <cstdint>
@@ -26,26 +30,27 @@
 namespace gradyn {
 
 struct PolicyObservation {
-  enum class Kind : std::uint8_t { Position, Velocity, ClockSin, ClockCos, Task } kind = Kind::Position;
-  int index = 0;           // entry of q (Position), of v (Velocity) or of the task vector (Task)
+  enum class Kind : std::uint8_t { Position, Velocity, ClockSin, ClockCos, Task, Memory } kind = Kind::Position;
+  int index = 0;           // entry of q (Position), of v (Velocity), of the task vector (Task) or of the memory
   double frequency = 0.0;  // ClockSin, ClockCos: in Hz
   std::string name;
 };
 
 struct Policy {
-  DenseShape shape;  // inputs: observations.size(); outputs: the model's nu
+  DenseShape shape;  // inputs: observations.size(); outputs: the model's nu, then memory
   std::vector<PolicyObservation> observations;
   int task_size = 0;  // entries of the task vector the observations read (1 + the largest index)
+  int memory = 0;     // recurrent state carried from one step to the next (0: feed-forward)
 };
 
 /// Every observation name the model offers (without the clock and task forms, which take numbers).
 std::vector<std::string> policy_observations(const Model& model);
 
-/// The policy reading `observations` (names as above) through hidden layers of the given widths.
-/// Throws ArgumentError naming an unknown observation and listing the valid ones, or when the model
-/// has no actuators.
+/// The policy reading `observations` (names as above) through hidden layers of the given widths,
+/// with `memory` recurrent outputs. Throws ArgumentError naming an unknown observation and listing
+/// the valid ones, a memory[k] past the memory, or when the model has no actuators.
 Policy make_policy(const Model& model, const std::vector<std::string>& observations, const std::vector<int>& hidden,
-                   Activation hidden_activation, Activation output_activation);
+                   Activation hidden_activation, Activation output_activation, int memory = 0);
 
 /// Throws ArgumentError naming expected and actual sizes unless weights and task fit the policy.
 void check_policy_arguments(const Model& model, const Policy& policy, Eigen::Index weights, Eigen::Index task);
@@ -55,6 +60,8 @@ struct PolicyWorkspace {
   PolicyWorkspace(const Model& model, const Policy& policy);
   DenseWorkspace net;
   Eigen::VectorXd ctrl, no_torque, q_bar, v_bar, tau_bar, ctrl_bar, lambda_q, lambda_v;
+  Eigen::VectorXd memory, output_bar, memory_bar;  // the recurrent state, the outputs' adjoint, the memory's
+  MatrixXr<double> memories;  // the adjoint's replay: the memory at every step (T x memory)
   // The adjoint's last steps, added to the weights' adjoint a chunk at a time (nn/dense_batch.hpp):
   // each row one step's network input, layer outputs and layer z adjoints.
   static constexpr int kChunk = 64;
