@@ -10,8 +10,9 @@
 
 ``ilqr`` is box-constrained iLQR (Tassa, Mansard and Todorov, "Control-limited differential dynamic
 programming", ICRA 2014): a Gauss-Newton backward pass on the step Jacobians (A, B) and the cost's
-derivatives, a projected-Newton QP per step for the control limits, and a line search whose
-candidates (step sizes 1, 1/2, 1/4, ...) are rolled out together as one batch of worlds.
+derivatives, a projected-Newton QP per step for the control limits (both in C++), and a line search
+whose candidates (step sizes 1, 1/2, 1/4, ...) are rolled out in rounds of one batch of worlds per
+core, each candidate's closed loop in C++.
 :class:`MPC` re-plans from each measured state over a receding horizon, warm-started from the
 previous plan shifted by one step.
 

@@ -40,7 +40,7 @@ bool ilqr_backward_pass(const LqrProblem& p, double mu, RowsOut<double> k, RowsO
   Eigen::MatrixXd Vxx = p.lxx.middleRows(T * nx, nx);
   Eigen::VectorXd Qx(nx), Qu(nu), kt(nu), lower(nu), upper(nu);
   Eigen::MatrixXd Qxx(nx, nx), Quu(nu, nu), Qux(nu, nx), Quu_reg(nu, nu), Qux_reg(nu, nx), VxxA(nx, nx), VxxB(nx, nu),
-      Kt(nu, nx);
+      Kt(nu, nx), free_rows(nu, nx);
   Eigen::Array<bool, Eigen::Dynamic, 1> free(nu);
   BoxQpWorkspace qp(static_cast<int>(nu));
   expected.setZero();
@@ -74,10 +74,10 @@ bool ilqr_backward_pass(const LqrProblem& p, double mu, RowsOut<double> k, RowsO
     // Gains on the free controls only: a control held at its bound does not respond to the state.
     Kt.setZero();
     if (qp.free_count > 0) {
-      Eigen::MatrixXd rows(qp.free_count, nx);
+      auto rows = free_rows.topRows(qp.free_count);
       for (int a = 0; a < qp.free_count; ++a) rows.row(a) = Qux_reg.row(qp.free_index[a]);
-      rows = -qp.llt.solve(rows);
-      for (int a = 0; a < qp.free_count; ++a) Kt.row(qp.free_index[a]) = rows.row(a);
+      qp.llt.solveInPlace(rows);
+      for (int a = 0; a < qp.free_count; ++a) Kt.row(qp.free_index[a]) = -rows.row(a);
     }
     k.row(t) = kt.transpose();
     K.middleRows(t * nu, nu) = Kt;
