@@ -41,8 +41,6 @@ import platform
 import re
 import sys
 import tempfile
-import time
-import warnings
 
 import numpy as np
 
@@ -50,7 +48,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "examples" / "laikago_contact"))
 import laikago_scene as scene  # noqa: E402
-from gradient_benchmarks import commit_name, median_times  # noqa: E402
+from gradient_benchmarks import commit_name, load_mjcf_text, median_times  # noqa: E402
 
 import gradyn  # noqa: E402
 
@@ -74,12 +72,7 @@ class Scene:
         self.xml = xml
         self.m = mujoco.MjModel.from_xml_string(xml)
         self.m.opt.timestep = dt
-        with tempfile.NamedTemporaryFile("w", suffix=".xml", delete=False) as f:
-            f.write(xml)
-            self.path = f.name
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the humanoid's tendons (inert here), ...
-            base = gradyn.load(self.path)
+        base = load_mjcf_text(xml)  # (the humanoid's tendons are inert here: warned, silenced)
         self.free_model = base  # (its MJCF has the ground plane)
         self.model = base.with_contact(model=contact, **contact_settings)
         assert self.model.nu == self.m.nu, (self.model.nu, self.m.nu)
@@ -163,12 +156,7 @@ def check_same_robot(sc):
     m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONSTRAINT | mujoco.mjtDisableBit.mjDSBL_CONTACT
     m.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_EULERDAMP
     m.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
-    with tempfile.NamedTemporaryFile("w", suffix=".xml", delete=False) as f:
-        f.write(text)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        gm = gradyn.load(f.name)
-    os.unlink(f.name)
+    gm = load_mjcf_text(text)
     rng = np.random.default_rng(1)
     d = mujoco.MjData(m)
     d.qpos[:] = m.qpos0 + 0.2 * rng.normal(size=m.nq)

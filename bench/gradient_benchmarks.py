@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import subprocess
@@ -195,6 +194,22 @@ def commit_name():
     dirty = subprocess.run(["git", "-C", root, "status", "--short", "--", "src", "include", "python"],
                            capture_output=True, text=True).stdout.strip()
     return (git or "?") + (" (uncommitted changes in src/, include/ or python/)" if dirty else "")
+
+
+def load_mjcf_text(xml: str, contact: str | None = None):
+    """A gradyn model of MJCF text (the comparison scripts hand MuJoCo and gradyn the same text);
+    loader warnings (elements gradyn does not simulate, inert in these scenes) are silenced."""
+    import warnings
+
+    import gradyn
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "scene.xml")
+        with open(path, "w") as f:
+            f.write(xml)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return gradyn.load(path, contact=contact)
 
 
 def median_times(fns, repeats):

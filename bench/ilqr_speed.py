@@ -36,7 +36,6 @@ import platform
 import sys
 import tempfile
 import time
-import warnings
 
 import numpy as np
 
@@ -44,7 +43,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "examples" / "laikago_contact"))
 import laikago_scene as scene  # noqa: E402
-from gradient_benchmarks import commit_name  # noqa: E402
+from gradient_benchmarks import commit_name, load_mjcf_text  # noqa: E402
 
 import gradyn  # noqa: E402
 from gradyn import control  # noqa: E402
@@ -141,12 +140,7 @@ def load_both(xml, dt, contact=None, contact_settings=None):
 
     m = mujoco.MjModel.from_xml_string(xml)
     m.opt.timestep = dt
-    with tempfile.NamedTemporaryFile("w", suffix=".xml", delete=False) as f:
-        f.write(xml)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = gradyn.load(f.name)
-    os.unlink(f.name)
+    model = load_mjcf_text(xml)
     if contact is not None:
         model = model.with_contact(model=contact, **(contact_settings or {}))
     return m, model

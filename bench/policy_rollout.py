@@ -31,7 +31,6 @@ import platform
 import sys
 import tempfile
 import time
-import warnings
 
 import numpy as np
 
@@ -39,7 +38,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "examples" / "laikago_contact"))
 import laikago_scene as scene  # noqa: E402
-from gradient_benchmarks import commit_name  # noqa: E402
+from gradient_benchmarks import commit_name, load_mjcf_text  # noqa: E402
 
 import gradyn  # noqa: E402
 
@@ -48,13 +47,7 @@ NETWORKS = {"1.5k": [32, 32], "18k": [128, 128], "270k": [512, 512], "2.1M": [10
 
 
 def laikago():
-    xml = scene.mujoco_xml(timestep=DT, position_servos=(scene.KP, scene.KD))
-    with tempfile.NamedTemporaryFile("w", suffix=".xml", delete=False) as f:
-        f.write(xml)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = gradyn.load(f.name, contact="pgs")
-    os.unlink(f.name)
+    model = load_mjcf_text(scene.mujoco_xml(timestep=DT, position_servos=(scene.KP, scene.KD)), contact="pgs")
     return model, scene.stance(model, clearance=0.0)
 
 

@@ -48,12 +48,11 @@ void observe(const Policy& policy, const VecRef<double>& q, const VecRef<double>
   using K = PolicyObservation::Kind;
   for (size_t i = 0; i < policy.observations.size(); ++i) {
     const PolicyObservation& o = policy.observations[i];
-    const double phase = 2 * std::numbers::pi * o.frequency * time;
     switch (o.kind) {
       case K::Position: out[i] = q[o.index]; break;
       case K::Velocity: out[i] = v[o.index]; break;
-      case K::ClockSin: out[i] = std::sin(phase); break;
-      case K::ClockCos: out[i] = std::cos(phase); break;
+      case K::ClockSin: out[i] = std::sin(2 * std::numbers::pi * o.frequency * time); break;
+      case K::ClockCos: out[i] = std::cos(2 * std::numbers::pi * o.frequency * time); break;
       case K::Task: out[i] = task[o.index]; break;
       case K::Memory: out[i] = memory[o.index]; break;
     }
