@@ -5,7 +5,9 @@
 #include <nanobind/stl/vector.h>
 
 #include <cmath>
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "common.hpp"
 #include "gradyn/collision/collide.hpp"
@@ -22,6 +24,25 @@ nb::object vector3(const Vector3<double>& x) {
   Eigen::Map<Eigen::Vector3d> view(buffer);
   view = x;
   return owned(std::move(out));
+}
+
+// A hull's vertices (n, 3) and its faces fanned into triangles (m, 3), counter-clockwise seen from
+// outside, for drawing (gradyn.viewer); a convex face's fan covers it exactly.
+void add_hull_mesh(nb::dict& d, const ConvexHull& hull) {
+  double* v;
+  NumpyArray vertices = new_array({hull.vertices.size(), 3}, &v);
+  for (size_t i = 0; i < hull.vertices.size(); ++i)
+    for (int k = 0; k < 3; ++k) v[3 * i + k] = hull.vertices[i][k];
+  auto* triangles = new std::vector<std::int32_t>();
+  for (const ConvexHull::Face& f : hull.faces)
+    for (int k = 1; k + 1 < f.count; ++k)
+      triangles->insert(triangles->end(), {hull.face_vertices[f.first], hull.face_vertices[f.first + k],
+                                           hull.face_vertices[f.first + k + 1]});
+  nb::capsule owner(triangles, [](void* p) noexcept { delete static_cast<std::vector<std::int32_t>*>(p); });
+  size_t shape[2] = {triangles->size() / 3, 3};
+  d["vertices"] = owned(std::move(vertices));
+  d["triangles"] = nb::cast(nb::ndarray<nb::numpy, std::int32_t>(triangles->data(), 2, shape, owner),
+                            nb::rv_policy::move);
 }
 
 }  // namespace
@@ -51,13 +72,16 @@ void bind_collision(nb::module_& m) {
               d["restitution"] = g.restitution;
               d["contype"] = g.contype;
               d["conaffinity"] = g.conaffinity;
+              if (g.hull) add_hull_mesh(d, *g.hull);
               out.append(d);
             }
             return out;
           },
           "The collision geoms as dicts: name, type, body ('world' for the world), placement (4x4, in "
           "the body frame), size (see the C++ geometry.hpp: radius / half-length / half-extents), "
-          "friction, restitution, contype, conaffinity.")
+          "friction, restitution, contype, conaffinity; convex_hull geoms also vertices ((n, 3), in the geom "
+          "frame, before the size scale) and triangles ((m, 3) int32 vertex indices, counter-clockwise seen "
+          "from outside).")
       // URDF has no world geometry, so a robot loaded from one needs its floor added here.
       .def(
           "with_ground_plane",
