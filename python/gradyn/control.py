@@ -1,4 +1,4 @@
-"""Trajectory optimisation and model-predictive control on gradyn's analytic step Jacobians.
+"""Trajectory optimisation and model-predictive control on gradyn's analytic step Jacobians. ::
 
     import gradyn, numpy as np
     from gradyn import control
@@ -24,7 +24,7 @@ Any object with the methods of :class:`GradynDynamics` (``step``, ``rollout``, `
 
 Convergence (``ILQRResult.reason``): the solver stops with ``converged=True`` when an accepted step
 improves the cost by less than ``tolerance`` relative to it, or when the control update is below
-``gradient_tolerance`` (mean over steps of max |k_t| / (max |u_t| + 1)) with the regularisation
+``gradient_tolerance`` (mean over steps of ``max |k_t| / (max |u_t| + 1)``) with the regularisation
 below 1e-5 (Tassa et al.'s rules). It stops with
 ``converged=False`` at ``max_iterations``, or when the regularisation needed to make progress
 exceeds ``max_regularization`` (no descent direction found: e.g. every candidate step diverged).
@@ -484,7 +484,7 @@ def ilqr(dynamics, cost, q0, v0, u_init, *, max_iterations: int = 100, tolerance
 
 
 class MPC:
-    """Receding-horizon control: each call re-plans over `horizon` steps from the measured state.
+    """Receding-horizon control: each call re-plans over `horizon` steps from the measured state. ::
 
         mpc = control.MPC(dynamics, cost, horizon=30, iterations=5)
         for t in range(steps):

@@ -3,7 +3,7 @@
 A network added with ``Model.with_network`` may read many inputs; the sparse-group lasso on its
 first layer drives the weights of the inputs that do not explain the data to zero, and
 ``prune_inputs`` then removes those inputs. The penalty (paper 001, Eq. 2, with the per-input group
-term of SPINN and the sparse-group lasso it cites):
+term of SPINN and the sparse-group lasso it cites)::
 
     penalty = l1 * sum_ij |W1[i, j]|                      (Eq. 2's kappa term)
             + sqrt(h) * sum_j group_j ||W1[:, j]||_2       (one group per input j, h = width of layer 1;

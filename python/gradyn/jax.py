@@ -1,4 +1,4 @@
-"""JAX bridge: gradyn.step and gradyn.rollout as differentiable JAX functions.
+"""JAX bridge: gradyn.step and gradyn.rollout as differentiable JAX functions. ::
 
     import jax
     jax.config.update("jax_enable_x64", True)   # float64 arrays (recommended, see below)

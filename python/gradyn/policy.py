@@ -1,5 +1,5 @@
 """Policies inside the rollout: a dense network maps an observation to the actuators' controls at
-every step, and the whole closed loop and its adjoint run in C++ (include/gradyn/control/policy.hpp).
+every step, and the whole closed loop and its adjoint run in C++ (include/gradyn/control/policy.hpp). ::
 
     policy = gradyn.Policy(model, ["shoulder.q", "shoulder.v", "clock.sin(1.0)", "task[0]"],
                            hidden=[64, 64])

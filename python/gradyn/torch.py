@@ -1,5 +1,5 @@
 """PyTorch bridge: gradyn.step, gradyn.rollout and a gradyn.Policy's closed loop
-(``policy_rollout``) as differentiable torch operations.
+(``policy_rollout``) as differentiable torch operations. ::
 
     import gradyn, gradyn.torch
     model = gradyn.load("pendulum2.urdf")

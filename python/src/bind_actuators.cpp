@@ -159,12 +159,14 @@ ctrlrange and forcerange ((lower, upper), or None when unclamped). The joint rec
       nb::arg("velocity_limit") = std::numeric_limits<double>::infinity(), nb::arg("ctrlrange").none() = nb::none(),
       nb::arg("forcerange").none() = nb::none(), nb::rv_policy::reference_internal, R"doc(
 Add an actuator on a revolute, continuous or prismatic joint; its control is the next entry of
-ctrl. Returns the builder. With L = gear q and V = gear v:
+ctrl. Returns the builder. With L = gear q and V = gear v::
+
   'motor'     force = ctrl
   'position'  force = kp ctrl - kp L - kv V            (MuJoCo's <position kp kv>)
   'velocity'  force = kv ctrl - kv V                   (MuJoCo's <velocity kv>)
   'general'   force = (gain[0] + gain[1] L + gain[2] V) ctrl + bias[0] + bias[1] L + bias[2] V
   'servo'     force = kv (clip(kp (ctrl - L), velocity_limit) - V)   (paper 002's servo)
+
 ctrl is first clamped to ctrlrange, the force to forcerange ((lower, upper); None: unclamped), and
 the joint receives gear * force. name: default the joint's name (then "<joint>/<kind>" for more).
 build() raises gradyn.ModelError naming the actuator when its joint is missing or not 1-DoF.
@@ -205,7 +207,7 @@ build() raises gradyn.ModelError naming the actuator when its joint is missing o
       nb::arg("kind") = "torque", nb::arg("kp") = 0.0, nb::arg("kv") = 0.0,
       nb::arg("effort_limit").none() = nb::none(), nb::arg("velocity_limit").none() = nb::none(),
       (std::string("Adjoint of actuator_torques: (q_bar (nq,), v_bar (nv,), u_bar (nv,)) = tau_bar^T d tau / d(q, v, u).\n"
-                   "A clipped quantity passes no gradient (zero derivative where |x| > L; at |x| == L the\n"
+                   "A clipped quantity passes no gradient (zero derivative where ``|x| > L``; at ``|x| == L`` the\n"
                    "unclipped branch). Same settings arguments as actuator_torques.\n") +
        kServoDoc)
           .c_str());

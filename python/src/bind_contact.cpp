@@ -138,9 +138,9 @@ contact; not given: this model's, or 'penalty' if it has none); settings not giv
 velocity_scale 0.01 m/s, static_friction_ratio 1.2, viscous_friction 0, margin 0).
 
 Per contact (depth d > 0, penetration rate d_dot): normal force k d^p (1 + c d_dot), never
-negative (Hunt-Crossley); friction 'smooth_coulomb' -mu f_n v_t / sqrt(|v_t|^2 + velocity_scale^2)
+negative (Hunt-Crossley); friction 'smooth_coulomb' ``-mu f_n v_t / sqrt(|v_t|^2 + velocity_scale^2)``
 or 'brown' (Brown & McPhee: static peak static_friction_ratio * mu at velocity_scale, plus
-viscous_friction * |v_t|); mu is the larger friction of the two geoms. step/rollout then apply the
+``viscous_friction * |v_t|``); mu is the larger friction of the two geoms. step/rollout then apply the
 contact forces (recomputed at every RK4 stage); step_vjp/rollout_vjp differentiate through them.
 Bad numbers raise gradyn.ModelError.
 
@@ -159,7 +159,7 @@ solved by a primal-dual interior-point method; semi-implicit Euler only (RK4 rai
 Settings: ipm_iterations 50 (Newton steps at most; when reached before the tolerance the step keeps
 the last iterate and does not raise; step/rollout(..., return_status=True) report
 gradyn.Status.SOLVER_NOT_CONVERGED), ipm_tolerance 1e-10 (on every
-residual and on |s z - kappa|), ipm_kappa 0 (complementarity relaxation s z = kappa: > 0 gives a
+residual and on ``|s z - kappa|``), ipm_kappa 0 (complementarity relaxation s z = kappa: > 0 gives a
 slightly soft contact with smooth gradients), ipm_friction_directions 4 (>= 3; the cone holds
 cos(pi / N) of mu half-way between two directions: 71% for 4, 92% for 8), ipm_warm_start False
 (True, a bool: a step whose contacts are the previous step's geom pairs starts the solver from that

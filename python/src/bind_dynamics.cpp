@@ -144,10 +144,11 @@ Armature is included in M; passive spring and damper forces are not (see forward
       },
       model_, nb::arg("q"), nb::arg("v") = nb::none(), R"doc(
 Poses (and velocities) of every body and frame. Returns a dict:
-  'body_poses': (nbodies, 4, 4) homogeneous world poses, in the order of model.body_names;
-  'frame_poses': (nframes, 4, 4), in the order of model.frame_names;
-  'body_velocities' (only when v is given): (nbodies, 6) spatial velocities [angular; linear]
-    of each body, in its own frame.
+
+* 'body_poses': (nbodies, 4, 4) homogeneous world poses, in the order of model.body_names;
+* 'frame_poses': (nframes, 4, 4), in the order of model.frame_names;
+* 'body_velocities' (only when v is given): (nbodies, 6) spatial velocities [angular; linear]
+  of each body, in its own frame.
 )doc");
 
   m.def(
@@ -234,7 +235,8 @@ reference: 'local_world_aligned' (velocity of the frame's origin in world axes, 
   nb::enum_<StatusFlag>(m, "Status", nb::is_flag(), nb::is_arithmetic(), R"doc(
 What went wrong in a step, as bits (an enum.IntFlag); step(..., return_status=True) and
 rollout(..., return_status=True) report them. Numerical trouble never raises: the step finishes and
-sets its flag, so one bad world does not stop a batch.
+sets its flag, so one bad world does not stop a batch::
+
   NON_FINITE            a NaN or inf in the new state (it diverged)
   SINGULAR_INERTIA      a joint's articulated inertia was not invertible (zero mass or inertia)
   CONTACT_OVERFLOW      more contacts than the model's buffer holds; some were dropped
@@ -280,10 +282,12 @@ sets its flag, so one bad world does not stop a batch.
       nb::arg("threads").none() = nb::none(), R"doc(
 One time step from (q, v) under joint torques tau and the actuators' controls ctrl (passive forces
 included; contact forces or impulses under the model's contact model, see Model.with_contact).
-tau: shape (nv,), generalised forces added to the actuators'; None: zeros.
-ctrl: shape (model.nu,), one control per actuator (model.actuator_names; the actuators run inside
+
+* tau: shape (nv,), generalised forces added to the actuators'; None: zeros.
+* ctrl: shape (model.nu,), one control per actuator (model.actuator_names; the actuators run inside
   the step: force = gain ctrl + bias, clamped, times gear); None: every control zero.
-integrator: 'euler' (semi-implicit: v+ = v + dt a, q+ = q (+) dt v+) or 'rk4'.
+* integrator: 'euler' (semi-implicit: v+ = v + dt a, q+ = q (+) dt v+) or 'rk4'.
+
 Returns (q_next, v_next); with return_status=True (q_next, v_next, status), status a gradyn.Status
 (Status.OK, or the flags of what went wrong in this step: the step never raises for numerical
 trouble, e.g. a contact solver that did not converge or a state that became NaN).

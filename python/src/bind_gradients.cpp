@@ -369,7 +369,7 @@ or (nu,) for a single step (None: none, every control zero).
 
 Returns a dict per input block, "q0", "v0", "taus", "ctrls" (when given) and (with check_params)
 "params", each a
-dict with size, scale (largest |gradient entry|), ad_error and fd_error (max |adjoint - reference|
+dict with size, scale (largest ``|gradient entry|``), ad_error and fd_error (``max |adjoint - reference|``
 / scale; NaN when not computed), ad_coords and fd_coords (entries compared: the taus and params
 blocks can be subsampled with ad_max_coords / fd_max_coords, evenly spaced), worst_ad_index and
 worst_fd_index. Every block is compared as raw ambient numbers (the references perturb single

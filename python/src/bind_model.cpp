@@ -151,8 +151,8 @@ they weld remain as frames). Per joint, q / v hold::
                    "Lower position limits, shape (nq,); -inf where none.")
       .def_prop_ro("upper_limit", vector_property(&Model::upper_limit),
                    "Upper position limits, shape (nq,); inf where none.")
-      .def_prop_ro("effort_limit", vector_property(&Model::effort_limit), "|tau| bounds, shape (nv,); inf: none.")
-      .def_prop_ro("velocity_limit", vector_property(&Model::velocity_limit), "|v| bounds, shape (nv,); inf: none.")
+      .def_prop_ro("effort_limit", vector_property(&Model::effort_limit), "Bounds on ``|tau|``, shape (nv,); inf: none.")
+      .def_prop_ro("velocity_limit", vector_property(&Model::velocity_limit), "Bounds on ``|v|``, shape (nv,); inf: none.")
       .def(
           "joint_type", [](const PyModel& s, const std::string& name) {
             return std::string(joint_type_name(s.model.joint_type[joint_or_raise(s.model, name)]));
@@ -238,9 +238,9 @@ tree) and raises gradyn.ModelError naming the link or joint.
           nb::rv_policy::reference_internal, R"doc(
 Add a link. Returns the builder.
 
-mass: kg; None makes a massless link (a frame, or welded to a massive one).
-com: centre of mass in the link frame.
-inertia: rotational inertia about the centre of mass, a 3x3 matrix or (ixx, iyy, izz, ixy, ixz, iyz),
+* mass: kg; None makes a massless link (a frame, or welded to a massive one).
+* com: centre of mass in the link frame.
+* inertia: rotational inertia about the centre of mass, a 3x3 matrix or (ixx, iyy, izz, ixy, ixz, iyz),
   in axes rotated by inertia_rpy from the link frame (URDF <inertial><origin rpy>).
 )doc")
       .def(
@@ -278,13 +278,13 @@ inertia: rotational inertia about the centre of mass, a 3x3 matrix or (ixx, iyy,
           nb::rv_policy::reference_internal, R"doc(
 Add a joint that moves `child` relative to `parent`. Returns the builder.
 
-type: 'revolute', 'continuous', 'prismatic', 'spherical', 'free', 'planar' or 'fixed'.
-xyz, rpy: the joint frame in the parent link frame (URDF <origin>; rpy = roll, pitch, yaw about
+* type: 'revolute', 'continuous', 'prismatic', 'spherical', 'free', 'planar' or 'fixed'.
+* xyz, rpy: the joint frame in the parent link frame (URDF <origin>; rpy = roll, pitch, yaw about
   fixed x, y, z). The child link frame coincides with the joint frame at q = 0.
-axis: revolute/prismatic axis in the joint frame (normalised).
-damping, armature, stiffness: per DoF; spring torque -stiffness * (q - rest).
-lower, upper: position limits (revolute, prismatic); effort, velocity: |tau| and |v| bounds.
-reference: the joint's value in the model's reference configuration q0.
+* axis: revolute/prismatic axis in the joint frame (normalised).
+* damping, armature, stiffness: per DoF; spring torque -stiffness * (q - rest).
+* lower, upper: position limits (revolute, prismatic); effort, velocity: ``|tau|`` and ``|v|`` bounds.
+* reference: the joint's value in the model's reference configuration q0.
 )doc")
       .def(
           "set_gravity", [](ModelBuilder& b, nb::handle g) -> ModelBuilder& { return b.set_gravity(vector3_arg(g, "gravity")); },
