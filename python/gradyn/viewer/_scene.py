@@ -1,0 +1,159 @@
+"""What the viewer draws, shared by the recordings (MeshCat) and the offscreen images
+(matplotlib): argument checks, body poses along a trajectory, each geom as a triangle mesh in its
+own frame, and the colours."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .. import _core
+
+# One colour per body (cycled), the floor grey: bodies stay apart in a crowded robot.
+PALETTE = np.array([
+    [0.90, 0.55, 0.20], [0.25, 0.55, 0.85], [0.35, 0.70, 0.35], [0.80, 0.30, 0.35],
+    [0.60, 0.45, 0.80], [0.85, 0.75, 0.25], [0.30, 0.70, 0.75], [0.75, 0.45, 0.60],
+])
+FLOOR = np.array([0.78, 0.78, 0.76])
+FLOOR_DARK = np.array([0.62, 0.62, 0.60])
+WORLD = np.array([0.55, 0.55, 0.58])  # world geoms other than planes
+
+
+def check_model(model) -> None:
+    if not isinstance(model, _core.Model):
+        raise TypeError(f"model: expected a gradyn.Model (gradyn.load or ModelBuilder.build), got {type(model).__name__}")
+
+
+def as_trajectory(model, qs, name: str = "qs") -> np.ndarray:
+    """qs as a (T, nq) float64 array; a single configuration (nq,) becomes (1, nq)."""
+    check_model(model)
+    try:
+        arr = np.asarray(qs, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{name}: expected an array of configurations of shape (T, {model.nq}) or ({model.nq},), "
+                         f"got {type(qs).__name__} that is not numeric ({e})") from None
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[1] != model.nq or arr.shape[0] == 0:
+        raise ValueError(f"{name}: expected shape (T, {model.nq}) with T >= 1, or ({model.nq},) for one configuration "
+                         f"(nq = {model.nq} for model '{model.name}'), got {np.shape(qs)}")
+    if not np.all(np.isfinite(arr)):
+        bad = int(np.argwhere(~np.isfinite(arr))[0][0])
+        raise ValueError(f"{name}: row {bad} holds NaN or inf; the viewer draws finite configurations only "
+                         f"(a diverged rollout's status says where it went wrong)")
+    return arr
+
+
+def as_configuration(model, q, name: str = "q") -> np.ndarray:
+    """q as an (nq,) float64 array."""
+    check_model(model)
+    arr = np.asarray(q, dtype=np.float64)
+    if arr.shape != (model.nq,):
+        raise ValueError(f"{name}: expected shape ({model.nq},) (nq of model '{model.name}'), got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name}: holds NaN or inf; the viewer draws finite configurations only")
+    return arr
+
+
+def body_poses(model, qs: np.ndarray) -> np.ndarray:
+    """(T, nbodies, 4, 4) world poses of the bodies along a (T, nq) trajectory."""
+    out = np.empty((qs.shape[0], len(model.body_names), 4, 4))
+    for t, q in enumerate(qs):
+        out[t] = _core.forward_kinematics(model, q)["body_poses"]
+    return out
+
+
+def body_colour(model, body: str) -> np.ndarray:
+    if body == "world":
+        return WORLD
+    return PALETTE[model.body_names.index(body) % len(PALETTE)]
+
+
+def _outward_hull(points: np.ndarray):
+    """Triangles of the convex hull of points, counter-clockwise seen from outside (qhull via scipy)."""
+    from scipy.spatial import ConvexHull
+
+    hull = ConvexHull(points)
+    tri = hull.simplices.copy()
+    p = hull.points
+    n = np.cross(p[tri[:, 1]] - p[tri[:, 0]], p[tri[:, 2]] - p[tri[:, 0]])
+    flip = np.einsum("ij,ij->i", n, hull.equations[:, :3]) < 0
+    tri[flip] = tri[flip][:, ::-1]
+    return p, tri
+
+
+def _rings(radius: float, segments: int, rings: int, half_length: float = 0.0) -> np.ndarray:
+    """Points of a sphere (half_length 0) or a capsule along z: latitude rings, hemispheres apart by
+    2 half_length, and the poles."""
+    phi = np.linspace(0, 2 * np.pi, segments, endpoint=False)
+    points = [[0, 0, radius + half_length], [0, 0, -radius - half_length]]
+    for lat in np.linspace(-np.pi / 2, np.pi / 2, rings + 2)[1:-1]:
+        z = radius * np.sin(lat)
+        r = radius * np.cos(lat)
+        ring = np.stack([r * np.cos(phi), r * np.sin(phi), np.full_like(phi, z)], axis=1)
+        if half_length > 0 and abs(lat) < 1e-12:
+            points += list(ring + [0, 0, half_length]) + list(ring - [0, 0, half_length])
+        else:
+            points += list(ring + [0, 0, np.sign(lat) * half_length])
+    return np.array(points)
+
+
+@functools.lru_cache(maxsize=512)
+def _primitive_mesh(kind: str, size: tuple, detail: int):
+    r, h = size[0], size[1]
+    if kind == "sphere":
+        points = _rings(r, 2 * detail, detail - 1)
+    elif kind == "capsule":
+        points = _rings(r, 2 * detail, detail, h)  # an even ring count puts one ring on the equator
+    elif kind == "cylinder":
+        phi = np.linspace(0, 2 * np.pi, 2 * detail, endpoint=False)
+        circle = np.stack([r * np.cos(phi), r * np.sin(phi)], axis=1)
+        points = np.vstack([np.column_stack([circle, np.full(len(phi), z)]) for z in (-h, h)])
+    elif kind == "box":
+        points = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * np.array(size)
+    else:
+        raise AssertionError(kind)
+    return _outward_hull(points)
+
+
+def geom_mesh(geom: dict, detail: int = 12):
+    """(vertices (n, 3), triangles (m, 3)) of a geom in its own frame, triangles counter-clockwise seen
+    from outside; None for a plane (infinite: each renderer draws its own patch of it). detail:
+    segments per half turn of round shapes."""
+    kind = geom["type"]
+    size = np.asarray(geom["size"], dtype=np.float64)
+    if kind == "plane":
+        return None
+    if kind == "convex_hull":
+        # The engine's own hull (qhull at model build), scaled by the geom's size.
+        return np.asarray(geom["vertices"]) * size, np.asarray(geom["triangles"])
+    if kind in ("sphere", "capsule", "cylinder", "box"):
+        return _primitive_mesh(kind, tuple(float(s) for s in size), detail)
+    raise ValueError(f"geom '{geom['name']}': the viewer cannot draw geoms of type '{kind}' "
+                     f"(it draws plane, sphere, capsule, box, cylinder and convex_hull)")
+
+
+def geom_world_poses(model, geoms: list, poses: np.ndarray) -> np.ndarray:
+    """(ngeoms, 4, 4) world poses of the geoms given the bodies' (nbodies, 4, 4) world poses."""
+    index = {name: k for k, name in enumerate(model.body_names)}
+    out = np.empty((len(geoms), 4, 4))
+    for k, g in enumerate(geoms):
+        placement = np.asarray(g["placement"])
+        out[k] = placement if g["body"] == "world" else poses[index[g["body"]]] @ placement
+    return out
+
+
+def model_radius(model, q: np.ndarray, centre: np.ndarray) -> float:
+    """Radius about centre of a ball holding every bounded geom at q (planes left out): the default
+    camera's distance scales with it."""
+    geoms = [g for g in model.geoms if g["type"] != "plane"]
+    if not geoms:
+        poses = _core.forward_kinematics(model, q)["body_poses"]
+        return float(np.max(np.linalg.norm(poses[:, :3, 3] - centre, axis=1), initial=0.0)) + 0.5
+    world = geom_world_poses(model, geoms, _core.forward_kinematics(model, q)["body_poses"])
+    radius = 0.0
+    for g, pose in zip(geoms, world):
+        v, _ = geom_mesh(g, detail=4)
+        radius = max(radius, float(np.max(np.linalg.norm(v @ pose[:3, :3].T + pose[:3, 3] - centre, axis=1))))
+    return radius
