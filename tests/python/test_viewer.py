@@ -1,7 +1,13 @@
 """gradyn.viewer: offscreen images (render_rgb), self-contained recordings opened in headless
 Chromium (record), and the live view's server (show)."""
 
+import importlib.util
+import io
 import os
+import shutil
+import sys
+import time
+import urllib.request
 
 import numpy as np
 import pytest
@@ -84,3 +90,202 @@ def test_render_rgb_bad_input(scene):
         viewer.render_rgb(scene, np.zeros(2), camera={"track": "nope"})
     with pytest.raises(TypeError, match="gradyn.Model"):
         viewer.render_rgb("ant.xml", np.zeros(2))
+
+
+# ---------------------------------------------------------------- record, opened in headless Chromium
+
+def WebDriverWait(driver, timeout):
+    from selenium.webdriver.support.ui import WebDriverWait as wait
+
+    return wait(driver, timeout)
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+
+
+def _skip_reason():
+    if CHROMIUM is None or CHROMEDRIVER is None:
+        return "headless Chromium is not installed (Debian: apt-get install chromium chromium-driver)"
+    if importlib.util.find_spec("selenium") is None:
+        return "selenium is not installed (pip install selenium)"
+    return None
+
+
+needs_browser = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+needs_meshcat = pytest.mark.skipif(importlib.util.find_spec("meshcat") is None,
+                                   reason="meshcat is not installed (pip install meshcat)")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=800,600",
+                # WebGL in software: CI machines have no GPU.
+                "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
+                # Every network request fails: a recording must not need one.
+                "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    yield driver
+    driver.quit()
+
+
+# The viewer's scene graph, read in the page: every three.js Mesh under /meshcat/gradyn and the
+# geom node that holds it.
+COUNT_MESHES = """
+let names = [];
+viewer.scene_tree.find(["meshcat", "gradyn"]).object.traverse(o => { if (o.isMesh) names.push(o.parent.name); });
+return names;
+"""
+
+
+def _open(browser, url):
+    browser.get_log("browser")  # drop what an earlier page logged
+    browser.get(url)
+    WebDriverWait(browser, 20).until(
+        lambda d: d.execute_script("return typeof viewer !== 'undefined' && "
+                                   "Object.keys(viewer.scene_tree.find(['meshcat', 'gradyn']).children).length > 0"))
+
+
+def _screenshot(browser):
+    from PIL import Image
+
+    browser.execute_script("viewer.set_dirty();")
+    time.sleep(0.3)  # a few animation frames
+    return np.asarray(Image.open(io.BytesIO(browser.get_screenshot_as_png())).convert("RGB")).astype(int)
+
+
+def _check_page(browser, model, path):
+    """Loads the recording; returns (mesh names, pixels the geoms cover)."""
+    _open(browser, "file://" + os.path.abspath(path))
+    severe = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert severe == [], severe
+    # Nothing but the page itself was loaded (no scripts, fonts or data from elsewhere).
+    resources = browser.execute_script("return performance.getEntriesByType('resource').map(r => r.name);")
+    assert resources == [], resources
+    names = browser.execute_script(COUNT_MESHES)
+    # The geoms' pixels: the still scene with and without the gradyn node.
+    browser.execute_script("viewer.animator.pause(); viewer.animator.seek(0);")
+    shown = _screenshot(browser)
+    browser.execute_script("viewer.scene_tree.find(['meshcat', 'gradyn']).object.visible = false;")
+    hidden = _screenshot(browser)
+    browser.execute_script("viewer.scene_tree.find(['meshcat', 'gradyn']).object.visible = true;")
+    covered = int(np.count_nonzero(np.abs(shown - hidden).max(axis=2) > 30))
+    assert shown.std(axis=(0, 1)).min() > 10  # not one flat colour
+    return names, covered
+
+
+@needs_meshcat
+@needs_browser
+def test_record_every_geom_kind_plays_in_chromium(scene, browser, tmp_path):
+    qs = swing(scene)
+    path = viewer.record(scene, qs, tmp_path / "scene.html", fps=20)
+    names, covered = _check_page(browser, scene, path)
+    assert sorted(names) == sorted(scene.geom_names)
+    assert covered > 5000, covered
+    # The clip lasts (T - 1) / fps and ends at the last configuration, as forward kinematics has it.
+    duration = browser.execute_script("return viewer.animator.duration;")
+    assert duration == pytest.approx((len(qs) - 1) / 20, rel=1e-6)
+    browser.execute_script("viewer.animator.seek(arguments[0]); viewer.scene.updateMatrixWorld(true);", duration)
+    # The tip's pose in the gradyn node's frame (three.js turns the z-up world to its y-up one above it).
+    tip = browser.execute_script("""
+        const root = viewer.scene_tree.find(['meshcat', 'gradyn']).object;
+        const tip = viewer.scene_tree.find(['meshcat', 'gradyn', 'tip']).object;
+        const inverse = root.matrixWorld.clone();
+        inverse.invert ? inverse.invert() : inverse.getInverse(root.matrixWorld);
+        return inverse.multiply(tip.matrixWorld).elements;""")
+    expected = gradyn.forward_kinematics(scene, qs[-1])["body_poses"][scene.body_names.index("tip")]
+    np.testing.assert_allclose(np.array(tip).reshape(4, 4).T, expected, atol=1e-5)
+
+
+@needs_meshcat
+@needs_browser
+def test_record_ant_in_chromium(ant, browser, tmp_path):
+    T = 300
+    qs = np.tile(ant.q0, (T, 1))
+    qs[:, 0] = np.linspace(0, 1, T)
+    qs[:, 7:] = 0.4 * np.sin(np.linspace(0, 6, T))[:, None]
+    path = viewer.record(ant, qs, tmp_path / "ant.html", dt=0.01)
+    names, covered = _check_page(browser, ant, path)
+    assert len(names) == len(ant.geoms) == 18 and sorted(names) == sorted(ant.geom_names)
+    assert covered > 5000, covered
+    # Real time: 300 rows 0.01 s apart are 2.99 s, stored at 30 frames per second or fewer.
+    assert browser.execute_script("return viewer.animator.duration;") == pytest.approx(2.99, abs=0.02)
+
+
+@needs_meshcat
+@needs_browser
+def test_record_of_a_model_without_geoms_draws_nothing_of_its_own(browser, tmp_path):
+    b = gradyn.ModelBuilder()
+    b.add_link("base")
+    b.add_link("bob", mass=1.0, com=(0, 0, -1.0), inertia=(1e-4, 1e-4, 1e-4, 0, 0, 0))
+    b.add_joint("hinge", "revolute", parent="base", child="bob", axis=(0, 1, 0))
+    pendulum = b.build()
+    path = viewer.record(pendulum, np.zeros((5, 1)), tmp_path / "empty.html")
+    names, covered = _check_page(browser, pendulum, path)
+    assert names == [] and covered == 0  # the pixel check sees geoms only where there are some
+
+
+# ---------------------------------------------------------------- record: arguments
+
+@needs_meshcat
+def test_record_arguments(scene, tmp_path):
+    with pytest.raises(ValueError, match=r"qs: expected shape \(T, 2\).*got \(10, 3\)"):
+        viewer.record(scene, np.zeros((10, 3)), tmp_path / "x.html")
+    with pytest.raises(ValueError, match=r"qs: row 4 holds NaN"):
+        qs = np.zeros((10, 2))
+        qs[4, 1] = np.inf
+        viewer.record(scene, qs, tmp_path / "x.html")
+    with pytest.raises(ValueError, match="dt: expected the positive time"):
+        viewer.record(scene, np.zeros((10, 2)), tmp_path / "x.html", dt=0)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        viewer.record(scene, np.zeros((10, 2)), tmp_path / "no" / "x.html")
+    # One configuration is a still scene.
+    path = viewer.record(scene, np.zeros(2), tmp_path / "still.html")
+    text = open(path, encoding="utf-8").read()
+    assert text.startswith("<!DOCTYPE html>") and "<title>gradyn: viewer_scene</title>" in text
+
+
+def test_record_without_meshcat_says_what_to_install(scene, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "meshcat", None)  # import meshcat now raises ImportError
+    with pytest.raises(ImportError, match="pip install meshcat"):
+        viewer.record(scene, np.zeros(2), tmp_path / "x.html")
+
+
+# ---------------------------------------------------------------- show: the live server
+
+@needs_meshcat
+def test_show_serves_the_viewer_and_closes(scene):
+    with viewer.show(scene, swing(scene), open_browser=False) as view:
+        assert view.running and view.url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(view.url, timeout=10) as page:
+            assert page.status == 200 and b"main.min.js" in page.read()
+        if _skip_reason() is None:
+            _show_in_browser(view, scene)
+        view.display(np.array([0.5, 0.5]))
+    assert not view.running
+
+
+def _show_in_browser(view, scene):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                "--use-angle=swiftshader", "--enable-unsafe-swiftshader"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        driver.get(view.url)
+        # The live page gets the scene over its websocket.
+        WebDriverWait(driver, 20).until(lambda d: len(d.execute_script(COUNT_MESHES)) == len(scene.geoms))
+        assert sorted(driver.execute_script(COUNT_MESHES)) == sorted(scene.geom_names)
+    finally:
+        driver.quit()

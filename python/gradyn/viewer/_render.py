@@ -71,23 +71,6 @@ def _view(model, q, cam: Camera):
     return target, float(distance)
 
 
-def _floor_tiles(geom, target, half_width):
-    """Checker tiles of a plane geom around the target's foot on it: (tiles (n, 4, 3), dark (n,))."""
-    pose = np.asarray(geom["placement"])
-    R, p = pose[:3, :3], pose[:3, 3]
-    local = R.T @ (target - p)
-    step = 10.0 ** math.floor(math.log10(half_width / 2))  # 1-2-5 grid: a few tiles across the view
-    step *= 5 if half_width / step > 10 else 2 if half_width / step > 4 else 1
-    n = int(math.ceil(2 * half_width / step))
-    i0, j0 = math.floor(local[0] / step) - n, math.floor(local[1] / step) - n
-    ii, jj = np.meshgrid(np.arange(i0, i0 + 2 * n + 1), np.arange(j0, j0 + 2 * n + 1), indexing="ij")
-    ii, jj = ii.ravel(), jj.ravel()
-    corners = np.array([[0, 0], [1, 0], [1, 1], [0, 1]])
-    xy = (np.stack([ii, jj], axis=1)[:, None, :] + corners[None]) * step
-    tiles = np.concatenate([xy, np.zeros(xy.shape[:2] + (1,))], axis=2) @ R.T + p
-    return tiles, (ii + jj) % 2 == 0
-
-
 _lock = threading.Lock()
 _figures: dict = {}  # (width, height) -> (figure, axes, canvas): a figure is costly to create
 
@@ -142,7 +125,7 @@ def render_rgb(model, q, width: int = 480, height: int = 480, camera=None) -> np
             # Far enough to fill a wide image and the view past the target (the image's sides
             # reach half_width * width / height).
             extent = 2.5 * half_width * max(1.0, width / height)
-            tiles, dark = _floor_tiles(dict(g, placement=pose), target, extent)
+            tiles, dark = _scene.floor_tiles(pose, target, extent)
             floor.append(tiles)
             floor_colours.append(np.where(dark[:, None], _scene.FLOOR_DARK, _scene.FLOOR))
             continue

@@ -5,6 +5,7 @@ own frame, and the colours."""
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -142,6 +143,26 @@ def geom_world_poses(model, geoms: list, poses: np.ndarray) -> np.ndarray:
         placement = np.asarray(g["placement"])
         out[k] = placement if g["body"] == "world" else poses[index[g["body"]]] @ placement
     return out
+
+
+def floor_tiles(pose: np.ndarray, centre: np.ndarray, half_extent: float, step: float | None = None):
+    """Checker tiles of the plane z = 0 of pose (4x4) around the foot of centre on it, reaching
+    half_extent: (tiles (n, 4, 3) world corners, counter-clockwise from +z; dark (n,) bools).
+    Tiles keep to the plane's own grid (step: a 1-2-5 number near half_extent / 4 unless given),
+    so that a moving camera sees the floor stand still."""
+    R, p = pose[:3, :3], pose[:3, 3]
+    local = R.T @ (np.asarray(centre, dtype=np.float64) - p)
+    if step is None:
+        step = 10.0 ** math.floor(math.log10(half_extent / 4))
+        step *= 5 if half_extent / step > 20 else 2 if half_extent / step > 8 else 1
+    n = int(math.ceil(half_extent / step))
+    i0, j0 = math.floor(local[0] / step) - n, math.floor(local[1] / step) - n
+    ii, jj = np.meshgrid(np.arange(i0, i0 + 2 * n + 1), np.arange(j0, j0 + 2 * n + 1), indexing="ij")
+    ii, jj = ii.ravel(), jj.ravel()
+    corners = np.array([[0, 0], [1, 0], [1, 1], [0, 1]])
+    xy = (np.stack([ii, jj], axis=1)[:, None, :] + corners[None]) * step
+    tiles = np.concatenate([xy, np.zeros(xy.shape[:2] + (1,))], axis=2) @ R.T + p
+    return tiles, (ii + jj) % 2 == 0
 
 
 def model_radius(model, q: np.ndarray, centre: np.ndarray) -> float:
