@@ -18,8 +18,20 @@ def run(script: str, *args: str) -> str:
     return result.stdout
 
 
-def test_demo_conserves_energy_with_rk4_and_balances_the_dampers():
-    out = run("examples/demo.py", "--seconds", "2", "--no-plot")
+def test_demo_identifies_the_floor_and_lands_the_box_on_the_target(tmp_path):
+    out = run("examples/demo.py", "--iterations", "60", "--no-plot", "--no-record")
+    fit = re.search(r"identified: friction ([0-9.]+) \(true 0.3\), restitution ([0-9.]+) \(true 0.5\); "
+                    r"rms position error ([0-9.]+) mm \(the tracking noise alone: ([0-9.]+) mm\)", out)
+    assert fit, out
+    assert abs(float(fit.group(1)) - 0.3) < 0.01 and abs(float(fit.group(2)) - 0.5) < 0.03, out
+    assert float(fit.group(3)) < 1.1 * float(fit.group(4)), out  # down to the noise
+    misses = dict(re.findall(r"throw planned on the (guessed|identified) floor: .* by ([0-9.]+) cm in the true world", out))
+    assert float(misses["identified"]) < 5.0, out  # on the 15 cm target disc
+    assert float(misses["guessed"]) > 50.0, out  # the guessed floor's plan is far off
+
+
+def test_pendulum_energy_conserved_with_rk4_and_balances_the_dampers():
+    out = run("examples/pendulum_energy.py", "--seconds", "2", "--no-plot")
     rk4 = re.search(r"RK4, no damping .* max \|E - E0\|/\|E0\| = ([0-9.e+-]+)", out)
     assert rk4 and float(rk4.group(1)) < 1e-6, out
     balance = re.search(r"lost ([0-9.]+) J, dissipated by the dampers ([0-9.]+) J", out)
