@@ -49,8 +49,9 @@
 // The corrector's direction is the predictor's plus the response to the change of the complementarity
 // residual alone (K is linear). The residuals' F z goes through F's nonzeros (collected once per solve).
 // Initial point: the KKT system solved with D = I (s = -z), then s and z shifted positive: for
-// kappa = 0 by Mehrotra's scale-aware shifts (a standing quadruped then converges in 6 Newton
-// iterations instead of 8), for kappa > 0 by 1 + the most negative entry.
+// kappa = 0 by Mehrotra's scale-aware shifts (fewer Newton iterations than the plain shift: the standing
+// laikago of bench/compare_mujoco_contact.py takes 5, bench/results/mujoco_contact.md), for kappa > 0
+// by 1 + the most negative entry.
 //
 // Relaxation kappa (Dojo-style smoothing, Howell et al. 2022): with kappa > 0 the solver stops on the
 // central path point s_i z_i = kappa instead of the complementary point. The solution is then a
