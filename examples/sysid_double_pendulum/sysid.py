@@ -158,20 +158,24 @@ def lbfgs_population(problem: Problem, starts: np.ndarray, iterations: int = 200
 
 
 def basin_hopping_population(problem: Problem, starts: np.ndarray, seed: int, rounds: int = 12,
-                             population: int = 4, step: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+                             population: int = 4, step: float = 1.0,
+                             first_index: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Basin hopping from every start at once (McCarty et al.; TDS/NeuralSim's global strategy):
     local searches from the starts, then rounds in which every start's `population` perturbed
     copies of its best point search in parallel (one lockstep L-BFGS over starts x population
-    candidates), each start keeping its best. A start stops hopping once its loss is below 1e-14."""
-    rng = np.random.default_rng(seed)
+    candidates), each start keeping its best. A start stops hopping once its loss is below 1e-14.
+    Each start draws its perturbations from its own generator, seeded by (seed, its index in
+    `first_index + range(len(starts))`), so a start's result does not depend on which other starts
+    share the call: a population split into parts (examples/distributed/) gives the same numbers."""
+    rngs = [np.random.default_rng([seed, first_index + i]) for i in range(len(starts))]
     best, best_loss = lbfgs_population(problem, starts)
     lo, hi = np.array(BOUNDS).T
     for _ in range(rounds):
         hopping = np.flatnonzero(best_loss >= 1e-14)
         if hopping.size == 0:
             break
-        trial_starts = np.clip(np.repeat(best[hopping], population, axis=0)
-                               + rng.normal(scale=step, size=(hopping.size * population, 2)), lo, hi)
+        kicks = np.concatenate([rngs[i].normal(scale=step, size=(population, 2)) for i in hopping])
+        trial_starts = np.clip(np.repeat(best[hopping], population, axis=0) + kicks, lo, hi)
         found, found_loss = lbfgs_population(problem, trial_starts)
         found_loss = found_loss.reshape(hopping.size, population)
         pick = np.argmin(found_loss, axis=1)
