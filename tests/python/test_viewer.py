@@ -38,6 +38,30 @@ def swing(model, T=40):
     return qs
 
 
+# ---------------------------------------------------------------- the hull meshes the viewer draws
+
+
+def test_hull_geoms_carry_closed_outward_meshes():
+    model = gradyn.load(os.path.join(ROOT, "tests", "data", "mjcf", "hull_scene.xml"))
+    geoms = {g["name"]: g for g in model.geoms}
+    for name in ("brick_mesh", "pyramid_mesh"):
+        v, tri = geoms[name]["vertices"], geoms[name]["triangles"]
+        assert v.shape[1] == 3 and tri.shape[1] == 3 and tri.dtype == np.int32
+        a, b, c = v[tri[:, 0]], v[tri[:, 1]], v[tri[:, 2]]
+        normals = np.cross(b - a, c - a)
+        # Counter-clockwise from outside: every face turns away from the hull's centre.
+        centre = v.mean(axis=0)
+        assert np.all(np.einsum("ij,ij->i", normals, (a + b + c) / 3 - centre) > 0)
+        # Closed: the signed volumes of the faces' tetrahedra add up to the hull's volume.
+        signed = np.einsum("ij,ij->i", a - centre, np.cross(b - centre, c - centre)).sum() / 6
+        geoms[name]["volume"] = signed
+    extent = np.ptp(geoms["brick_mesh"]["vertices"], axis=0)
+    assert geoms["brick_mesh"]["volume"] == pytest.approx(np.prod(extent), rel=1e-9)  # a box
+    # The inline tetrahedron: base an equilateral triangle of circumradius 0.2, height 0.3.
+    assert geoms["pyramid_mesh"]["volume"] == pytest.approx(np.sqrt(3) / 4 * 3 * 0.2**2 * 0.3 / 3, rel=1e-9)
+    assert "vertices" not in geoms["floor"]
+
+
 # ---------------------------------------------------------------- render_rgb
 
 
@@ -192,16 +216,9 @@ def test_record_every_geom_kind_plays_in_chromium(scene, browser, tmp_path):
     # The clip lasts (T - 1) / fps and ends at the last configuration, as forward kinematics has it.
     duration = browser.execute_script("return viewer.animator.duration;")
     assert duration == pytest.approx((len(qs) - 1) / 20, rel=1e-6)
-    browser.execute_script("viewer.animator.seek(arguments[0]); viewer.scene.updateMatrixWorld(true);", duration)
-    # The tip's pose in the gradyn node's frame (three.js turns the z-up world to its y-up one above it).
-    tip = browser.execute_script("""
-        const root = viewer.scene_tree.find(['meshcat', 'gradyn']).object;
-        const tip = viewer.scene_tree.find(['meshcat', 'gradyn', 'tip']).object;
-        const inverse = root.matrixWorld.clone();
-        inverse.invert ? inverse.invert() : inverse.getInverse(root.matrixWorld);
-        return inverse.multiply(tip.matrixWorld).elements;""")
+    browser.execute_script("viewer.animator.seek(arguments[0]);", duration)
     expected = gradyn.forward_kinematics(scene, qs[-1])["body_poses"][scene.body_names.index("tip")]
-    np.testing.assert_allclose(np.array(tip).reshape(4, 4).T, expected, atol=1e-5)
+    np.testing.assert_allclose(_pose_in_page(browser, ["meshcat", "gradyn", "tip"]), expected, atol=1e-5)
 
 
 @needs_meshcat
@@ -215,8 +232,45 @@ def test_record_ant_in_chromium(ant, browser, tmp_path):
     names, covered = _check_page(browser, ant, path)
     assert len(names) == len(ant.geoms) == 18 and sorted(names) == sorted(ant.geom_names)
     assert covered > 5000, covered
-    # Real time: 300 rows 0.01 s apart are 2.99 s, stored at 30 frames per second or fewer.
-    assert browser.execute_script("return viewer.animator.duration;") == pytest.approx(2.99, abs=0.02)
+    # Real time: 300 rows 0.01 s apart last 2.99 s (every third row stored, and the last).
+    assert browser.execute_script("return viewer.animator.duration;") == pytest.approx(2.99, rel=1e-6)
+    assert len(browser.execute_script("return viewer.animator.actions[0].getClip().tracks[0].times;")) == 101
+    browser.execute_script("viewer.animator.seek(1.5);")  # row 150, a stored one
+    expected = gradyn.forward_kinematics(ant, qs[150])["body_poses"][ant.body_names.index("body7")]
+    np.testing.assert_allclose(_pose_in_page(browser, ["meshcat", "gradyn", "body7"]), expected, atol=1e-5)
+
+
+def _pose_in_page(browser, path):
+    """A node's 4x4 pose in the gradyn node's frame (three.js turns the z-up world to y-up above it)."""
+    elements = browser.execute_script("""
+        const root = viewer.scene_tree.find(['meshcat', 'gradyn']).object;
+        const node = viewer.scene_tree.find(arguments[0]).object;
+        viewer.scene.updateMatrixWorld(true);
+        const inverse = root.matrixWorld.clone();
+        inverse.invert ? inverse.invert() : inverse.getInverse(root.matrixWorld);
+        return inverse.multiply(node.matrixWorld).elements;""", path)
+    return np.array(elements).reshape(4, 4).T
+
+
+@needs_meshcat
+@needs_browser
+def test_record_several_trajectories_in_chromium(scene, browser, tmp_path):
+    runs = [swing(scene, 40), swing(scene, 25)[::-1], 0.5 * swing(scene, 10)]
+    offsets = [[0, 0, 0], [0, 1.5, 0], [0, -1.5, 0]]
+    path = viewer.record(scene, runs, tmp_path / "batch.html", fps=20, offsets=offsets)
+    names, covered = _check_page(browser, scene, path)
+    world = [g["name"] for g in scene.geoms if g["body"] == "world"]
+    moving = [g["name"] for g in scene.geoms if g["body"] != "world"]
+    assert sorted(names) == sorted(world + 3 * moving)  # world geoms once, the bodies' per trajectory
+    assert covered > 5000, covered
+    duration = browser.execute_script("return viewer.animator.duration;")
+    assert duration == pytest.approx(39 / 20, rel=1e-6)  # the longest
+    browser.execute_script("viewer.animator.seek(arguments[0]);", duration)
+    for k, qs in enumerate(runs):  # the shorter ones hold their last pose
+        expected = gradyn.forward_kinematics(scene, qs[-1])["body_poses"][scene.body_names.index("tip")]
+        expected[:3, 3] += offsets[k]
+        np.testing.assert_allclose(_pose_in_page(browser, ["meshcat", "gradyn", f"trajectory{k}", "tip"]),
+                                   expected, atol=1e-5)
 
 
 @needs_meshcat
@@ -246,6 +300,10 @@ def test_record_arguments(scene, tmp_path):
         viewer.record(scene, np.zeros((10, 2)), tmp_path / "x.html", dt=0)
     with pytest.raises(FileNotFoundError, match="does not exist"):
         viewer.record(scene, np.zeros((10, 2)), tmp_path / "no" / "x.html")
+    with pytest.raises(ValueError, match=r"qs\[1\]: expected shape \(T, 2\).*got \(5, 1\)"):
+        viewer.record(scene, [np.zeros((5, 2)), np.zeros((5, 1))], tmp_path / "x.html")
+    with pytest.raises(ValueError, match=r"offsets: expected finite \(2, 3\).*got shape \(3,\)"):
+        viewer.record(scene, np.zeros((2, 5, 2)), tmp_path / "x.html", offsets=[0, 1, 0])
     # One configuration is a still scene.
     path = viewer.record(scene, np.zeros(2), tmp_path / "still.html")
     text = open(path, encoding="utf-8").read()

@@ -81,75 +81,90 @@ def _geometry(mg, geom, floor_half: float):
     return mg.TriangularMeshGeometry(vertices, triangles), np.eye(4)
 
 
-def _frames(qs: np.ndarray, dt, fps: float):
-    """Rows of qs to store and the playback rate (frames per second of the clip)."""
+def _frames(count: int, dt, fps: float):
+    """Rows (of count) to store and the time in seconds at which each is shown."""
     if not (isinstance(fps, (int, float)) and math.isfinite(fps) and fps > 0):
         raise ValueError(f"fps: expected a positive number of frames per second, got {fps!r}")
     if dt is None:
-        return np.arange(len(qs)), float(fps)
+        rows = np.arange(count)
+        return rows, rows / float(fps)
     if not (isinstance(dt, (int, float)) and math.isfinite(dt) and dt > 0):
         raise ValueError(f"dt: expected the positive time in seconds between rows of qs, or None, got {dt!r}")
-    # Real time: keep every stride-th row, so that at most fps frames are stored per second.
+    # Real time: keep every stride-th row, so that at most about fps frames are stored per second.
     stride = max(1, int(round(1.0 / (dt * fps))))
-    rows = np.arange(0, len(qs), stride)
-    if rows[-1] != len(qs) - 1:
-        rows = np.append(rows, len(qs) - 1)  # the last configuration is always shown
-    return rows, 1.0 / (dt * stride)
+    rows = np.arange(0, count, stride)
+    if rows[-1] != count - 1:
+        rows = np.append(rows, count - 1)  # the last configuration is always shown
+    return rows, rows * float(dt)
 
 
-def _build_scene(vis, model, qs, dt, fps, loop, progress):
-    """Send the model's geoms and the trajectory's animation to a MeshCat visualizer."""
+def _build_scene(vis, model, trajectories, dt, fps, loop, progress, offsets=None):
+    """Send the model's geoms and the trajectories' animation to a MeshCat visualizer: one copy of
+    the model's bodies per trajectory (a list of (T_k, nq) arrays), world geoms once."""
     meshcat, _ = _meshcat()
     mg = meshcat.geometry
-    rows, clip_fps = _frames(qs, dt, fps)
-    poses = _scene.body_poses(model, qs[rows])
+    longest = max(len(qs) for qs in trajectories)
+    rows, times = _frames(longest, dt, fps)
+    if offsets is None:
+        offsets = np.zeros((len(trajectories), 3))
+    # Each copy's body poses at the stored rows; a shorter trajectory holds its last pose.
+    poses = [_scene.body_poses(model, qs[np.minimum(rows, len(qs) - 1)]) for qs in trajectories]
+    for pose, offset in zip(poses, offsets):
+        pose[:, :, :3, 3] += offset
     geoms = model.geoms
-    # The floor patch reaches 3 m past everything the trajectory visits.
-    reach = np.abs(poses[:, :, :2, 3]).max(initial=0.0) + _scene.model_radius(model, qs[0], poses[0, 0, :3, 3])
+    # The floor patch reaches 3 m past everything the trajectories visit.
+    start = poses[0][0, 0, :3, 3]
+    radius = max(0.5, _scene.model_radius(model, trajectories[0][0], start - offsets[0]))
+    reach = max(np.abs(p[:, :, :2, 3]).max(initial=0.0) for p in poses) + radius
     floor_half = max(5.0, float(reach) + 3.0)
 
     root = vis["gradyn"]
     root.delete()
-    body_keys = {}
-    for b, name in enumerate(model.body_names):
-        body_keys[name] = _key(name)
-        root[body_keys[name]].set_transform(poses[0, b])
+    body_keys = [_key(name) for name in model.body_names]
+    # One trajectory's bodies hang under /gradyn itself, a batch's under /gradyn/trajectory<k>.
+    copies = [root] if len(trajectories) == 1 else [root[f"trajectory{k}"] for k in range(len(trajectories))]
+    for copy, pose in zip(copies, poses):
+        for b, key in enumerate(body_keys):
+            copy[key].set_transform(pose[0, b])
     used = set()
     for k, g in enumerate(geoms):
         key = _key(g["name"])
         if key in used:
             key = f"{key}#{k}"
         used.add(key)
-        parent = root["world"] if g["body"] == "world" else root[body_keys[g["body"]]]
         geometry, extra = _geometry(mg, g, floor_half)
         if g["type"] == "plane":
             material = mg.MeshLambertMaterial(color=0xFFFFFF, vertexColors=True)
             vis["/Grid"].set_property("visible", False)
         else:
             material = mg.MeshLambertMaterial(color=_colour(_scene.body_colour(model, g["body"])))
-        node = parent[key]
-        node.set_object(geometry, material)
-        node.set_transform(np.asarray(g["placement"]) @ extra)
+        if g["body"] == "world":
+            parents = [root["world"]]
+        else:
+            parents = [copy[body_keys[model.body_names.index(g["body"])]] for copy in copies]
+        for parent in parents:
+            node = parent[key]
+            node.set_object(geometry, material)
+            node.set_transform(np.asarray(g["placement"]) @ extra)
 
     # The default camera looks at the first body's start from a distance that fits the model.
-    start = poses[0, 0, :3, 3]
-    radius = max(0.5, _scene.model_radius(model, qs[0], start))
     eye = 2.5 * radius * np.array([1.0, 0.6, 0.5])
     # MeshCat's camera sits in a y-up frame ('rotated') under the z-up world.
     vis["/Cameras/default/rotated/<object>"].set_property("position", [eye[0], eye[2], -eye[1]])
     vis["/Cameras/default"].set_transform(_translation(start))
 
     if len(rows) > 1:
-        animation = meshcat.animation.Animation(default_framerate=clip_fps)
+        # Key times in seconds (a clip's frame rate of 1), exact also where rows were skipped.
+        animation = meshcat.animation.Animation(default_framerate=1)
         frames = range(len(rows))
-        if progress and _tqdm is not None and len(rows) * len(model.body_names) > 20000:
+        if progress and _tqdm is not None and len(rows) * len(body_keys) * len(copies) > 20000:
             frames = _tqdm(frames, desc="gradyn.viewer: animation frames", unit="frame")
         for i in frames:
-            with animation.at_frame(root, i) as frame:
-                for b, name in enumerate(model.body_names):
-                    frame[body_keys[name]].set_transform(poses[i, b])
+            for copy, pose in zip(copies, poses):
+                with animation.at_frame(copy, float(times[i])) as frame:
+                    for b, key in enumerate(body_keys):
+                        frame[key].set_transform(pose[i, b])
         vis.set_animation(animation, play=True, repetitions=math.inf if loop else 1)
-    return len(geoms)
 
 
 def _translation(p):
@@ -175,24 +190,27 @@ def _viewer_bundle(meshcat) -> str:
         return f.read()
 
 
-def record(model, qs, path, *, dt=None, fps: float = 30.0, loop: bool = True, title: str | None = None,
-           progress: bool = True) -> str:
+def record(model, qs, path, *, dt=None, fps: float = 30.0, loop: bool = True, offsets=None,
+           title: str | None = None, progress: bool = True) -> str:
     """Write a self-contained HTML file that plays the trajectory qs of model with every geom.
 
     The file inlines MeshCat's viewer (three.js) and the scene, so it opens offline in any
     browser (about 1 MB plus the trajectory); drag to orbit, scroll to zoom, and the panel's
-    Animations folder plays, pauses and scrubs. qs: (T, nq) configurations (or one (nq,)).
+    Animations folder plays, pauses and scrubs. qs: (T, nq) configurations (or one (nq,)); or
+    several trajectories of the model, a (B, T, nq) array or a list of (T_k, nq) arrays, drawn
+    as B copies of its bodies played together (a shorter one holds its last pose; world geoms
+    are drawn once), each shifted by its row of offsets ((B, 3) metres; None: all in place).
     dt: seconds between rows of qs, to play in real time (rows are skipped so that at most fps
     frames per second are stored); None plays one row per frame at fps. loop: replay without
     end (else once). progress: a tqdm bar while a long animation is assembled. Returns the path.
     Needs the ``meshcat`` package (``pip install meshcat``) and numpy; nothing else.
     """
-    qs = _scene.as_trajectory(model, qs)
+    trajectories, offsets = _scene.as_trajectories(model, qs, offsets)
     meshcat, umsgpack = _meshcat()
     path = os.fspath(path)
     recorder = _Recorder(umsgpack)
     vis = meshcat.Visualizer(window=recorder)
-    _build_scene(vis, model, qs, dt, fps, loop, progress)
+    _build_scene(vis, model, trajectories, dt, fps, loop, progress, offsets)
     commands = ",\n".join('"' + base64.b64encode(c).decode("ascii") + '"' for c in recorder.commands)
     bundle = _viewer_bundle(meshcat).replace("</script", "<\\/script")
     title = html.escape(title if title is not None else f"gradyn: {model.name}")
@@ -237,9 +255,9 @@ class LiveView:
         self.visualizer = visualizer
         self.url = visualizer.url()
 
-    def play(self, qs, *, dt=None, fps: float = 30.0, loop: bool = True):
-        qs = _scene.as_trajectory(self.model, qs)
-        _build_scene(self.visualizer, self.model, qs, dt, fps, loop, progress=True)
+    def play(self, qs, *, dt=None, fps: float = 30.0, loop: bool = True, offsets=None):
+        trajectories, offsets = _scene.as_trajectories(self.model, qs, offsets)
+        _build_scene(self.visualizer, self.model, trajectories, dt, fps, loop, True, offsets)
 
     def display(self, q):
         self.play(_scene.as_configuration(self.model, q)[None, :])
@@ -267,21 +285,21 @@ class LiveView:
         return f"gradyn.viewer.LiveView(model='{self.model.name}', url='{self.url}', {state})"
 
 
-def show(model, qs=None, *, dt=None, fps: float = 30.0, loop: bool = True, open_browser: bool = True,
-         block: bool = False) -> LiveView:
+def show(model, qs=None, *, dt=None, fps: float = 30.0, loop: bool = True, offsets=None,
+         open_browser: bool = True, block: bool = False) -> LiveView:
     """Show model (and the trajectory qs, if given) live in the browser with MeshCat's server.
 
     Starts a MeshCat server (a child process on localhost, ports from 7000 for the page and
     6000 for its commands) and returns a :class:`LiveView` at once: its url is the page,
-    opened in the default browser when open_browser. qs, dt, fps, loop: as in :func:`record`;
+    opened in the default browser when open_browser. qs, dt, fps, loop, offsets: as in :func:`record`;
     None shows ``model.q0``. block: wait until Ctrl-C, then stop the server. Needs
     ``pip install meshcat``.
     """
-    qs = _scene.as_trajectory(model, model.q0 if qs is None else qs)
+    _scene.as_trajectories(model, model.q0 if qs is None else qs, offsets)  # bad arguments fail before the server starts
     meshcat, _ = _meshcat()
     view = LiveView(model, meshcat.Visualizer())
     try:
-        view.play(qs, dt=dt, fps=fps, loop=loop)
+        view.play(model.q0 if qs is None else qs, dt=dt, fps=fps, loop=loop, offsets=offsets)
         if open_browser:
             view.visualizer.open()
     except BaseException:

@@ -46,6 +46,30 @@ def as_trajectory(model, qs, name: str = "qs") -> np.ndarray:
     return arr
 
 
+def as_trajectories(model, qs, offsets=None, name: str = "qs"):
+    """One or several trajectories as a list of (T_k, nq) arrays, and their (B, 3) offsets.
+
+    qs: (nq,) or (T, nq) is one trajectory; (B, T, nq), or a list whose items are (T_k, nq)
+    arrays of different lengths, is B of them."""
+    check_model(model)
+    if isinstance(qs, (list, tuple)) and qs and all(np.ndim(x) == 2 for x in qs):
+        trajectories = [as_trajectory(model, x, f"{name}[{k}]") for k, x in enumerate(qs)]
+    elif np.ndim(qs) == 3:
+        arr = np.asarray(qs, dtype=np.float64)
+        trajectories = [as_trajectory(model, x, f"{name}[{k}]") for k, x in enumerate(arr)]
+        if not trajectories:
+            raise ValueError(f"{name}: a batch of trajectories needs at least one, got shape {arr.shape}")
+    else:
+        trajectories = [as_trajectory(model, qs, name)]
+    B = len(trajectories)
+    if offsets is None:
+        return trajectories, np.zeros((B, 3))
+    off = np.asarray(offsets, dtype=np.float64)
+    if off.shape != (B, 3) or not np.all(np.isfinite(off)):
+        raise ValueError(f"offsets: expected finite ({B}, 3) shifts in metres, one row per trajectory, got shape {off.shape}")
+    return trajectories, off
+
+
 def as_configuration(model, q, name: str = "q") -> np.ndarray:
     """q as an (nq,) float64 array."""
     check_model(model)
