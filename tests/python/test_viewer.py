@@ -41,25 +41,48 @@ def swing(model, T=40):
 # ---------------------------------------------------------------- the hull meshes the viewer draws
 
 
+def _closed_outward_volume(v, tri):
+    """The volume a triangle mesh encloses; asserts every face turns away from its centre."""
+    a, b, c = v[tri[:, 0]], v[tri[:, 1]], v[tri[:, 2]]
+    centre = v.mean(axis=0)
+    # Counter-clockwise from outside: each face's normal points away from the (convex) mesh's centre.
+    assert np.all(np.einsum("ij,ij->i", np.cross(b - a, c - a), (a + b + c) / 3 - centre) > 0)
+    # Closed: each edge is walked once each way, by the two faces that meet there.
+    edges = np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [2, 0]]])
+    assert len({tuple(e) for e in edges}) == len(edges)
+    assert {tuple(e) for e in edges} == {(j, i) for i, j in edges}
+    return np.einsum("ij,ij->i", a - centre, np.cross(b - centre, c - centre)).sum() / 6
+
+
 def test_hull_geoms_carry_closed_outward_meshes():
     model = gradyn.load(os.path.join(ROOT, "tests", "data", "mjcf", "hull_scene.xml"))
     geoms = {g["name"]: g for g in model.geoms}
     for name in ("brick_mesh", "pyramid_mesh"):
         v, tri = geoms[name]["vertices"], geoms[name]["triangles"]
         assert v.shape[1] == 3 and tri.shape[1] == 3 and tri.dtype == np.int32
-        a, b, c = v[tri[:, 0]], v[tri[:, 1]], v[tri[:, 2]]
-        normals = np.cross(b - a, c - a)
-        # Counter-clockwise from outside: every face turns away from the hull's centre.
-        centre = v.mean(axis=0)
-        assert np.all(np.einsum("ij,ij->i", normals, (a + b + c) / 3 - centre) > 0)
-        # Closed: the signed volumes of the faces' tetrahedra add up to the hull's volume.
-        signed = np.einsum("ij,ij->i", a - centre, np.cross(b - centre, c - centre)).sum() / 6
-        geoms[name]["volume"] = signed
-    extent = np.ptp(geoms["brick_mesh"]["vertices"], axis=0)
-    assert geoms["brick_mesh"]["volume"] == pytest.approx(np.prod(extent), rel=1e-9)  # a box
+    brick = geoms["brick_mesh"]["vertices"]
+    assert _closed_outward_volume(brick, geoms["brick_mesh"]["triangles"]) == pytest.approx(
+        np.prod(np.ptp(brick, axis=0)), rel=1e-9)  # a box
     # The inline tetrahedron: base an equilateral triangle of circumradius 0.2, height 0.3.
-    assert geoms["pyramid_mesh"]["volume"] == pytest.approx(np.sqrt(3) / 4 * 3 * 0.2**2 * 0.3 / 3, rel=1e-9)
+    assert _closed_outward_volume(geoms["pyramid_mesh"]["vertices"], geoms["pyramid_mesh"]["triangles"]) == \
+        pytest.approx(np.sqrt(3) / 4 * 3 * 0.2**2 * 0.3 / 3, rel=1e-9)
     assert "vertices" not in geoms["floor"]
+
+
+def test_every_geom_is_drawn_as_a_closed_outward_mesh(scene):
+    from gradyn.viewer._scene import geom_mesh
+
+    r, h = 0.1, 0.2
+    exact = {"sphere": 4 / 3 * np.pi * r**3, "capsule": 4 / 3 * np.pi * r**3 + np.pi * r**2 * 2 * h,
+             "cylinder": np.pi * r**2 * 2 * h, "box": 8 * r * h * 0.3}
+    sizes = {"sphere": [r, 0, 0], "capsule": [r, h, 0], "cylinder": [r, h, 0], "box": [r, h, 0.3]}
+    for kind, volume in exact.items():
+        for detail in (4, 7, 16):
+            v, tri = geom_mesh({"name": kind, "type": kind, "size": np.array(sizes[kind])}, detail)
+            # Polygons inscribed in circles: below the exact volume, closer with more detail.
+            rel = 0.4 if detail == 4 else 0.15 if detail == 7 else 0.03
+            assert volume * (1 - rel) < _closed_outward_volume(v, tri) <= volume * (1 + 1e-12), (kind, detail)
+    assert geom_mesh(next(g for g in scene.geoms if g["type"] == "plane")) is None
 
 
 # ---------------------------------------------------------------- render_rgb

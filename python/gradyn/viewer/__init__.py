@@ -5,7 +5,7 @@
 * :func:`record` writes a trajectory to one HTML file that plays it in any browser, offline.
 * :func:`show` serves a live view (MeshCat's server) and returns its URL in a :class:`LiveView`.
 
-record and show need ``pip install meshcat``; render_rgb needs matplotlib and scipy. Every geom
+record and show need ``pip install meshcat`` (and numpy); render_rgb needs matplotlib. Every geom
 kind is drawn: plane (a finite patch), sphere, capsule, box, cylinder and convex_hull (meshes).
 """
 

@@ -95,51 +95,50 @@ def body_colour(model, body: str) -> np.ndarray:
     return PALETTE[model.body_names.index(body) % len(PALETTE)]
 
 
-def _outward_hull(points: np.ndarray):
-    """Triangles of the convex hull of points, counter-clockwise seen from outside (qhull via scipy)."""
-    from scipy.spatial import ConvexHull
-
-    hull = ConvexHull(points)
-    tri = hull.simplices.copy()
-    p = hull.points
-    n = np.cross(p[tri[:, 1]] - p[tri[:, 0]], p[tri[:, 2]] - p[tri[:, 0]])
-    flip = np.einsum("ij,ij->i", n, hull.equations[:, :3]) < 0
-    tri[flip] = tri[flip][:, ::-1]
-    return p, tri
-
-
-def _rings(radius: float, segments: int, rings: int, half_length: float = 0.0) -> np.ndarray:
-    """Points of a sphere (half_length 0) or a capsule along z: latitude rings, hemispheres apart by
-    2 half_length, and the poles."""
+def _lathe(profile: np.ndarray, segments: int):
+    """A closed surface of revolution about z: profile (k, 2) of (radius, z) from the bottom pole
+    (radius 0) to the top pole (radius 0). Triangles counter-clockwise seen from outside."""
     phi = np.linspace(0, 2 * np.pi, segments, endpoint=False)
-    points = [[0, 0, radius + half_length], [0, 0, -radius - half_length]]
-    for lat in np.linspace(-np.pi / 2, np.pi / 2, rings + 2)[1:-1]:
-        z = radius * np.sin(lat)
-        r = radius * np.cos(lat)
-        ring = np.stack([r * np.cos(phi), r * np.sin(phi), np.full_like(phi, z)], axis=1)
-        if half_length > 0 and abs(lat) < 1e-12:
-            points += list(ring + [0, 0, half_length]) + list(ring - [0, 0, half_length])
-        else:
-            points += list(ring + [0, 0, np.sign(lat) * half_length])
-    return np.array(points)
+    rings = profile[1:-1]
+    ring_points = np.stack([rings[:, :1] * np.cos(phi), rings[:, :1] * np.sin(phi),
+                            np.broadcast_to(rings[:, 1:], (len(rings), segments))], axis=2)
+    vertices = np.vstack([[0.0, 0.0, profile[0, 1]], ring_points.reshape(-1, 3), [0.0, 0.0, profile[-1, 1]]])
+    top = len(vertices) - 1
+    j = np.arange(segments)
+    k = (j + 1) % segments
+    triangles = [np.stack([np.zeros_like(j), 1 + k, 1 + j], axis=1)]  # the bottom fan
+    for r in range(len(rings) - 1):
+        a, b = 1 + r * segments, 1 + (r + 1) * segments  # a ring and the one above it
+        triangles += [np.stack([a + j, a + k, b + k], axis=1), np.stack([a + j, b + k, b + j], axis=1)]
+    last = 1 + (len(rings) - 1) * segments
+    triangles.append(np.stack([np.full_like(j, top), last + j, last + k], axis=1))  # the top fan
+    return vertices, np.vstack(triangles)
+
+
+_BOX_TRIANGLES = np.array([  # corners x + 2y + 4z of (+-1, +-1, +-1), bit set = +
+    [0, 2, 3], [0, 3, 1], [4, 5, 7], [4, 7, 6], [0, 1, 5], [0, 5, 4],
+    [2, 6, 7], [2, 7, 3], [0, 4, 6], [0, 6, 2], [1, 3, 7], [1, 7, 5]])
 
 
 @functools.lru_cache(maxsize=512)
 def _primitive_mesh(kind: str, size: tuple, detail: int):
     r, h = size[0], size[1]
-    if kind == "sphere":
-        points = _rings(r, 2 * detail, detail - 1)
-    elif kind == "capsule":
-        points = _rings(r, 2 * detail, detail, h)  # an even ring count puts one ring on the equator
-    elif kind == "cylinder":
-        phi = np.linspace(0, 2 * np.pi, 2 * detail, endpoint=False)
-        circle = np.stack([r * np.cos(phi), r * np.sin(phi)], axis=1)
-        points = np.vstack([np.column_stack([circle, np.full(len(phi), z)]) for z in (-h, h)])
-    elif kind == "box":
-        points = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * np.array(size)
-    else:
-        raise AssertionError(kind)
-    return _outward_hull(points)
+    if kind == "box":
+        corners = np.array([[x, y, z] for z in (-1, 1) for y in (-1, 1) for x in (-1, 1)], dtype=np.float64)
+        return corners * np.array(size), _BOX_TRIANGLES
+    if kind == "cylinder":
+        profile = np.array([[0, -h], [r, -h], [r, h], [0, h]])
+    else:  # sphere (h = 0) and capsule: latitude rings, the hemispheres 2 h apart
+        lat = np.linspace(-np.pi / 2, np.pi / 2, detail + 1)
+        half = detail // 2
+        lower = np.stack([r * np.cos(lat[:half + 1]), r * np.sin(lat[:half + 1]) - h], axis=1)
+        upper = np.stack([r * np.cos(lat[half:]), r * np.sin(lat[half:]) + h], axis=1)
+        profile = np.vstack([lower, upper]) if kind == "capsule" else np.vstack([lower[:-1], upper])
+        profile[0, 0] = profile[-1, 0] = 0.0  # exact poles
+    vertices, triangles = _lathe(profile, 2 * detail)
+    vertices.setflags(write=False)
+    triangles.setflags(write=False)
+    return vertices, triangles
 
 
 def geom_mesh(geom: dict, detail: int = 12):
@@ -147,14 +146,17 @@ def geom_mesh(geom: dict, detail: int = 12):
     from outside; None for a plane (infinite: each renderer draws its own patch of it). detail:
     segments per half turn of round shapes."""
     kind = geom["type"]
-    size = np.asarray(geom["size"], dtype=np.float64)
+    size = np.array(geom["size"], dtype=np.float64)  # a copy: the sphere's is edited below
     if kind == "plane":
         return None
     if kind == "convex_hull":
         # The engine's own hull (qhull at model build), scaled by the geom's size.
         return np.asarray(geom["vertices"]) * size, np.asarray(geom["triangles"])
+    if kind == "sphere":
+        size[1] = 0.0
     if kind in ("sphere", "capsule", "cylinder", "box"):
-        return _primitive_mesh(kind, tuple(float(s) for s in size), detail)
+        # An even detail puts a latitude ring on the equator, where a capsule's cylinder starts.
+        return _primitive_mesh(kind, tuple(float(s) for s in size), detail + detail % 2)
     raise ValueError(f"geom '{geom['name']}': the viewer cannot draw geoms of type '{kind}' "
                      f"(it draws plane, sphere, capsule, box, cylinder and convex_hull)")
 
