@@ -139,6 +139,13 @@ def test_render_rgb_bad_input(scene):
         viewer.render_rgb("ant.xml", np.zeros(2))
 
 
+def test_render_rgb_without_matplotlib_says_what_to_install(scene, monkeypatch):
+    for name in ("matplotlib", "matplotlib.figure", "matplotlib.backends.backend_agg", "mpl_toolkits.mplot3d.art3d"):
+        monkeypatch.setitem(sys.modules, name, None)  # importing it now raises ImportError
+    with pytest.raises(ImportError, match="pip install matplotlib"):
+        viewer.render_rgb(scene, np.zeros(2))
+
+
 # ---------------------------------------------------------------- record, opened in headless Chromium
 
 def WebDriverWait(driver, timeout):
@@ -337,6 +344,15 @@ def test_record_without_meshcat_says_what_to_install(scene, tmp_path, monkeypatc
     monkeypatch.setitem(sys.modules, "meshcat", None)  # import meshcat now raises ImportError
     with pytest.raises(ImportError, match="pip install meshcat"):
         viewer.record(scene, np.zeros(2), tmp_path / "x.html")
+    with pytest.raises(ImportError, match="pip install meshcat"):
+        viewer.show(scene, open_browser=False)
+
+
+@needs_meshcat
+def test_record_needs_neither_matplotlib_nor_scipy(scene, tmp_path, monkeypatch):
+    for name in ("matplotlib", "matplotlib.figure", "mpl_toolkits", "mpl_toolkits.mplot3d", "scipy", "scipy.spatial"):
+        monkeypatch.setitem(sys.modules, name, None)
+    assert os.path.getsize(viewer.record(scene, swing(scene), tmp_path / "x.html")) > 100_000
 
 
 # ---------------------------------------------------------------- show: the live server

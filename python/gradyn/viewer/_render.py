@@ -75,15 +75,21 @@ _lock = threading.Lock()
 _figures: dict = {}  # (width, height) -> (figure, axes, canvas): a figure is costly to create
 
 
+def _matplotlib():
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+        from mpl_toolkits.mplot3d.art3d import Poly3DCollection
+    except ImportError as e:
+        raise ImportError(f"gradyn.viewer.render_rgb draws with matplotlib, which is not installed ({e}): "
+                          "pip install matplotlib") from e
+    return Figure, FigureCanvasAgg, Poly3DCollection
+
+
 def _figure(width: int, height: int):
     key = (width, height)
     if key not in _figures:
-        try:
-            from matplotlib.backends.backend_agg import FigureCanvasAgg
-            from matplotlib.figure import Figure
-        except ImportError as e:
-            raise ImportError("gradyn.viewer.render_rgb draws with matplotlib, which is not installed: "
-                              "pip install matplotlib") from e
+        Figure, FigureCanvasAgg, _ = _matplotlib()
         dpi = 100
         fig = Figure(figsize=(width / dpi, height / dpi), dpi=dpi, facecolor=(0.87, 0.91, 0.96))
         canvas = FigureCanvasAgg(fig)
@@ -140,8 +146,7 @@ def render_rgb(model, q, width: int = 480, height: int = 480, camera=None) -> np
         polys.append(t[front])
         colours.append(shade[:, None] * _scene.body_colour(model, g["body"]))
 
-    from mpl_toolkits.mplot3d.art3d import Poly3DCollection
-
+    _, _, Poly3DCollection = _matplotlib()
     with _lock:
         fig, ax, canvas = _figure(width, height)
         for collection in list(ax.collections):  # the last image's (ax.clear() would cost ~30 ms)
