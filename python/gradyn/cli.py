@@ -407,9 +407,10 @@ def _bench(args) -> int:
 # entry point
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m gradyn") -> argparse.ArgumentParser:
+    """The argparse parser of the command line (also read by the docs' command line page)."""
     parser = argparse.ArgumentParser(
-        prog="python -m gradyn",
+        prog=prog,
         description="Quick looks at a robot model with gradyn: info, simulate, view, bench.",
         epilog="Each command takes a model file; 'python -m gradyn COMMAND --help' for its options.",
     )
@@ -468,7 +469,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line on `argv` (default: sys.argv[1:]); returns the exit status."""
-    parser = build_parser()
+    # run as python -m gradyn, or as an installed console script (named after its file)
+    script = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    parser = build_parser("python -m gradyn" if script in ("", "__main__.py", "-c") else script)
     args = parser.parse_args(argv)  # bad options: usage and a message on stderr, exit status 2
     if args.command is None:
         parser.print_help(sys.stderr)
