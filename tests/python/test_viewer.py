@@ -124,6 +124,19 @@ def test_render_rgb_camera_as_dict_and_tracking(ant):
     assert _coloured_pixels(fixed[centre]) < 20  # a fixed camera sees it walk out of the middle
 
 
+def _pendulum():
+    b = gradyn.ModelBuilder()
+    b.add_link("base")
+    b.add_link("bob", mass=1.0, com=(0, 0, -1.0), inertia=(1e-4, 1e-4, 1e-4, 0, 0, 0))
+    b.add_joint("hinge", "revolute", parent="base", child="bob", axis=(0, 1, 0))
+    return b.build()
+
+
+def test_render_rgb_of_a_model_without_geoms_is_the_background():
+    img = viewer.render_rgb(_pendulum(), np.zeros(1), 64, 48)
+    assert img.shape == (48, 64, 3) and np.all(img == img[0, 0])
+
+
 def test_render_rgb_bad_input(scene):
     with pytest.raises(ValueError, match=r"q: expected shape \(2,\).*got \(3,\)"):
         viewer.render_rgb(scene, np.zeros(3))
@@ -306,11 +319,7 @@ def test_record_several_trajectories_in_chromium(scene, browser, tmp_path):
 @needs_meshcat
 @needs_browser
 def test_record_of_a_model_without_geoms_draws_nothing_of_its_own(browser, tmp_path):
-    b = gradyn.ModelBuilder()
-    b.add_link("base")
-    b.add_link("bob", mass=1.0, com=(0, 0, -1.0), inertia=(1e-4, 1e-4, 1e-4, 0, 0, 0))
-    b.add_joint("hinge", "revolute", parent="base", child="bob", axis=(0, 1, 0))
-    pendulum = b.build()
+    pendulum = _pendulum()
     path = viewer.record(pendulum, np.zeros((5, 1)), tmp_path / "empty.html")
     names, covered = _check_page(browser, pendulum, path)
     assert names == [] and covered == 0  # the pixel check sees geoms only where there are some

@@ -3,13 +3,14 @@
 MeshCat's viewer is one JavaScript bundle (three.js inside) that ships in the ``meshcat`` wheel
 and takes its scene as a stream of msgpack commands; meshcat-python inlines that bundle in its
 own ``static_html()``, so a recording is a single HTML file that opens without a network or a
-server. Pinocchio's and Drake's viewers use the same protocol. viser and Rerun were weighed:
-viser's recordings are files that its web client, a folder of assets served over HTTP, loads;
-Rerun's web viewer is a WebAssembly application of many megabytes, fetched on its own. Neither
-gives one small self-contained file.
+server; record() writes that page itself (without starting meshcat's server) and the live view
+uses the server. Pinocchio's and Drake's viewers speak the same protocol. viser and Rerun, both
+more actively developed, play recordings in a web client shipped as separate files (viser's
+client build, Rerun's WebAssembly viewer), which one offline file would have to re-pack.
 
 Scene layout (paths under ``/meshcat/gradyn``): one node per body, animated, holding one node
-per geom at its placement; world geoms under ``world``. Each geom is one three.js Mesh.
+per geom at its placement; world geoms under ``world``; several trajectories put each copy's
+bodies under ``trajectory<k>``. Each geom is one three.js Mesh.
 """
 
 from __future__ import annotations
@@ -208,6 +209,9 @@ def record(model, qs, path, *, dt=None, fps: float = 30.0, loop: bool = True, of
     trajectories, offsets = _scene.as_trajectories(model, qs, offsets)
     meshcat, umsgpack = _meshcat()
     path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"path: the folder {directory!r} of {path!r} does not exist")
     recorder = _Recorder(umsgpack)
     vis = meshcat.Visualizer(window=recorder)
     _build_scene(vis, model, trajectories, dt, fps, loop, progress, offsets)
@@ -234,9 +238,6 @@ var viewer = new MeshCat.Viewer(document.getElementById("meshcat-pane"));
 </body>
 </html>
 """
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise FileNotFoundError(f"path: the folder {directory!r} of {path!r} does not exist")
     with open(path, "w", encoding="utf-8") as f:
         f.write(page)
     return path

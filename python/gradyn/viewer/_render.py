@@ -109,7 +109,8 @@ def render_rgb(model, q, width: int = 480, height: int = 480, camera=None) -> np
     follows the first body from 45 degrees azimuth, 25 degrees up). A model without geoms gives
     an image of the background only. Flat shading and a back-to-front sort of the triangles
     (the painter's algorithm): geoms that cut through each other may be drawn in the wrong order
-    where they meet.
+    where they meet. Tens of milliseconds a 480x480 frame (the ant: 25-55 ms on a busy 2-core
+    machine); the figure is kept per image size and reused, under a lock.
     """
     q = _scene.as_configuration(model, q)
     if not (isinstance(width, (int, np.integer)) and isinstance(height, (int, np.integer)) and width >= 16 and height >= 16):
