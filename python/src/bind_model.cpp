@@ -116,6 +116,14 @@ they weld remain as frames). Per joint, q / v hold::
     free                  q = [x, y, z, qx, qy, qz, qw]    v = [vx, vy, vz, wx, wy, wz]
                           (v: linear then angular velocity, both in the body frame)
     planar                q = [x, y, theta]                v = [vx, vy, wz]  (child frame)
+
+Models pickle (``pickle``, ``copy.deepcopy``, ``multiprocessing``, Ray): the state is gradyn's
+versioned binary model format (``model.__getstate__()``), which holds every field of the C++
+model bit for bit (bodies, joints, limits, frames, actuators, networks and their weights,
+geoms with their convex hulls, exclusions, contact settings, gravity, name, source and the
+file locations used in messages), so an unpickled model gives bit-identical rollouts and
+gradients. The workspace is not pickled; the copy allocates its own. Bytes from another
+format version, truncated or changed bytes raise gradyn.ModelError saying which.
 )doc")
       .def_prop_ro("nq", [](const PyModel& s) { return s.model.nq; }, "Size of the configuration q.")
       .def_prop_ro("nv", [](const PyModel& s) { return s.model.nv; }, "Size of the velocity v (and of tau, a).")

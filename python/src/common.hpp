@@ -173,6 +173,7 @@ void bind_actuators(nb::module_& m);  // actuator_torques, actuator_torques_vjp
 void bind_contact(nb::module_& m);  // Model.contact_model, contact_settings, with_contact (after bind_model)
 void bind_networks(nb::module_& m);  // Model.with_network, network_inputs, networks (after bind_model)
 void bind_control(nb::module_& m);  // _box_qp, _ilqr_backward_pass, _feedback_rollout (gradyn.control)
+void bind_pickle(nb::module_& m);  // Model.__getstate__, __setstate__ (after bind_model)
 /// 'penalty' -> ContactModel::Penalty ('none' -> None); ArgumentError otherwise (bind_contact.cpp).
 ContactModel parse_contact_model(const std::string& name);
 

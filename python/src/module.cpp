@@ -161,4 +161,5 @@ NB_MODULE(_core, m) {
   bind_actuators(m);
   bind_networks(m);
   bind_control(m);
+  bind_pickle(m);
 }
