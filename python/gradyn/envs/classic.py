@@ -74,7 +74,7 @@ class CartPoleEnv(GradynEnv):
       magnitude; continuous).
     * Observation: [x, theta, x_dot, theta_dot] (theta 0 upright), as InvertedPendulum-v5 (qpos, qvel).
     * Reward: 1 per step while the pole stands, 0 on the terminating step (InvertedPendulum-v5).
-    * Terminates when |theta| > 0.2 rad (InvertedPendulum-v5) or |x| > 2.4 m (CartPole-v1's track), or
+    * Terminates when ``|theta| > 0.2`` rad (InvertedPendulum-v5) or ``|x| > 2.4`` m (CartPole-v1's track), or
       the state is not finite; truncated at 1000 steps by the registration.
     * Start: q and v each ~ U(-0.01, 0.01) (InvertedPendulum-v5's reset noise).
     """

@@ -49,7 +49,7 @@ class SwimmerEnv(GradynEnv):
     * Action: the two motors' controls in [-1, 1] (torque = 150 x control).
     * Observation (8): q[2:] (the angles rot, rot2, rot3) and v (5), as Swimmer-v5 (qpos[2:], qvel).
     * Reward: (x after - x before) / dt of the front link's origin (qpos[0], as Swimmer-v5) minus
-      1e-4 |action|^2. Never terminates; truncated at 1000 steps by the registration.
+      ``1e-4 |action|^2``. Never terminates; truncated at 1000 steps by the registration.
     * Start: q and v each + U(-0.1, 0.1) around rest (Swimmer-v5's reset noise).
     """
 
@@ -107,7 +107,7 @@ class SwimmerEnv(GradynEnv):
 
 class _Legged(GradynEnv):
     """Ant-v5's reward on a floating-base robot: healthy_reward while healthy, plus the base's x velocity
-    (forward_reward_weight), minus ctrl_cost_weight |action|^2; terminates when unhealthy."""
+    (forward_reward_weight), minus ``ctrl_cost_weight |action|^2``; terminates when unhealthy."""
 
     healthy_z_range = (0.2, 1.0)
 
@@ -144,7 +144,7 @@ class AntEnv(_Legged):
       torso's linear then angular velocity, both in the torso's frame, then the joint rates), as Ant-v5
       with ``include_cfrc_ext_in_observation=False`` (the same 27 numbers, in gradyn's conventions).
     * Reward (Ant-v5): healthy_reward (1) while healthy + (x after - x before) / dt of the torso -
-      0.5 |action|^2. Ant-v5's contact cost (5e-4 |clipped external contact forces|^2) is left out:
+      ``0.5 |action|^2``. Ant-v5's contact cost (``5e-4 |clipped external contact forces|^2``) is left out:
       gradyn's step does not return contact forces.
     * Healthy: the state is finite and the torso height is in [0.2, 1.0] m (Ant-v5); an unhealthy
       state terminates; truncated at 1000 steps by the registration.
@@ -207,7 +207,7 @@ class LaikagoEnv(_Legged):
     * Observation (35): q[2:] (base height, base quaternion x, y, z, w, 12 joint angles) and v (18: base
       linear then angular velocity in the base frame, then the joint rates).
     * Reward (Ant-v5's form): healthy_reward (1) while healthy + (x after - x before) / dt of the base -
-      ctrl_cost_weight (0.05) |action|^2; no contact cost.
+      ``ctrl_cost_weight (0.05) |action|^2``; no contact cost.
     * Healthy: finite state, base height in [0.3, 0.8] m (it stands at 0.51 m) and the base upright
       within 60 degrees (its z axis's world z component >= 0.5); unhealthy terminates; truncated at
       1000 steps (20 s) by the registration.
