@@ -148,9 +148,10 @@ class AntEnv(_Legged):
       gradyn's step does not return contact forces.
     * Healthy: the state is finite and the torso height is in [0.2, 1.0] m (Ant-v5); an unhealthy
       state terminates; truncated at 1000 steps by the registration.
-    * Start: Brax's init_qpos (the file's custom numeric: legs bent, ankles at +-1 rad, inside their
-      limits; torso at 0.55 m), moved by a tangent U(-0.1, 0.1) on every coordinate (gradyn.integrate),
-      and v ~ 0.1 N(0, 1) (Ant-v5's reset noise).
+    * Start: the torso at 0.75 m (the file's and Ant-v5's) with the legs at Brax's init_qpos angles (the
+      file's custom numeric: ankles at +-1 rad, inside their limits), moved by a tangent U(-0.1, 0.1) on
+      every coordinate (gradyn.integrate), and v ~ 0.1 N(0, 1) (Ant-v5's reset noise); it drops about
+      0.2 m onto its feet.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 20}
@@ -169,7 +170,10 @@ class AntEnv(_Legged):
         n = self.model.nq - 2 + self.model.nv
         self.observation_space = box([-np.inf] * n, [np.inf] * n)
         q = self.model.neutral()
-        q[2] = 0.55  # Brax's init_qpos: torso height, identity orientation, then the joints
+        # The torso at the file's (and Ant-v5's) 0.75 m, the legs at Brax's init_qpos angles: the feet start
+        # 0.19 m up, out of reach of the reset noise (from Brax's 0.55 m the noise would start them up to
+        # 0.16 m inside the floor, and the contact would throw the ant up).
+        q[2] = 0.75
         for joint, angle in zip(["hip_1", "ankle_1", "hip_2", "ankle_2", "hip_3", "ankle_3", "hip_4", "ankle_4"],
                                 [0.0, 1.0, 0.0, -1.0, 0.0, -1.0, 0.0, 1.0]):
             q[self.model.joint_idx_q(joint)] = angle
