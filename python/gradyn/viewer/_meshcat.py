@@ -26,10 +26,14 @@ import numpy as np
 
 from . import _scene
 
-try:
-    from tqdm.auto import tqdm as _tqdm
-except ImportError:  # the progress bar is a convenience only
-    _tqdm = None
+
+def _progress(frames, total: int):
+    """A tqdm bar over frames when tqdm is installed (a convenience only: imported when needed)."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return frames
+    return tqdm(frames, total=total, desc="gradyn.viewer: animation frames", unit="frame")
 
 
 def _meshcat():
@@ -158,8 +162,8 @@ def _build_scene(vis, model, trajectories, dt, fps, loop, progress, offsets=None
         # Key times in seconds (a clip's frame rate of 1), exact also where rows were skipped.
         animation = meshcat.animation.Animation(default_framerate=1)
         frames = range(len(rows))
-        if progress and _tqdm is not None and len(rows) * len(body_keys) * len(copies) > 20000:
-            frames = _tqdm(frames, desc="gradyn.viewer: animation frames", unit="frame")
+        if progress and len(rows) * len(body_keys) * len(copies) > 20000:  # about a second of work
+            frames = _progress(frames, len(rows))
         for i in frames:
             for copy, pose in zip(copies, poses):
                 with animation.at_frame(copy, float(times[i])) as frame:
