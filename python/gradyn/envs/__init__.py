@@ -1,4 +1,4 @@
-"""Gymnasium environments simulated by gradyn; importing this module registers them.
+"""Gymnasium environments simulated by gradyn; importing this module registers them::
 
     import gymnasium, gradyn.envs
     env = gymnasium.make("gradyn/Ant-v0")                          # or "gradyn.envs:gradyn/Ant-v0" without the import

@@ -19,9 +19,10 @@ def _angle_from_top(q, xp):
 class PendulumEnv(GradynEnv):
     """Swing a torque-limited pendulum up and hold it (Gymnasium's Pendulum-v1 reward and spaces).
 
-    * Model: ``pendulum1.urdf`` (a 1 kg bob on a 0.5 m arm, 2.6 kg m^2/10 about the hinge), gravity
+    * Model: ``pendulum1.urdf`` (a 1 kg bob 0.5 m from the hinge: 0.26 kg m^2 about it), gravity
       9.81; its joint damping (1 N m s/rad in the file) is replaced by ``damping`` (default 0, as in
-      Pendulum-v1: with the file's damping a torque of 2 N m cannot pump the bob over the top).
+      Pendulum-v1: to reach the top the bob needs 8.8 rad/s at the bottom, where the file's damping
+      would resist with 8.8 N m, over four times the torque limit).
     * Time: gradyn steps of 0.01 s, frame_skip 5: 0.05 s per environment step (Pendulum-v1's dt).
     * Action: the hinge torque in N m, Box(-2, 2, (1,)) (Pendulum-v1's max_torque), applied as a
       generalised force (tau).
