@@ -117,8 +117,9 @@ they weld remain as frames). Per joint, q / v hold::
                           (v: linear then angular velocity, both in the body frame)
     planar                q = [x, y, theta]                v = [vx, vy, wz]  (child frame)
 
-Models pickle (``pickle``, ``copy.deepcopy``, ``multiprocessing``, Ray): the state is gradyn's
-versioned binary model format (``model.__getstate__()``), which holds every field of the C++
+Models pickle (``pickle`` with protocol 2 or later, the default being 4; ``copy.deepcopy``,
+``multiprocessing``, Ray): the state is gradyn's versioned binary model format
+(``model.__getstate__()``, include/gradyn/model/serialize.hpp), which holds every field of the C++
 model bit for bit (bodies, joints, limits, frames, actuators, networks and their weights,
 geoms with their convex hulls, exclusions, contact settings, gravity, name, source and the
 file locations used in messages), so an unpickled model gives bit-identical rollouts and

@@ -145,8 +145,8 @@ def assert_same(a, b, where):
 def test_pickle_and_deepcopy_keep_every_property(name, model):
     view = public_view(model)
     assert {"params", "param_names", "geoms", "source", "name", "networks", "contact_settings"} <= view.keys()
-    for copied in (pickle.loads(pickle.dumps(model)), pickle.loads(pickle.dumps(model, protocol=2)),
-                   copy.deepcopy(model), copy.copy(model)):
+    pickled = [pickle.loads(pickle.dumps(model, protocol=p)) for p in range(2, pickle.HIGHEST_PROTOCOL + 1)]
+    for copied in pickled + [copy.deepcopy(model), copy.copy(model)]:
         assert type(copied) is gradyn.Model and copied is not model
         assert_same(view, public_view(copied), name)
         assert_same(model.neutral(), copied.neutral(), f"{name}.neutral()")
