@@ -180,7 +180,8 @@ def main() -> None:
 
         for name, label in (("before", "guessed floor"), ("after", "identified floor")):
             path = OUT / f"demo_{name}.html"
-            viewer.record(scene.model, throws[label][1], str(path), dt=DT)
+            viewer.record(scene.model, throws[label][1], str(path), dt=DT,
+                          camera=viewer.Camera(azimuth=-110, elevation=30, distance=4.5, target=(1.5, 0.4, 0.0)))
             print(f"recording of the throw planned on the {label}: {path.relative_to(ROOT)}")
     if not args.no_plot:
         path = plot(scene, observed, true_qs, history, throws, guess)

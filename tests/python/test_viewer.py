@@ -325,6 +325,33 @@ def test_record_of_a_model_without_geoms_draws_nothing_of_its_own(browser, tmp_p
     assert names == [] and covered == 0  # the pixel check sees geoms only where there are some
 
 
+@needs_meshcat
+@needs_browser
+def test_record_camera_looks_at_its_target(browser, tmp_path):
+    """A box far from the origin: the camera aimed at it puts it in the middle of the picture,
+    the default one (aimed at the start of the first body) too; aimed elsewhere, it is off centre."""
+    box = gradyn.load(os.path.join(ROOT, "examples", "demo_shuffleboard.xml"))
+    q = np.array([3.0, 0.8, 0.05, 0.0, 0.0, 0.0, 1.0])
+
+    def box_at_centre(camera):
+        path = viewer.record(box, q[None], tmp_path / "camera.html", camera=camera)
+        _check_page(browser, box, path)
+        image = _screenshot(browser)
+        h, w, _ = image.shape
+        centre = image[h // 2 - 5:h // 2 + 5, w // 2 - 5:w // 2 + 5].reshape(-1, 3).mean(axis=0)
+        return centre[0] - centre[2] > 60  # the box's orange, not the grey floor
+
+    assert box_at_centre(viewer.Camera(azimuth=-90, elevation=30, distance=2.0, target=(3.0, 0.8, 0.05)))
+    assert box_at_centre({"distance": 2.0})
+    assert not box_at_centre({"distance": 2.0, "target": (0.0, 0.0, 0.0)})
+    with pytest.raises(ValueError, match="a recording's camera is fixed"):
+        viewer.record(box, q[None], tmp_path / "x.html", camera={"track": "box"})
+    with pytest.raises(ValueError, match=r"camera.target: expected a finite point"):
+        viewer.record(box, q[None], tmp_path / "x.html", camera={"target": (0, 1)})
+    with pytest.raises(ValueError, match="camera.distance: expected a positive"):
+        viewer.record(box, q[None], tmp_path / "x.html", camera={"distance": -1.0})
+
+
 # ---------------------------------------------------------------- record: arguments
 
 @needs_meshcat

@@ -25,6 +25,7 @@ import warnings
 import numpy as np
 
 from . import _scene
+from ._render import _camera
 
 
 def _progress(frames, total: int):
@@ -103,7 +104,7 @@ def _frames(count: int, dt, fps: float):
     return rows, rows * float(dt)
 
 
-def _build_scene(vis, model, trajectories, dt, fps, loop, progress, offsets=None):
+def _build_scene(vis, model, trajectories, dt, fps, loop, progress, offsets=None, camera=None):
     """Send the model's geoms and the trajectories' animation to a MeshCat visualizer: one copy of
     the model's bodies per trajectory (a list of (T_k, nq) arrays), world geoms once."""
     meshcat, _ = _meshcat()
@@ -152,11 +153,29 @@ def _build_scene(vis, model, trajectories, dt, fps, loop, progress, offsets=None
             node.set_object(geometry, material)
             node.set_transform(np.asarray(g["placement"]) @ extra)
 
-    # The default camera looks at the first body's start from a distance that fits the model.
-    eye = 2.5 * radius * np.array([1.0, 0.6, 0.5])
+    if camera is None:
+        # The default camera looks at the first body's start from a distance that fits the model.
+        eye, target = 2.5 * radius * np.array([1.0, 0.6, 0.5]), start
+    else:
+        # A fixed camera: the recording plays without a server, so nothing could move it.
+        cam = _camera(camera)
+        if cam.track is not None:
+            raise ValueError("camera: a recording's camera is fixed (track is for render_rgb); give target instead")
+        target = start if cam.target is None else _scene.point(cam.target, "camera.target")
+        distance = 2.5 * radius * float(np.linalg.norm([1.0, 0.6, 0.5])) if cam.distance is None else cam.distance
+        if not (math.isfinite(distance) and distance > 0):
+            raise ValueError(f"camera.distance: expected a positive number of metres, got {cam.distance!r}")
+        azimuth, elevation = math.radians(cam.azimuth), math.radians(cam.elevation)
+        eye = distance * np.array([math.cos(elevation) * math.cos(azimuth),
+                                   math.cos(elevation) * math.sin(azimuth), math.sin(elevation)])
+        vis["/Cameras/default/rotated/<object>"].set_property("fov", float(cam.fov))
+    # The viewer's orbit controls always look at its origin, so the scene moves instead: the
+    # gradyn node is shifted by -target (poses read relative to it are unchanged) and MeshCat's
+    # world axes, which would then mark the target rather than gradyn's origin, are hidden.
+    root.set_transform(_translation(-np.asarray(target, dtype=np.float64)))
+    vis["/Axes"].set_property("visible", False)
     # MeshCat's camera sits in a y-up frame ('rotated') under the z-up world.
     vis["/Cameras/default/rotated/<object>"].set_property("position", [eye[0], eye[2], -eye[1]])
-    vis["/Cameras/default"].set_transform(_translation(start))
 
     if len(rows) > 1:
         # Key times in seconds (a clip's frame rate of 1), exact also where rows were skipped.
@@ -196,7 +215,7 @@ def _viewer_bundle(meshcat) -> str:
 
 
 def record(model, qs, path, *, dt=None, fps: float = 30.0, loop: bool = True, offsets=None,
-           title: str | None = None, progress: bool = True) -> str:
+           camera=None, title: str | None = None, progress: bool = True) -> str:
     """Write a self-contained HTML file that plays the trajectory qs of model with every geom.
 
     The file inlines MeshCat's viewer (three.js) and the scene, so it opens offline in any
@@ -207,7 +226,10 @@ def record(model, qs, path, *, dt=None, fps: float = 30.0, loop: bool = True, of
     are drawn once), each shifted by its row of offsets ((B, 3) metres; None: all in place).
     dt: seconds between rows of qs, to play in real time (rows are skipped so that at most fps
     frames per second are stored); None plays one row per frame at fps. loop: replay without
-    end (else once). progress: a tqdm bar while a long animation is assembled. Returns the path.
+    end (else once). camera: where the view starts, a :class:`Camera` or dict (azimuth,
+    elevation, distance, target, fov; fixed, so not track); None looks at the first body's start
+    from a distance that fits the model. progress: a tqdm bar while a long animation is
+    assembled. Returns the path.
     Needs the ``meshcat`` package (``pip install meshcat``) and numpy; nothing else.
     """
     trajectories, offsets = _scene.as_trajectories(model, qs, offsets)
@@ -218,7 +240,7 @@ def record(model, qs, path, *, dt=None, fps: float = 30.0, loop: bool = True, of
         raise FileNotFoundError(f"path: the folder {directory!r} of {path!r} does not exist")
     recorder = _Recorder(umsgpack)
     vis = meshcat.Visualizer(window=recorder)
-    _build_scene(vis, model, trajectories, dt, fps, loop, progress, offsets)
+    _build_scene(vis, model, trajectories, dt, fps, loop, progress, offsets, camera)
     commands = ",\n".join('"' + base64.b64encode(c).decode("ascii") + '"' for c in recorder.commands)
     bundle = _viewer_bundle(meshcat).replace("</script", "<\\/script")
     title = html.escape(title if title is not None else f"gradyn: {model.name}")

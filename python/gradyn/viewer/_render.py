@@ -51,9 +51,7 @@ def _camera(camera) -> Camera:
 def _view(model, q, cam: Camera):
     """(target, distance) of the camera for configuration q."""
     if cam.target is not None:
-        target = np.asarray(cam.target, dtype=np.float64)
-        if target.shape != (3,) or not np.all(np.isfinite(target)):
-            raise ValueError(f"camera.target: expected a finite point (x, y, z), got {cam.target!r}")
+        target = _scene.point(cam.target, "camera.target")
     else:
         body = cam.track if cam.track is not None else model.body_names[0]
         if body not in model.body_names:

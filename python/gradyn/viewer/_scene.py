@@ -70,6 +70,14 @@ def as_trajectories(model, qs, offsets=None, name: str = "qs"):
     return trajectories, off
 
 
+def point(value, name: str) -> np.ndarray:
+    """A finite world point (x, y, z) as a float array, or a ValueError naming the argument."""
+    p = np.asarray(value, dtype=np.float64)
+    if p.shape != (3,) or not np.all(np.isfinite(p)):
+        raise ValueError(f"{name}: expected a finite point (x, y, z), got {value!r}")
+    return p
+
+
 def as_configuration(model, q, name: str = "q") -> np.ndarray:
     """q as an (nq,) float64 array."""
     check_model(model)
