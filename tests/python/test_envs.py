@@ -308,3 +308,11 @@ def test_sb3_example_quick():
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "gradyn/CartPole-v0: 256 steps" in out.stdout, out.stdout
+
+
+def test_differentiable_pendulum_example_quick():
+    pytest.importorskip("torch")
+    out = subprocess.run([sys.executable, str(ROOT / "examples" / "gym" / "differentiable_pendulum.py"), "--quick"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "gradyn/Pendulum-v0, 3 updates: training return" in out.stdout, out.stdout

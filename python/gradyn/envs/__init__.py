@@ -8,8 +8,8 @@
 id                          obs   act    dt (s)  max steps   rules
 ==========================  ====  =====  ======  ==========  =======================================================
 gradyn/Pendulum-v0          3     1      0.05    200         Pendulum-v1 swing-up (torque in [-2, 2] N m)
-gradyn/CartPole-v0          4     1      0.02    1000        InvertedPendulum-v5 (force in [-10, 10] N, action in [-1, 1])
-gradyn/Swimmer-v0           8     2      0.04    1000        Swimmer-v5 (resistive-force drag in place of MuJoCo's fluid)
+gradyn/CartPole-v0          4     1      0.02    1000        InvertedPendulum-v5 (force: 10 N x action in [-1, 1])
+gradyn/Swimmer-v0           8     2      0.04    1000        Swimmer-v5 (resistive-force drag for the fluid)
 gradyn/Ant-v0               27    8      0.05    1000        Ant-v5 without contact forces (obs) and contact cost; PGS
 gradyn/Laikago-v0           35    12     0.02    1000        Ant-like on PD position servos; PGS
 ==========================  ====  =====  ======  ==========  =======================================================
