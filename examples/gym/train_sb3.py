@@ -132,6 +132,10 @@ file and `learning_curve.png`.
 | most an episode can return | 1000 (1 per step, 1000 steps) |
 
 ![learning curve](learning_curve.png)
+
+Also in this folder: `differentiable_pendulum.py`, a policy trained by backpropagation through
+`env.differentiable_step` (its numbers: `differentiable_pendulum.md`), and `vector_speed.py`, which prints
+the environments' steps per second alone, in Gymnasium's SyncVectorEnv and in gradyn's batched vector env.
 """
     (HERE / "README.md").write_text(text)
 
