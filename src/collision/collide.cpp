@@ -124,10 +124,13 @@ void collide(const ModelTpl<S>& model, DataTpl<S>& data, double margin) {
   data.ncontacts = count;
 }
 
+// collide_geoms<ADScalar> also serves the double path: collide_vjp differentiates it in forward mode.
 #define GRADYN_INSTANTIATE(S)                                                                                \
   template int collide_geoms<S>(const GeomTpl<S>&, const Pose<S>&, const GeomTpl<S>&, const Pose<S>&, double, \
-                                ContactTpl<S>*, int, int);                                                   \
-  template void collide<S>(const ModelTpl<S>&, DataTpl<S>&, double);
+                                ContactTpl<S>*, int, int);
+GRADYN_FOR_EACH_SCALAR_ALWAYS(GRADYN_INSTANTIATE)
+#undef GRADYN_INSTANTIATE
+#define GRADYN_INSTANTIATE(S) template void collide<S>(const ModelTpl<S>&, DataTpl<S>&, double);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 #undef GRADYN_INSTANTIATE
 

@@ -211,7 +211,8 @@ int cylinder_cylinder(const GeomTpl<S>& a, const Pose<S>& A, const GeomTpl<S>& b
   GRADYN_PAIR(S, box_box)     \
   GRADYN_PAIR(S, box_cylinder) \
   GRADYN_PAIR(S, cylinder_cylinder)
-GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
+// The narrowphase in forward mode serves the double path too (collide_vjp): both scalars always.
+GRADYN_FOR_EACH_SCALAR_ALWAYS(GRADYN_INSTANTIATE)
 #undef GRADYN_INSTANTIATE
 #undef GRADYN_PAIR
 

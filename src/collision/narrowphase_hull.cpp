@@ -496,7 +496,8 @@ int hull_hull(const GeomTpl<S>& a, const Pose<S>& A, const GeomTpl<S>& b, const 
   GRADYN_PAIR(S, box_hull)       \
   GRADYN_PAIR(S, cylinder_hull)  \
   GRADYN_PAIR(S, hull_hull)
-GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
+// The narrowphase in forward mode serves the double path too (collide_vjp): both scalars always.
+GRADYN_FOR_EACH_SCALAR_ALWAYS(GRADYN_INSTANTIATE)
 #undef GRADYN_INSTANTIATE
 #undef GRADYN_PAIR
 

@@ -112,7 +112,8 @@ int plane_cylinder(const GeomTpl<S>&, const Pose<S>& P, const GeomTpl<S>& cyl, c
                             ContactTpl<S>*);                                                                      \
   template int plane_cylinder<S>(const GeomTpl<S>&, const Pose<S>&, const GeomTpl<S>&, const Pose<S>&, double,   \
                                  ContactTpl<S>*);
-GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
+// The narrowphase in forward mode serves the double path too (collide_vjp): both scalars always.
+GRADYN_FOR_EACH_SCALAR_ALWAYS(GRADYN_INSTANTIATE)
 #undef GRADYN_INSTANTIATE
 
 }  // namespace gradyn::collision_detail

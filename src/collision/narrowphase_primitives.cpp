@@ -147,7 +147,8 @@ int capsule_cylinder(const GeomTpl<S>& a, const Pose<S>& A, const GeomTpl<S>& b,
   GRADYN_PAIR(S, sphere_cylinder)     \
   GRADYN_PAIR(S, capsule_box)         \
   GRADYN_PAIR(S, capsule_cylinder)
-GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
+// The narrowphase in forward mode serves the double path too (collide_vjp): both scalars always.
+GRADYN_FOR_EACH_SCALAR_ALWAYS(GRADYN_INSTANTIATE)
 #undef GRADYN_INSTANTIATE
 #undef GRADYN_PAIR
 

@@ -158,9 +158,13 @@ const VectorX<S>& contact_generalized_forces(const ModelTpl<S>& model, DataTpl<S
   return data.contact_tau;
 }
 
+// The force laws in forward mode serve the double path too (penalty_jacobian): both scalars always.
 #define GRADYN_INSTANTIATE(S)                                                                                  \
   template S hunt_crossley_force<S>(const ContactSettings&, const S&, const S&);                              \
-  template Vector3<S> friction_force<S>(const ContactSettings&, const S&, const S&, const Vector3<S>&);       \
+  template Vector3<S> friction_force<S>(const ContactSettings&, const S&, const S&, const Vector3<S>&);
+GRADYN_FOR_EACH_SCALAR_ALWAYS(GRADYN_INSTANTIATE)
+#undef GRADYN_INSTANTIATE
+#define GRADYN_INSTANTIATE(S)                                                                                  \
   template const VectorX<S>& penalty_contact_forces<S>(const ModelTpl<S>&, DataTpl<S>&);                      \
   template const VectorX<S>& contact_generalized_forces<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, \
                                                            const VecRef<S>&);

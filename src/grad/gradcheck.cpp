@@ -193,6 +193,12 @@ GradcheckResult gradcheck(const Model& model, const Eigen::VectorXd& q0, const E
   // forward-mode AD, kADChunk coordinates per rollout
   Eigen::VectorXd g_ad = Eigen::VectorXd::Constant(L.total(), kNaN);
   if (options.check_ad) {
+#if !GRADYN_AD_REFERENCE
+    throw ArgumentError(
+        "check_ad: this gradyn was built without the forward-mode AD reference (the lean build of "
+        "`scripts/setup.sh demo`, CMake option GRADYN_AD_REFERENCE=OFF); pass check_ad=False to compare "
+        "with finite differences only, or rebuild with `bash scripts/setup.sh` (the test profile)");
+#else
     const ModelTpl<ADScalar> ad_model = model.cast<ADScalar>();
     std::vector<int> coords;
     for (int b : blocks)
@@ -210,6 +216,7 @@ GradcheckResult gradcheck(const Model& model, const Eigen::VectorXd& q0, const E
       const ADScalar loss = rollout_loss<ADScalar>(ad_model, L, x, seeds_params, Wq, Wv, dt, options.integrator);
       for (size_t c = first; c < last; ++c) g_ad[coords[c]] = loss.derivatives()[static_cast<int>(c - first)];
     }
+#endif
   }
 
   // central differences
