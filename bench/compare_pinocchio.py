@@ -153,6 +153,9 @@ Cross-check before timing (gradyn vs Pinocchio on all 64 states, max relative er
 ```
 """
     (RESULTS / "pinocchio_comparison.md").write_text(md)
+    # The raw Google Benchmark report names the source it measured too.
+    report.setdefault("context", {})["gradyn_source"] = source
+    (RESULTS / "pinocchio_comparison.json").write_text(json.dumps(report, indent=2) + "\n")
     print(f"\nwritten: {RESULTS / 'pinocchio_comparison.md'} and {RESULTS / 'pinocchio_comparison.json'}")
 
 

@@ -205,7 +205,7 @@ def main(argv=None) -> int:
         ray.shutdown()
 
     for name, split_text, outcome, evaluations, seconds, same in rows:
-        check = "" if same is None else f"; one process alone: {seconds[1]:.1f} s, results {'bitwise equal' if same else 'DIFFERENT'}"
+        check = "" if same is None else f"; one process (one thread) alone: {seconds[1]:.1f} s, results {'bitwise equal' if same else 'DIFFERENT'}"
         print(f"{name}: {split_text} on {cluster}: {outcome}; {evaluations} evaluations in {seconds[0]:.1f} s{check}")
     if not args.no_write:
         write_outputs(args, rows, figures, cluster)
@@ -238,7 +238,7 @@ def write_outputs(args, rows, figures, cluster) -> None:
              "`populations.png`). The double pendulum of examples/sysid_double_pendulum: recover link "
              f"lengths (3, 4) from {args.seconds:g} s of joint positions. Cluster: {cluster}"
              + (" (a local one started by the script)" if not args.address else "") + f"; {os.cpu_count()} cores here.",
-             "", "| method | split | outcome | candidate evaluations | time on Ray | one process alone | equal |",
+             "", "| method | split | outcome | candidate evaluations | time on Ray | one process, one thread | equal |",
              "|---|---|---|---|---|---|---|"]
     for name, split_text, outcome, evaluations, seconds, same in rows:
         alone = f"{seconds[1]:.1f} s" if len(seconds) > 1 else "not run (--check)"

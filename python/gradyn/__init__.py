@@ -73,6 +73,7 @@ from ._core import (
 )
 
 from . import control
+from . import viewer
 from .policy import Policy, policy_observations
 from .hybrid import group_lasso, input_group_norms, prune_inputs
 
@@ -116,4 +117,5 @@ __all__ = [
     "step_jacobian",
     "step_vjp",
     "total_mass",
+    "viewer",
 ]
