@@ -72,7 +72,7 @@ fi
 
 # Rebuild the package only when something it is built from changed (file names, sizes, times), or
 # when the test profile needs the forward-mode AD reference (gradcheck) that a lean demo build left
-# out. The demo profile builds lean (CMake GRADYN_AD_REFERENCE=OFF: about half the compile time) unless
+# out. The demo profile builds lean (CMake GRADYN_AD_REFERENCE=OFF: about a quarter less compile time) unless
 # a full build is already there; the test profile always builds the full package.
 stamp_file=build/.python-package.stamp
 built_ad=$( [[ -f $stamp_file ]] && sed -n 2p "$stamp_file" || true)

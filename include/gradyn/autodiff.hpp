@@ -46,8 +46,8 @@ inline ADScalar ad_seed(double x, int slot) {
 
 // Instantiate X(Scalar) for every scalar the library is compiled for: double, and the forward-mode AD
 // scalar unless the build leaves out the AD reference (CMake option GRADYN_AD_REFERENCE, on by default
-// and required by the tests; off in `scripts/setup.sh demo`'s lean build, which compiles in about half
-// the time). Without it, gradcheck says how to rebuild.
+// and required by the tests; off in `scripts/setup.sh demo`'s lean build, which compiles in about a
+// quarter less time). Without it, gradcheck says how to rebuild.
 #ifndef GRADYN_AD_REFERENCE
 #define GRADYN_AD_REFERENCE 1
 #endif
