@@ -34,7 +34,9 @@ SOURCE_STATE = BUILD / "gradyn_source_state.txt"  # git state of src/ and includ
 
 
 def source_state() -> str:
-    git = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True, text=True).stdout.strip()
+    # The commit alone: what the binary is compiled from is src/ and include/, checked below (an
+    # edited results file must not mark the measured source dirty).
+    git = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     dirty = subprocess.run(["git", "-C", ROOT, "status", "--short", "--", "src", "include"],
                            capture_output=True, text=True).stdout.rstrip()
     return f"gradyn {git or '?'}" + (" with uncommitted changes in src/ or include/:\n\n```\n" + dirty + "\n```\n"
