@@ -1,4 +1,5 @@
 #include "gradyn/model/builder.hpp"
+#include "gradyn/model/detail/joint_layout.hpp"
 
 #include <Eigen/Eigenvalues>
 #include <cmath>
@@ -261,12 +262,7 @@ Model ModelBuilder::build(const BuildOptions& options) const {
     const int b = m.nbodies();
     m.parent.push_back(parent_body);
     m.joint_type.push_back(type);
-    m.idx_q.push_back(m.nq);
-    m.idx_v.push_back(m.nv);
-    m.joint_nq_.push_back(joint_nq(type));
-    m.joint_nv_.push_back(joint_nv(type));
-    m.nq += joint_nq(type);
-    m.nv += joint_nv(type);
+    detail::append_joint_layout(m, type);
     m.joint_names.push_back(joint_name);
     m.body_names.push_back(body_name);
     m.joint_placement.push_back(placement);

@@ -2,6 +2,8 @@
 // field by field in one fixed order (write_payload and read_payload mirror each other line by line).
 #include "gradyn/model/serialize.hpp"
 
+#include "gradyn/model/detail/joint_layout.hpp"
+
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -394,13 +396,7 @@ Model read_payload(Reader& r) {
     const JointType type = r.enumeration("joint type", JointType::Planar);
     m.parent.push_back(parent);
     m.joint_type.push_back(type);
-    // Derived, as ModelBuilder::build computes them.
-    m.idx_q.push_back(m.nq);
-    m.idx_v.push_back(m.nv);
-    m.joint_nq_.push_back(joint_nq(type));
-    m.joint_nv_.push_back(joint_nv(type));
-    m.nq += joint_nq(type);
-    m.nv += joint_nv(type);
+    detail::append_joint_layout(m, type);  // derived, as ModelBuilder::build lays it out
     m.joint_names.push_back(r.str("joint name"));
     m.body_names.push_back(r.str("body name"));
     m.joint_placement.push_back(r.pose("joint placement"));

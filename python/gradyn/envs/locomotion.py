@@ -111,6 +111,17 @@ class _Legged(GradynEnv):
 
     healthy_z_range = (0.2, 1.0)
 
+    def __init__(self, healthy_reward: float, forward_reward_weight: float, ctrl_cost_weight: float,
+                 healthy_z_range, reset_noise_scale: float, **kwargs):
+        self.healthy_reward, self.forward_reward_weight = healthy_reward, forward_reward_weight
+        self.ctrl_cost_weight, self.healthy_z_range = ctrl_cost_weight, tuple(healthy_z_range)
+        self.reset_noise_scale = reset_noise_scale
+        super().__init__(**kwargs)
+        # One unit action per actuator; observed: the base's pose without x and y, then all velocities.
+        self.action_space = box([-1.0] * self.model.nu, [1.0] * self.model.nu)
+        n = self.model.nq - 2 + self.model.nv
+        self.observation_space = box([-np.inf] * n, [np.inf] * n)
+
     def _healthy(self, q, v, xp):
         z = q[..., 2]
         return _all_finite(q, v, xp) & (z >= self.healthy_z_range[0]) & (z <= self.healthy_z_range[1])
@@ -162,13 +173,8 @@ class AntEnv(_Legged):
                  ctrl_cost_weight: float = 0.5, healthy_z_range=(0.2, 1.0), reset_noise_scale: float = 0.1,
                  **kwargs):
         self.contact = contact
-        self.healthy_reward, self.forward_reward_weight = healthy_reward, forward_reward_weight
-        self.ctrl_cost_weight, self.healthy_z_range = ctrl_cost_weight, tuple(healthy_z_range)
-        self.reset_noise_scale = reset_noise_scale
-        super().__init__(**kwargs)
-        self.action_space = box([-1.0] * self.model.nu, [1.0] * self.model.nu)
-        n = self.model.nq - 2 + self.model.nv
-        self.observation_space = box([-np.inf] * n, [np.inf] * n)
+        super().__init__(healthy_reward, forward_reward_weight, ctrl_cost_weight, healthy_z_range, reset_noise_scale,
+                         **kwargs)
         q = self.model.neutral()
         # The torso at the file's (and Ant-v5's) 0.75 m, the legs at Brax's init_qpos angles: the feet start
         # 0.19 m up, out of reach of the reset noise (from Brax's 0.55 m the noise would start them up to
@@ -227,13 +233,8 @@ class LaikagoEnv(_Legged):
                  forward_reward_weight: float = 1.0, ctrl_cost_weight: float = 0.05, healthy_z_range=(0.3, 0.8),
                  reset_noise_scale: float = 0.05, **kwargs):
         self.contact, self.action_scale = contact, float(action_scale)
-        self.healthy_reward, self.forward_reward_weight = healthy_reward, forward_reward_weight
-        self.ctrl_cost_weight, self.healthy_z_range = ctrl_cost_weight, tuple(healthy_z_range)
-        self.reset_noise_scale = reset_noise_scale
-        super().__init__(**kwargs)
-        self.action_space = box([-1.0] * self.model.nu, [1.0] * self.model.nu)
-        n = self.model.nq - 2 + self.model.nv
-        self.observation_space = box([-np.inf] * n, [np.inf] * n)
+        super().__init__(healthy_reward, forward_reward_weight, ctrl_cost_weight, healthy_z_range, reset_noise_scale,
+                         **kwargs)
         self.stance_ctrl = np.array([self._stance_angle(a["joint"]) for a in self.model.actuators])
         q = self.model.neutral()
         self._leg_q = np.array([self.model.joint_idx_q(n) for n in self.model.joint_names if n != "root"])
