@@ -264,7 +264,10 @@ class PolicyRolloutFunction(torch.autograd.Function):
         t = _numpy(task)
         qs, vs, ctrls, _ = policy.rollout(q, v, steps, dt, weights=w, task=t, integrator=integrator,
                                           threads=threads)
-        ctx.policy, ctx.dt, ctx.decay, ctx.integrator, ctx.threads = policy, dt, decay, integrator, threads
+        # Through a handle, as the other Functions hold their model: released at exit, so a graph
+        # still alive then does not make nanobind report the policy's model as leaked.
+        ctx.handle = _bridge.ModelHandle(policy)
+        ctx.dt, ctx.decay, ctx.integrator, ctx.threads = dt, decay, integrator, threads
         ctx.arrays = (w, t, qs, vs)
         ctx.save_for_backward(weights, q0, v0, task)
         dtype = _result_dtype(weights, q0, v0)
@@ -275,10 +278,10 @@ class PolicyRolloutFunction(torch.autograd.Function):
     def backward(ctx, qs_bar, vs_bar, ctrls_bar):
         w, t, qs, vs = ctx.arrays
         zeros = lambda g, a: np.zeros_like(a) if g is None else _numpy(g)  # noqa: E731
-        grads = ctx.policy.rollout_vjp(qs, vs, zeros(qs_bar, qs), zeros(vs_bar, vs), ctx.dt, weights=w, task=t,
-                                       ctrls_bar=None if ctrls_bar is None else _numpy(ctrls_bar),
-                                       decay=ctx.decay, reduce="sum", integrator=ctx.integrator,
-                                       threads=ctx.threads)
+        grads = ctx.handle.model.rollout_vjp(qs, vs, zeros(qs_bar, qs), zeros(vs_bar, vs), ctx.dt, weights=w,
+                                             task=t, ctrls_bar=None if ctrls_bar is None else _numpy(ctrls_bar),
+                                             decay=ctx.decay, reduce="sum", integrator=ctx.integrator,
+                                             threads=ctx.threads)
         out = []
         for key, input_ in zip(("weights", "q0", "v0", "task"), ctx.saved_tensors):
             g = None if input_ is None else np.asarray(grads[key])
