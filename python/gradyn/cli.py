@@ -46,44 +46,27 @@ def _one_line(text: str) -> str:
 # argument types
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number above 0, got {value}")
-    return value
+def _number_type(convert, accept, expected: str):
+    """An argparse type: `convert` (int or float) the text, then keep it only if `accept(value)`;
+    otherwise an error saying what was expected and what was given."""
+    kind = "a whole number" if convert is int else "a number"
+
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {kind}, got {text!r}") from None
+        if not accept(value):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text}")
+        return value
+
+    return parse
 
 
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected 0 or more, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a finite number above 0, got {text}")
-    return value
-
-
-def _finite_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text}")
-    return value
+_positive_int = _number_type(int, lambda x: x > 0, "a number above 0")
+_non_negative_int = _number_type(int, lambda x: x >= 0, "0 or more")
+_positive_float = _number_type(float, lambda x: math.isfinite(x) and x > 0, "a finite number above 0")
+_finite_float = _number_type(float, math.isfinite, "a finite number")
 
 
 # ---------------------------------------------------------------------------------------------
