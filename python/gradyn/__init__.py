@@ -64,7 +64,6 @@ from ._core import (
     passive_forces,
     potential_energy,
     rnea,
-    rollout,
     rollout_vjp,
     step,
     step_jacobian,
@@ -72,12 +71,46 @@ from ._core import (
     total_mass,
 )
 
+from ._core import rollout as _cpu_rollout
 from . import control
+from . import cuda
 from . import viewer
 from .policy import Policy, policy_observations
 from .hybrid import group_lasso, input_group_norms, prune_inputs
 
 __version__ = "0.1.0"
+
+
+def rollout(model, q0, v0, taus, dt, integrator="euler", return_status=False, ctrls=None, params=None, threads=None,
+            *, device="cpu", dtype="float64"):
+    # (the docstring is the CPU rollout's, with the GPU's paragraph after it: see below)
+    if device == "cpu":
+        if dtype != "float64":
+            raise ValueError(f"dtype: the CPU computes in float64; dtype={dtype!r} is for device='cuda'")
+        return _cpu_rollout(model, q0, v0, taus, dt, integrator, return_status, ctrls, params, threads)
+    if device != "cuda":
+        raise ValueError(f"device: expected 'cpu' or 'cuda', got {device!r}")
+    if integrator not in ("euler", "semi_implicit_euler"):
+        raise ValueError(f"integrator: device='cuda' steps with 'euler' (semi-implicit Euler); {integrator!r} "
+                         "runs on the CPU (device='cpu')")
+    if params is not None:
+        raise ValueError("params: device='cuda' runs the model as it is; pass model.with_params(params) instead "
+                         "(one set of parameters for every world), or run per-world params on the CPU")
+    from . import cuda
+
+    return cuda.rollout(model, q0, v0, taus, dt, ctrls, dtype=dtype, return_status=return_status)
+
+
+rollout.__doc__ = (_cpu_rollout.__doc__ or "") + """
+
+device: 'cpu' (the default, everything above) or 'cuda': thousands of worlds at once on a GPU, one
+world per GPU thread (gradyn.cuda; needs gradyn built with the CUDA toolkit and a GPU, else a
+CudaError saying which is missing). The GPU runs the semi-implicit Euler step with penalty contact
+(or none), the actuators, joint limits, damping and springs; what it does not run is refused with
+a ValueError naming it. NumPy inputs give NumPy results; PyTorch CUDA tensors (or any GPU array
+with DLPack) stay on the GPU and give PyTorch CUDA tensors. dtype: 'float64' or 'float32' (GPU
+only). threads is unused there; params must be None (use model.with_params).
+"""
 
 __all__ = [
     "Model",
@@ -91,6 +124,7 @@ __all__ = [
     "center_of_mass",
     "collide",
     "control",
+    "cuda",
     "crba",
     "difference",
     "forward_dynamics",

@@ -162,4 +162,5 @@ NB_MODULE(_core, m) {
   bind_networks(m);
   bind_control(m);
   bind_pickle(m);
+  bind_flat(m);
 }

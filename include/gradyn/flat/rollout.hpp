@@ -1,0 +1,46 @@
+// T steps of world w of a batch laid out world-last (gradyn/cuda/backend.h: a state (n, B), a
+// trajectory (T + 1, n, B), controls (T, nu, B)): what one GPU thread of the CUDA backend runs, and
+// what its host stand-in (tests/python/host_backend/) runs for each world in turn.
+#pragma once
+
+#include <cstddef>
+
+#include "gradyn/flat/step.hpp"
+
+namespace gradyn::flat {
+
+/// The state lives in q, v (n, B), updated in place, or, when qs and vs are given, in the
+/// trajectory itself (row t + 1 from row t; q, v then receive the final state). taus, ctrls and
+/// step_status ((T, B), each step's flags) may be null. Returns the OR of the steps' flags.
+template <class S, int MB, int MD>
+GRADYN_HD std::uint32_t rollout_world(const FlatModel<S>& m, StepWorkspace<S, MB, MD>& ws, int B, int T, S dt, int w,
+                                      S* q, S* v, const S* taus, const S* ctrls, S* qs, S* vs,
+                                      std::uint32_t* step_status) {
+  const int nq = m.nq, nv = m.nv, nu = m.nu;
+  const std::size_t b = static_cast<std::size_t>(B);
+  const std::size_t sq = static_cast<std::size_t>(nq) * b, sv = static_cast<std::size_t>(nv) * b;
+  if (qs) {
+    for (int k = 0; k < nq; ++k) qs[k * b + w] = q[k * b + w];
+    for (int k = 0; k < nv; ++k) vs[k * b + w] = v[k * b + w];
+  }
+  std::uint32_t bits = 0;
+  for (int t = 0; t < T; ++t) {
+    const std::size_t st = static_cast<std::size_t>(t);
+    const S* qc = qs ? qs + st * sq + w : q + w;
+    const S* vc = vs ? vs + st * sv + w : v + w;
+    S* qn = qs ? qs + (st + 1) * sq + w : q + w;
+    S* vn = vs ? vs + (st + 1) * sv + w : v + w;
+    const S* tau = taus ? taus + st * sv + w : nullptr;
+    const S* ctrl = ctrls ? ctrls + st * nu * b + w : nullptr;
+    const std::uint32_t s = step(m, ws, qc, B, vc, B, tau, B, ctrl, B, dt, qn, vn);
+    if (step_status) step_status[st * b + w] = s;
+    bits |= s;
+  }
+  if (qs) {
+    for (int k = 0; k < nq; ++k) q[k * b + w] = qs[T * sq + k * b + w];
+    for (int k = 0; k < nv; ++k) v[k * b + w] = vs[T * sv + k * b + w];
+  }
+  return bits;
+}
+
+}  // namespace gradyn::flat

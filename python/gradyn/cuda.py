@@ -1,0 +1,272 @@
+"""gradyn on a GPU: thousands of worlds of one model at once, one world per GPU thread.
+
+``gradyn.rollout(model, q0, v0, taus, dt, ctrls=..., device="cuda")`` runs here. The kernels are the
+flat per-world pipeline of ``include/gradyn/flat/`` (semi-implicit Euler; penalty contact or none;
+actuators, joint limits, damping and springs inside the step), the very source the CPU tests
+compare against gradyn's own step, compiled by nvcc into ``libgradyn_cuda.so``. That library is
+built when the CUDA toolkit (nvcc) is present at install time and is loaded only when a GPU is
+asked for: a CPU-only install never needs CUDA.
+
+Arrays: NumPy arrays are copied to the GPU and the results come back as NumPy arrays. PyTorch CUDA
+tensors (and any GPU array that speaks DLPack, e.g. JAX or CuPy, through ``torch.from_dlpack``)
+stay on the GPU: the results are PyTorch CUDA tensors, with no copy through the host.
+
+What the GPU kernels do not run (other contact models, networks, ball or planar joints, some
+geom pairs) is refused with a ValueError that names it, before anything runs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import pathlib
+
+import numpy as np
+
+__all__ = ["CudaError", "DeviceModel", "devices", "library_path", "rollout"]
+
+_DTYPES = {"float64": (0, np.float64), "float32": (1, np.float32)}
+
+
+class CudaError(RuntimeError):
+    """device='cuda' cannot run here: no CUDA backend in this install, no GPU, or the GPU said no
+    (out of memory, a driver error). The message says which and what to do."""
+
+
+def library_path() -> pathlib.Path | None:
+    """Where libgradyn_cuda.so is: $GRADYN_CUDA_LIBRARY, else beside this file (an install built
+    with nvcc puts it there); None when there is none."""
+    env = os.environ.get("GRADYN_CUDA_LIBRARY")
+    if env:
+        return pathlib.Path(env)
+    here = pathlib.Path(__file__).resolve().parent / "libgradyn_cuda.so"
+    return here if here.exists() else None
+
+
+_lib = None
+
+
+def _library():
+    global _lib
+    if _lib is not None:
+        return _lib
+    path = library_path()
+    if path is None or not path.exists():
+        raise CudaError(
+            "device='cuda' needs gradyn's CUDA backend, and this install has none: it is built when the "
+            "CUDA toolkit's nvcc is found at install time. Install the CUDA toolkit and reinstall gradyn "
+            "(bash scripts/setup.sh), or run on the CPU (device='cpu')"
+            + (f" (GRADYN_CUDA_LIBRARY names {path}, which does not exist)" if path is not None else ""))
+    try:
+        lib = ctypes.CDLL(str(path))
+    except OSError as e:
+        raise CudaError(f"device='cuda': cannot load gradyn's CUDA backend {path}: {e}") from None
+    c = ctypes
+    lib.gradyn_cuda_last_error.restype = c.c_char_p
+    lib.gradyn_cuda_devices.argtypes = [c.POINTER(c.c_int), c.c_char_p, c.c_int, c.POINTER(c.c_double),
+                                        c.POINTER(c.c_double)]
+    lib.gradyn_cuda_model_create.argtypes = [c.c_void_p, c.c_int, c.c_void_p, c.c_int, c.c_int,
+                                             c.POINTER(c.c_void_p)]
+    lib.gradyn_cuda_model_destroy.argtypes = [c.c_void_p]
+    lib.gradyn_cuda_model_destroy.restype = None
+    lib.gradyn_cuda_rollout.argtypes = [c.c_void_p, c.c_int, c.c_int, c.c_double] + [c.c_void_p] * 10 + [
+        c.c_int, c.POINTER(c.c_float)]
+    _lib = lib
+    return lib
+
+
+def _check(lib, code: int, doing: str) -> None:
+    if code != 0:
+        raise CudaError(f"device='cuda': {doing}: {lib.gradyn_cuda_last_error().decode()}")
+
+
+def devices() -> dict:
+    """The GPU gradyn would use: {'count', 'name', 'total_gib', 'free_gib'}. Raises CudaError when
+    there is no CUDA backend or no usable GPU, saying why."""
+    lib = _library()
+    count = ctypes.c_int(0)
+    name = ctypes.create_string_buffer(256)
+    total, free = ctypes.c_double(0), ctypes.c_double(0)
+    code = lib.gradyn_cuda_devices(ctypes.byref(count), name, 256, ctypes.byref(total), ctypes.byref(free))
+    if code != 0:
+        raise CudaError("device='cuda': no usable GPU here (" + lib.gradyn_cuda_last_error().decode() +
+                        "); run on the CPU (device='cpu')")
+    return {"count": count.value, "name": name.value.decode(), "total_gib": total.value, "free_gib": free.value}
+
+
+class DeviceModel:
+    """A model on the GPU in one precision ('float64' or 'float32'), ready for rollouts of any
+    number of worlds. Build it once (``DeviceModel(model)``) and pass it to ``rollout`` to skip the
+    upload on each call."""
+
+    def __init__(self, model=None, dtype: str = "float64", *, arrays=None):
+        if dtype not in _DTYPES:
+            raise ValueError(f"dtype: expected 'float64' or 'float32', got {dtype!r}")
+        if arrays is None:
+            from . import _core  # the flat arrays come from gradyn's model
+
+            arrays = _core._flat_model(model)
+        ints, reals = (np.ascontiguousarray(arrays[0], dtype=np.int32),
+                       np.ascontiguousarray(arrays[1], dtype=np.float64))
+        self.dtype = dtype
+        self.nq, self.nv, self.nu = int(ints[3]), int(ints[4]), int(ints[5])
+        self._handle = None
+        lib = _library()
+        devices()  # a clear error first when there is no GPU
+        handle = ctypes.c_void_p()
+        _check(lib, lib.gradyn_cuda_model_create(ints.ctypes.data, ints.size, reals.ctypes.data, reals.size,
+                                                 _DTYPES[dtype][0], ctypes.byref(handle)),
+               "copying the model to the GPU")
+        self._lib, self._handle = lib, handle
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            self._lib.gradyn_cuda_model_destroy(self._handle)
+            self._handle = None
+
+
+def _is_gpu_array(x) -> bool:
+    if x is None or isinstance(x, np.ndarray):
+        return False
+    mod = type(x).__module__
+    if mod.startswith("torch"):
+        return x.is_cuda
+    return hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__") and x.__dlpack_device__()[0] == 2
+
+
+def _shape_error(name, expected, got):
+    return ValueError(f"{name}: expected shape {expected}, got {tuple(got)}")
+
+
+def rollout(model, q0, v0, taus, dt: float, ctrls=None, *, dtype: str = "float64", return_status: bool = False,
+            keep: str = "all", steps: int | None = None, timing: dict | None = None):
+    """T steps of B worlds on the GPU (semi-implicit Euler). Arguments as gradyn.rollout: q0 (B, nq)
+    or (nq,), v0 (B, nv) or (nv,), taus (B, T, nv) or (T, nv) or None, ctrls (B, T, nu) or (T, nu)
+    or None (one of them sets T; with neither, steps=T runs T steps of zero torques and controls).
+    model: a gradyn.Model or a DeviceModel.
+    dtype: 'float64' or 'float32' (the GPU's fast precision; a DeviceModel brings its own).
+
+    Returns (qs, vs): (B, T + 1, nq) and (B, T + 1, nv) (without B for one world); keep='final'
+    returns only the final states (B, nq) and (B, nv) (no trajectory is stored: the most worlds
+    per GPU). return_status=True adds status: (B, T) uint32, entry t the gradyn.Status flags step t
+    raised, as gradyn.rollout gives them; with keep='final', (B,), each world's flags of all its steps
+    together. A world that diverges flags itself; the others are untouched. timing: a dict that
+    receives 'kernel_s', the GPU time of the kernel alone."""
+    if keep not in ("all", "final"):
+        raise ValueError(f"keep: expected 'all' or 'final', got {keep!r}")
+    if not (np.isfinite(dt) and dt > 0):
+        raise ValueError(f"dt: expected a positive finite time step [s], got {dt}")
+    dm = model if isinstance(model, DeviceModel) else DeviceModel(model, dtype)
+    on_gpu = any(_is_gpu_array(x) for x in (q0, v0, taus, ctrls))
+    if on_gpu:
+        return _rollout_torch(dm, q0, v0, taus, dt, ctrls, return_status, keep, steps, timing)
+    np_dtype = _DTYPES[dm.dtype][1]
+    q0 = np.asarray(q0, dtype=np_dtype)
+    single = q0.ndim == 1
+    batch = (lambda x: None if x is None else np.asarray(x, dtype=np_dtype)[None]) if single else (
+        lambda x: None if x is None else np.asarray(x, dtype=np_dtype))
+    q0, v0, taus, ctrls = batch(q0), batch(v0), batch(taus), batch(ctrls)
+    B, T = _check_shapes(dm, q0, v0, taus, ctrls, steps)
+    world_last = lambda x: None if x is None else np.ascontiguousarray(np.moveaxis(x, 0, -1))  # noqa: E731
+    q0_, v0_, taus_, ctrls_ = world_last(q0), world_last(v0), world_last(taus), world_last(ctrls)
+    status = np.zeros(B, dtype=np.uint32)
+    step_status = np.zeros((T, B), dtype=np.uint32) if return_status and keep == "all" else None
+    if keep == "all":
+        qs = np.empty((T + 1, dm.nq, B), dtype=np_dtype)
+        vs = np.empty((T + 1, dm.nv, B), dtype=np_dtype)
+        qf = vf = None
+    else:
+        qs = vs = None
+        qf = np.empty((dm.nq, B), dtype=np_dtype)
+        vf = np.empty((dm.nv, B), dtype=np_dtype)
+    ptr = lambda x: None if x is None else x.ctypes.data  # noqa: E731
+    ms = ctypes.c_float(0)
+    _check(dm._lib, dm._lib.gradyn_cuda_rollout(dm._handle, B, T, float(dt), ptr(q0_), ptr(v0_), ptr(taus_),
+                                                ptr(ctrls_), ptr(qs), ptr(vs), ptr(qf), ptr(vf), ptr(status),
+                                                ptr(step_status), 0, ctypes.byref(ms)),
+           f"rolling out {B} worlds x {T} steps")
+    if timing is not None:
+        timing["kernel_s"] = ms.value / 1e3
+    if keep == "all":
+        out = (np.moveaxis(qs, -1, 0), np.moveaxis(vs, -1, 0))  # (B, T+1, n)
+    else:
+        out = (np.ascontiguousarray(qf.T), np.ascontiguousarray(vf.T))
+    return _finish(out, single, return_status, status, step_status)
+
+
+def _finish(out, single, return_status, status, step_status):
+    if single:
+        out = (out[0][0], out[1][0])
+    if not return_status:
+        return out
+    flags = status if step_status is None else np.ascontiguousarray(step_status.T)  # (B,) or (B, T)
+    return out + (flags[0] if single else flags,)
+
+
+def _check_shapes(dm, q0, v0, taus, ctrls, steps=None):
+    B = q0.shape[0]
+    if tuple(q0.shape) != (B, dm.nq):
+        raise _shape_error("q0", f"(B, {dm.nq})", q0.shape)
+    if tuple(v0.shape) != (B, dm.nv):
+        raise _shape_error("v0", f"({B}, {dm.nv})", v0.shape)
+    if taus is None and ctrls is None:
+        if steps is None:
+            raise ValueError("taus and ctrls: give at least one (it sets the number of steps T), or steps=T")
+        T = int(steps)
+    else:
+        T = (taus if taus is not None else ctrls).shape[1]
+    if steps is not None and int(steps) != T:
+        raise ValueError(f"steps: {steps}, but taus or ctrls hold {T} steps")
+    if taus is not None and tuple(taus.shape) != (B, T, dm.nv):
+        raise _shape_error("taus", f"({B}, T, {dm.nv})", taus.shape)
+    if ctrls is not None and tuple(ctrls.shape) != (B, T, dm.nu):
+        raise _shape_error("ctrls", f"({B}, {T}, {dm.nu}) (model.nu = {dm.nu} controls per step)", ctrls.shape)
+    return B, T
+
+
+def _rollout_torch(dm, q0, v0, taus, dt, ctrls, return_status, keep, steps, timing):
+    import torch
+
+    tdtype = torch.float64 if dm.dtype == "float64" else torch.float32
+
+    def on_gpu(x):
+        if x is None:
+            return None
+        t = x if isinstance(x, torch.Tensor) else torch.from_dlpack(x)
+        if not t.is_cuda:
+            t = t.cuda()
+        return t.to(tdtype)
+
+    q0, v0, taus, ctrls = on_gpu(q0), on_gpu(v0), on_gpu(taus), on_gpu(ctrls)
+    single = q0.dim() == 1
+    if single:
+        q0, v0 = q0[None], v0[None]
+        taus = None if taus is None else taus[None]
+        ctrls = None if ctrls is None else ctrls[None]
+    B, T = _check_shapes(dm, q0, v0, taus, ctrls, steps)
+    world_last = lambda x: None if x is None else x.movedim(0, -1).contiguous()  # noqa: E731
+    q0_, v0_, taus_, ctrls_ = world_last(q0), world_last(v0), world_last(taus), world_last(ctrls)
+    dev = q0_.device
+    if keep == "all":
+        qs = torch.empty((T + 1, dm.nq, B), dtype=tdtype, device=dev)
+        vs = torch.empty((T + 1, dm.nv, B), dtype=tdtype, device=dev)
+        qf = vf = None
+    else:
+        qs = vs = None
+        qf = torch.empty((dm.nq, B), dtype=tdtype, device=dev)
+        vf = torch.empty((dm.nv, B), dtype=tdtype, device=dev)
+    status = np.zeros(B, dtype=np.uint32)
+    step_status = np.zeros((T, B), dtype=np.uint32) if return_status and keep == "all" else None
+    ptr = lambda x: None if x is None else x.data_ptr()  # noqa: E731
+    torch.cuda.synchronize(dev)  # the inputs are ready before the backend's own stream reads them
+    ms = ctypes.c_float(0)
+    _check(dm._lib, dm._lib.gradyn_cuda_rollout(dm._handle, B, T, float(dt), ptr(q0_), ptr(v0_), ptr(taus_),
+                                                ptr(ctrls_), ptr(qs), ptr(vs), ptr(qf), ptr(vf),
+                                                status.ctypes.data,
+                                                None if step_status is None else step_status.ctypes.data, 1,
+                                                ctypes.byref(ms)),
+           f"rolling out {B} worlds x {T} steps")
+    if timing is not None:
+        timing["kernel_s"] = ms.value / 1e3
+    out = (qs.movedim(-1, 0), vs.movedim(-1, 0)) if keep == "all" else (qf.T.contiguous(), vf.T.contiguous())
+    return _finish(out, single, return_status, status, step_status)

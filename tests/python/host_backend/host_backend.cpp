@@ -1,0 +1,79 @@
+// A stand-in for libgradyn_cuda.so that runs on the CPU: the same C interface
+// (gradyn/cuda/backend.h) and the same per-world code (gradyn/flat/rollout.hpp), one world after
+// the other on host memory. tests/python/test_cuda.py compiles it, so that gradyn.cuda's Python
+// side (shapes, layouts, dtypes, errors) is tested on machines without a GPU. It is no backend
+// for users: device='cuda' never loads it unless GRADYN_CUDA_LIBRARY names it.
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gradyn/cuda/backend.h"
+#include "gradyn/flat/rollout.hpp"
+
+namespace {
+thread_local std::string g_error;
+struct Handle {
+  int dtype;
+  std::vector<int32_t> ints;
+  std::vector<double> reals_d;
+  std::vector<float> reals_f;
+};
+
+template <class S, class R>
+int run(const Handle& h, const R& reals, int B, int T, double dt, const void* q0, const void* v0, const void* taus,
+        const void* ctrls, void* qs, void* vs, void* q_final, void* v_final, uint32_t* status, uint32_t* step_status) {
+  const auto m = gradyn::flat::FlatModel<S>::view(h.ints.data(), reals.data());
+  std::vector<S> q(static_cast<const S*>(q0), static_cast<const S*>(q0) + m.nq * B);
+  std::vector<S> v(static_cast<const S*>(v0), static_cast<const S*>(v0) + m.nv * B);
+  auto ws = std::make_unique<gradyn::flat::StepWorkspace<S, 64, 96>>();
+  for (int w = 0; w < B; ++w)
+    status[w] = gradyn::flat::rollout_world(m, *ws, B, T, static_cast<S>(dt), w, q.data(), v.data(),
+                                            static_cast<const S*>(taus), static_cast<const S*>(ctrls),
+                                            static_cast<S*>(qs), static_cast<S*>(vs), step_status);
+  if (q_final) std::memcpy(q_final, q.data(), sizeof(S) * q.size());
+  if (v_final) std::memcpy(v_final, v.data(), sizeof(S) * v.size());
+  return 0;
+}
+}  // namespace
+
+extern "C" {
+const char* gradyn_cuda_last_error(void) { return g_error.c_str(); }
+
+int gradyn_cuda_devices(int* count, char* name, int name_len, double* total_gib, double* free_gib) {
+  *count = 1;
+  std::strncpy(name, "host stand-in (tests/python/host_backend)", name_len - 1);
+  name[name_len - 1] = '\0';
+  *total_gib = *free_gib = 0;
+  return 0;
+}
+
+int gradyn_cuda_model_create(const int32_t* ints, int nints, const double* reals, int nreals, int dtype, void** handle) {
+  auto* h = new Handle{dtype, std::vector<int32_t>(ints, ints + nints), {}, {}};
+  h->reals_d.assign(reals, reals + nreals);
+  h->reals_f.assign(reals, reals + nreals);
+  *handle = h;
+  return 0;
+}
+
+void gradyn_cuda_model_destroy(void* handle) { delete static_cast<Handle*>(handle); }
+
+int gradyn_cuda_rollout(void* model, int B, int T, double dt, const void* q0, const void* v0, const void* taus,
+                        const void* ctrls, void* qs, void* vs, void* q_final, void* v_final, uint32_t* status,
+                        uint32_t* step_status, int on_device, float* kernel_ms) {
+  if (on_device) {
+    g_error = "the host stand-in takes host memory only";
+    return 1;
+  }
+  const Handle& h = *static_cast<Handle*>(model);
+  const auto start = std::chrono::steady_clock::now();
+  const int code =
+      h.dtype == 0
+          ? run<double>(h, h.reals_d, B, T, dt, q0, v0, taus, ctrls, qs, vs, q_final, v_final, status, step_status)
+          : run<float>(h, h.reals_f, B, T, dt, q0, v0, taus, ctrls, qs, vs, q_final, v_final, status, step_status);
+  if (kernel_ms)  // the CPU time of the loop, as the GPU reports its kernel's
+    *kernel_ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return code;
+}
+}

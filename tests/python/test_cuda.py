@@ -1,0 +1,169 @@
+"""gradyn.rollout(device='cuda'): the Python side of the CUDA backend (gradyn.cuda).
+
+Without a GPU (CI), the backend's C interface is served by a host stand-in compiled here from
+tests/python/host_backend/host_backend.cpp, which runs the very per-world code the GPU kernels run
+(include/gradyn/flat/rollout.hpp): shapes, layouts, dtypes and errors are checked against the CPU
+engine. The real library is checked for its answer without a GPU; with a GPU, for its numbers.
+"""
+
+import pathlib
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import gradyn
+import gradyn.cuda as gcuda
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples" / "laikago_contact"))
+import laikago_scene as scene  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def host_library(tmp_path_factory):
+    out = tmp_path_factory.mktemp("host_backend") / "libgradyn_cuda_host.so"
+    subprocess.run(["g++", "-std=c++17", "-O2", "-shared", "-fPIC", "-I", str(ROOT / "include"),
+                    str(ROOT / "tests" / "python" / "host_backend" / "host_backend.cpp"), "-o", str(out)], check=True)
+    return out
+
+
+@pytest.fixture
+def host_backend(host_library, monkeypatch):
+    monkeypatch.setenv("GRADYN_CUDA_LIBRARY", str(host_library))
+    monkeypatch.setattr(gcuda, "_lib", None)
+    yield
+    gcuda._lib = None
+
+
+def laikago():
+    return scene.load_gradyn("penalty")
+
+
+def humanoid():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return gradyn.load(str(ROOT / "models" / "mujoco" / "humanoid.xml")).with_contact(model="penalty")
+
+
+def batch_inputs(model, B, T, seed=0):
+    rng = np.random.default_rng(seed)
+    q = scene.stance(model, clearance=0.005) if model.nq == 19 else model.q0
+    q0 = np.broadcast_to(q, (B, model.nq)).copy()
+    v0 = 0.1 * rng.normal(size=(B, model.nv))
+    ctrls = rng.uniform(-0.2, 0.2, size=(B, T, model.nu))
+    taus = rng.normal(size=(B, T, model.nv))
+    return q0, v0, taus, ctrls
+
+
+@pytest.mark.parametrize("make", [laikago, humanoid])
+def test_batched_rollout_is_the_cpu_engines(host_backend, make):
+    model = make()
+    q0, v0, taus, ctrls = batch_inputs(model, 3, 40)
+    qs, vs, status = gradyn.rollout(model, q0, v0, taus, 1e-3, ctrls=ctrls, return_status=True, device="cuda")
+    qs_cpu, vs_cpu, status_cpu = gradyn.rollout(model, q0, v0, taus, 1e-3, ctrls=ctrls, return_status=True)
+    assert qs.shape == qs_cpu.shape and vs.shape == vs_cpu.shape and status.shape == status_cpu.shape
+    np.testing.assert_allclose(qs, qs_cpu, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(vs, vs_cpu, rtol=0, atol=1e-8)
+    np.testing.assert_array_equal(status, status_cpu)
+
+
+def test_one_world_final_states_and_float32(host_backend):
+    model = laikago()
+    q0, v0, taus, ctrls = batch_inputs(model, 1, 25)
+    qs, vs = gradyn.rollout(model, q0[0], v0[0], None, 1e-3, ctrls=ctrls[0], device="cuda")
+    assert qs.shape == (26, model.nq) and vs.shape == (26, model.nv)
+    qs_cpu, vs_cpu = gradyn.rollout(model, q0[0], v0[0], None, 1e-3, ctrls=ctrls[0])
+    np.testing.assert_allclose(qs, qs_cpu, atol=1e-10)
+    qf, vf, flags = gcuda.rollout(model, q0, v0, None, 1e-3, ctrls, keep="final", return_status=True)
+    assert qf.shape == (1, model.nq) and flags.shape == (1,)
+    np.testing.assert_array_equal(qf[0], qs[-1])
+    np.testing.assert_array_equal(vf[0], vs[-1])
+    q32, v32 = gradyn.rollout(model, q0, v0, None, 1e-3, ctrls=ctrls, device="cuda", dtype="float32")
+    assert q32.dtype == np.float32
+    np.testing.assert_allclose(q32[0], qs_cpu, atol=1e-4)
+    # steps=T without controls or torques: zero inputs
+    q_free, _ = gcuda.rollout(model, q0, v0, None, 1e-3, steps=25)
+    q_zero, _ = gradyn.rollout(model, q0, v0, np.zeros((1, 25, model.nv)), 1e-3)
+    np.testing.assert_allclose(q_free, q_zero, atol=1e-10)
+
+
+def test_divergent_world_flags_only_itself(host_backend):
+    model = laikago()
+    q0, v0, _, ctrls = batch_inputs(model, 3, 10)
+    v0[1, 8] = np.nan
+    qs, _, status = gradyn.rollout(model, q0, v0, None, 1e-3, ctrls=ctrls, return_status=True, device="cuda")
+    assert status[1].any() and not status[0].any() and not status[2].any()
+    assert (status[1] & int(gradyn.Status.NON_FINITE)).all()
+    assert np.isfinite(qs[[0, 2]]).all()
+
+
+def test_bad_arguments_say_what_was_expected(host_backend):
+    model = laikago()
+    q0, v0, _, ctrls = batch_inputs(model, 2, 5)
+    with pytest.raises(ValueError, match=r"v0: expected shape \(2, 18\), got \(2, 17\)"):
+        gradyn.rollout(model, q0, v0[:, :17], None, 1e-3, ctrls=ctrls, device="cuda")
+    with pytest.raises(ValueError, match=r"ctrls: expected shape \(2, 5, 12\)"):
+        gradyn.rollout(model, q0, v0, None, 1e-3, ctrls=ctrls[:, :, :3], device="cuda")
+    with pytest.raises(ValueError, match="dt: expected a positive finite"):
+        gradyn.rollout(model, q0, v0, None, -1.0, ctrls=ctrls, device="cuda")
+    with pytest.raises(ValueError, match="device: expected 'cpu' or 'cuda', got 'tpu'"):
+        gradyn.rollout(model, q0, v0, None, 1e-3, ctrls=ctrls, device="tpu")
+    with pytest.raises(ValueError, match="dtype: the CPU computes in float64"):
+        gradyn.rollout(model, q0, v0, None, 1e-3, ctrls=ctrls, dtype="float32")
+    with pytest.raises(ValueError, match="'rk4' runs on the CPU"):
+        gradyn.rollout(model, q0, v0, None, 1e-3, "rk4", ctrls=ctrls, device="cuda")
+    with pytest.raises(ValueError, match=r"pass model.with_params\(params\) instead"):
+        gradyn.rollout(model, q0, v0, None, 1e-3, ctrls=ctrls, params=np.zeros((2, 3)), device="cuda")
+    with pytest.raises(ValueError, match="contact model 'pgs'"):
+        gradyn.rollout(model.with_contact(model="pgs"), q0, v0, None, 1e-3, ctrls=ctrls, device="cuda")
+
+
+def test_no_backend_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("GRADYN_CUDA_LIBRARY", str(tmp_path / "missing.so"))
+    monkeypatch.setattr(gcuda, "_lib", None)
+    model = laikago()
+    q0, v0, _, ctrls = batch_inputs(model, 2, 3)
+    with pytest.raises(gcuda.CudaError, match="this install has none.*missing.so, which does not exist"):
+        gradyn.rollout(model, q0, v0, None, 1e-3, ctrls=ctrls, device="cuda")
+    gcuda._lib = None
+
+
+def gpu_usable():
+    try:
+        gcuda.devices()
+        return True
+    except gcuda.CudaError:
+        return False
+
+
+@pytest.mark.skipif(gcuda.library_path() is None, reason="this install was built without nvcc (no CUDA backend)")
+def test_the_real_backend_says_when_there_is_no_gpu():
+    if gpu_usable():
+        pytest.skip("a GPU is usable here: test_gpu_rollouts_are_the_cpu_engines checks it")
+    with pytest.raises(gcuda.CudaError, match="no usable GPU here"):
+        gcuda.devices()
+
+
+@pytest.mark.skipif(gcuda.library_path() is None or not gpu_usable(), reason="needs a GPU and the CUDA backend")
+@pytest.mark.parametrize("make", [laikago, humanoid])
+def test_gpu_rollouts_are_the_cpu_engines(make):
+    """1,024 worlds on the GPU against the CPU engine (float64). Over 30 steps the contact dynamics
+    have not yet grown rounding differences (bench/gpu_throughput.py measures that growth)."""
+    model = make()
+    q0, v0, taus, ctrls = batch_inputs(model, 1024, 30)
+    qs, vs = gradyn.rollout(model, q0, v0, taus, 1e-3, ctrls=ctrls, device="cuda")
+    qs_cpu, vs_cpu = gradyn.rollout(model, q0, v0, taus, 1e-3, ctrls=ctrls)
+    scale = 1 + np.abs(vs_cpu).max()
+    assert np.abs(vs - vs_cpu).max() / scale < 1e-9
+    assert np.abs(qs - qs_cpu).max() / (1 + np.abs(qs_cpu).max()) < 1e-9
+    import torch
+
+    qt, vt = gradyn.rollout(model, torch.as_tensor(q0, device="cuda"), torch.as_tensor(v0, device="cuda"),
+                            torch.as_tensor(taus, device="cuda"), 1e-3, ctrls=torch.as_tensor(ctrls, device="cuda"),
+                            device="cuda")
+    assert qt.is_cuda and tuple(qt.shape) == qs.shape
+    np.testing.assert_array_equal(qt.cpu().numpy(), qs)
+
