@@ -16,9 +16,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import os
 import platform
-import re
 import subprocess
 import sys
 import zipfile

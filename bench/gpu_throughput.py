@@ -49,6 +49,8 @@ WORLDS = (1024, 8192, 65536)
 STEPS_PER_CONFIG = 2_000_000  # world-steps timed per (scene, B, dtype): T = this / B, 20..1000
 SEED = 0
 CTRL_HOLD = 20  # controls change every CTRL_HOLD steps
+B_GRAD, T_GRAD = 128, 50  # the gradient check: worlds and steps
+GRAD_ROWS = (40, 100, 160)  # one reverse step from these saved states
 
 
 # --- prepare (here, with gradyn) ------------------------------------------------------------------
@@ -100,6 +102,27 @@ def prepare():
         # velocities changed by one part in 1e15 (no GPU involved).
         _, vs_nudged = gradyn.rollout(model, q0, v0 * (1 + 1e-15), None, dt, ctrls=ctrls)
         growth = [relative_deviation(vs_nudged[:, r], vs[:, r]) for r in ROWS]
+        # Gradients: rollout_vjp of B_GRAD worlds x T_GRAD steps under random adjoints of every state,
+        # and one reverse step from saved states (rows GRAD_ROWS) under random adjoints of the next.
+        g = {}
+        # (the random adjoints are float32 numbers, to send less; both sides read them as float64)
+        g["gq"] = rng.normal(size=(B_GRAD, T_GRAD + 1, model.nq)).astype(np.float32).astype(np.float64)
+        g["gv"] = rng.normal(size=(B_GRAD, T_GRAD + 1, model.nv)).astype(np.float32).astype(np.float64)
+        q0b, v0b, tausb, _, ctrlsb = gradyn.rollout_vjp(model, q0[:B_GRAD], v0[:B_GRAD], None, dt, g["gq"], g["gv"],
+                                                        ctrls=ctrls[:B_GRAD, :T_GRAD])
+        g.update(ref_q0_bar=q0b, ref_v0_bar=v0b, ref_taus_bar=tausb, ref_ctrls_bar=ctrlsb)
+        for r in GRAD_ROWS:
+            sq = np.zeros((B_CHECK, 2, model.nq))
+            sv = np.zeros((B_CHECK, 2, model.nv))
+            sq[:, 1] = rng.normal(size=(B_CHECK, model.nq)).astype(np.float32)
+            sv[:, 1] = rng.normal(size=(B_CHECK, model.nv)).astype(np.float32)
+            qb, vb, tb, _, cb = gradyn.rollout_vjp(model, qs[:, r], vs[:, r], None, dt, sq, sv,
+                                                   ctrls=ctrls[:, r:r + 1])
+            g.update({f"step{r}_gq": sq[:, 1], f"step{r}_gv": sv[:, 1], f"step{r}_q_bar": qb, f"step{r}_v_bar": vb,
+                      f"step{r}_tau_bar": tb[:, 0], f"step{r}_ctrl_bar": cb[:, 0]})
+        for key in ("gq", "gv") + tuple(f"step{r}_{x}" for r in GRAD_ROWS for x in ("gq", "gv")):
+            g[key] = g[key].astype(np.float32)  # exactly the numbers used
+        np.savez_compressed(INPUTS / f"{name}_grad.npz", **g)
         held = ctrls[:, ::CTRL_HOLD]
         assert np.array_equal(np.repeat(held, CTRL_HOLD, axis=1), ctrls)
         np.savez_compressed(INPUTS / f"{name}.npz", ints=ints, reals=reals, q0=q0, v0=v0, ctrls_held=held, dt=dt,
@@ -182,6 +205,52 @@ def run(out: pathlib.Path, skip_peers: bool, quick: bool = False):
             worst_v = max(worst_v, relative_deviation(v1[:, 1], d["vs_ref"][:, j]))
         emit({"kind": "check_one_step", "scene": name, "dtype": "float64", "states": len(pairs) * int(d["q0"].shape[0]),
               "q_dev": worst_q, "v_dev": worst_v})
+        # (c) gradients: a rollout's, and one reverse step from saved states
+        gr = {k: np.asarray(x, dtype=np.float64) for k, x in np.load(INPUTS / f"{name}_grad.npz").items()}
+        for dtype in ("float64", "float32"):
+            dm = cuda.DeviceModel(arrays=arrays, dtype=dtype)
+            timing = {}
+            q0b, v0b, tausb, _, ctrlsb = cuda.rollout_vjp(dm, d["q0"][:B_GRAD], d["v0"][:B_GRAD], None, dt, gr["gq"],
+                                                          gr["gv"], d["ctrls"][:B_GRAD, :T_GRAD], timing=timing)
+            emit({"kind": "check_gradient_rollout", "scene": name, "dtype": dtype, "B": B_GRAD, "T": T_GRAD,
+                  "dev": {"q0_bar": relative_deviation(q0b, gr["ref_q0_bar"]),
+                          "v0_bar": relative_deviation(v0b, gr["ref_v0_bar"]),
+                          "taus_bar": relative_deviation(tausb, gr["ref_taus_bar"]),
+                          "ctrls_bar": relative_deviation(ctrlsb, gr["ref_ctrls_bar"])}, **timing})
+        dm = cuda.DeviceModel(arrays=arrays, dtype="float64")
+        worst = {}
+        for r in GRAD_ROWS:
+            i = rows.index(r)
+            zq = np.zeros((d["q0"].shape[0], 2, dm.nq))
+            zv = np.zeros((d["q0"].shape[0], 2, dm.nv))
+            zq[:, 1], zv[:, 1] = gr[f"step{r}_gq"], gr[f"step{r}_gv"]
+            qb, vb, tb, _, cb = cuda.rollout_vjp(dm, d["qs_ref"][:, i], d["vs_ref"][:, i], None, dt, zq, zv,
+                                                 d["ctrls"][:, r:r + 1])
+            for key, got in (("q_bar", qb), ("v_bar", vb), ("tau_bar", tb[:, 0]), ("ctrl_bar", cb[:, 0])):
+                worst[key] = max(worst.get(key, 0.0), relative_deviation(got, gr[f"step{r}_{key}"]))
+        emit({"kind": "check_gradient_one_step", "scene": name, "dtype": "float64",
+              "states": len(GRAD_ROWS) * int(d["q0"].shape[0]), "dev": worst})
+        # the PyTorch path (CUDA tensors in and out, no host copies) gives the NumPy path's numbers
+        try:
+            import torch
+        except ImportError:
+            torch = None
+        if torch is not None and torch.cuda.is_available():
+            dm = cuda.DeviceModel(arrays=arrays, dtype="float64")
+            qn, vn = cuda.rollout(dm, d["q0"], d["v0"], None, dt, d["ctrls"])
+            qt, vt = cuda.rollout(dm, *(torch.as_tensor(x, device="cuda") for x in (d["q0"], d["v0"])), None, dt,
+                                  torch.as_tensor(d["ctrls"], device="cuda"))
+            gq = torch.as_tensor(gr["gq"], device="cuda")
+            gt = cuda.rollout_vjp(dm, torch.as_tensor(d["q0"][:B_GRAD], device="cuda"),
+                                  torch.as_tensor(d["v0"][:B_GRAD], device="cuda"), None, dt, gq, None,
+                                  torch.as_tensor(d["ctrls"][:B_GRAD, :T_GRAD], device="cuda"))
+            gn = cuda.rollout_vjp(dm, d["q0"][:B_GRAD], d["v0"][:B_GRAD], None, dt, gr["gq"], None,
+                                  d["ctrls"][:B_GRAD, :T_GRAD])
+            emit({"kind": "check_torch_path", "scene": name, "rollout_equal": bool(
+                np.array_equal(qt.cpu().numpy(), qn) and np.array_equal(vt.cpu().numpy(), vn)),
+                "gradient_equal": all(np.array_equal(a.cpu().numpy(), b) for a, b in zip(gt[:3] + gt[4:],
+                                                                                           gn[:3] + gn[4:])),
+                "outputs_on_gpu": bool(qt.is_cuda and gt[0].is_cuda)})
         # throughput
         for dtype in ("float64", "float32"):
             dm = cuda.DeviceModel(arrays=arrays, dtype=dtype)
@@ -199,6 +268,20 @@ def run(out: pathlib.Path, skip_peers: bool, quick: bool = False):
                       "kernel_s": timing["kernel_s"], "wall_s": wall, "steps_per_s": B * T / timing["kernel_s"],
                       "steps_per_s_wall": B * T / wall, "finite_worlds": int(np.isfinite(qf).all(axis=1).sum()),
                       "flagged_worlds": int(np.count_nonzero(status))})
+                # with gradients: the forward kernel keeping every state, then the reverse kernel, of a
+                # terminal loss on the velocities (every state's adjoint computed)
+                Tg = int(min(200, max(10, per_config // (4 * B))))
+                vs_bar = np.zeros((B, Tg + 1, dm.nv))
+                vs_bar[:, -1] = 1.0
+                timing = {}
+                t = time.perf_counter()
+                q0b, v0b, _, _ = cuda.rollout_vjp(dm, q0, v0, None, dt, None, vs_bar, steps=Tg, timing=timing)
+                wall = time.perf_counter() - t
+                kernels = timing["forward_s"] + timing["reverse_s"]
+                emit({"kind": "gradient_throughput", "engine": "gradyn", "scene": name, "dtype": dtype, "B": B,
+                      "T": Tg, "forward_s": timing["forward_s"], "reverse_s": timing["reverse_s"], "wall_s": wall,
+                      "steps_per_s": B * Tg / kernels, "steps_per_s_wall": B * Tg / wall,
+                      "finite_gradients": int(np.isfinite(v0b).all(axis=1).sum())})
     if skip_peers:
         return
     for sc in meta["scenes"]:
@@ -249,6 +332,24 @@ def report(src: pathlib.Path):
     for r in records:
         if r["kind"] == "check_one_step":
             lines.append(f"| {r['scene']} | {r['states']} | {r['q_dev']:.1e} | {r['v_dev']:.1e} |")
+    lines += ["", "Gradients (rollout_vjp, float64 and float32 against the CPU engine's float64): "
+              f"{B_GRAD} worlds x {T_GRAD} steps under random adjoints of every state; and one reverse step (float64) "
+              "from saved CPU states under random adjoints of the next state. Deviation as above, over the worlds.", "",
+              "| scene | check | dtype | q0_bar | v0_bar | taus_bar | ctrls_bar |", "|---|---|---|---|---|---|---|"]
+    for r in records:
+        if r["kind"] == "check_gradient_rollout":
+            dv = r["dev"]
+            lines.append(f"| {r['scene']} | rollout, {r['B']} x {r['T']} | {r['dtype']} | {dv['q0_bar']:.1e} | "
+                         f"{dv['v0_bar']:.1e} | {dv['taus_bar']:.1e} | {dv['ctrls_bar']:.1e} |")
+        if r["kind"] == "check_gradient_one_step":
+            dv = r["dev"]
+            lines.append(f"| {r['scene']} | one step, {r['states']} states | {r['dtype']} | {dv['q_bar']:.1e} | "
+                         f"{dv['v_bar']:.1e} | {dv['tau_bar']:.1e} | {dv['ctrl_bar']:.1e} |")
+    torch_checks = [r for r in records if r["kind"] == "check_torch_path"]
+    if torch_checks:
+        lines += ["", "PyTorch CUDA tensors in and out (no host copies) give the NumPy path's numbers bit for bit: " +
+                  ", ".join(f"{r['scene']} rollout {r['rollout_equal']}, gradient {r['gradient_equal']}, outputs on "
+                            f"the GPU {r['outputs_on_gpu']}" for r in torch_checks) + "."]
     lines += ["", "## Throughput (world-steps per second)", "",
               "gradyn: kernel time from CUDA events (wall: the whole call, with its host copies); zero controls; "
               "keep='final'. MJX: jit(scan(vmap(mjx.step))), float32, zero controls, median of 3 after a warm-up "
@@ -265,6 +366,18 @@ def report(src: pathlib.Path):
             ratio = f"{g32['steps_per_s'] / mjx['steps_per_s']:.2f}" if g32 and mjx else "-"
             lines.append(f"| {sc['name']} | {B} | {fmt(g64)} | {fmt(g32)} | {fmt(g32, 'steps_per_s_wall')} | "
                          f"{fmt(mjx)} | {ratio} |")
+    lines += ["", "With gradients (world-steps per second of rollout_vjp: the forward kernel keeping every state, then "
+              "the reverse kernel; kernel times; a terminal loss on the velocities):", "",
+              "| scene | B | T | gradyn f64 | gradyn f32 | f64: reverse / forward time |", "|---|---|---|---|---|---|"]
+    gt = [r for r in records if r["kind"] == "gradient_throughput"]
+    for sc in meta["scenes"]:
+        for B in sorted({r["B"] for r in gt if r["scene"] == sc["name"]}):
+            get = lambda dt: next((r for r in gt if r["scene"] == sc["name"] and r["B"] == B  # noqa: E731
+                                   and r["dtype"] == dt), None)
+            g64, g32 = get("float64"), get("float32")
+            ratio = f"{g64['reverse_s'] / g64['forward_s']:.1f}" if g64 else "-"
+            lines.append(f"| {sc['name']} | {B} | {g64['T'] if g64 else '-'} | {g64['steps_per_s']:.3g} | "
+                         f"{g32['steps_per_s']:.3g} | {ratio} |" if g64 and g32 else f"| {sc['name']} | {B} | - | - | - | - |")
     errors = [r for r in records if r["kind"] == "peer_error"]
     if errors:
         lines += ["", "Peer runs that failed: " + "; ".join(f"{e['scene']} B={e['B']} (exit {e['returncode']})"

@@ -64,7 +64,6 @@ from ._core import (
     passive_forces,
     potential_energy,
     rnea,
-    rollout_vjp,
     step,
     step_jacobian,
     step_vjp,
@@ -72,6 +71,7 @@ from ._core import (
 )
 
 from ._core import rollout as _cpu_rollout
+from ._core import rollout_vjp as _cpu_rollout_vjp
 from . import control
 from . import cuda
 from . import viewer
@@ -99,6 +99,43 @@ def rollout(model, q0, v0, taus, dt, integrator="euler", return_status=False, ct
     from . import cuda
 
     return cuda.rollout(model, q0, v0, taus, dt, ctrls, dtype=dtype, return_status=return_status)
+
+
+def rollout_vjp(model, q0, v0, taus, dt, qs_bar, vs_bar, integrator="euler", max_snapshots=0, qs=None, vs=None,
+                clip_norm=0.0, return_norms=False, ctrls=None, params=None, threads=None, *, device="cpu",
+                dtype="float64"):
+    # (the docstring is the CPU's, with the GPU's paragraph after it: see below)
+    if device == "cpu":
+        if dtype != "float64":
+            raise ValueError(f"dtype: the CPU computes in float64; dtype={dtype!r} is for device='cuda'")
+        return _cpu_rollout_vjp(model, q0, v0, taus, dt, qs_bar, vs_bar, integrator, max_snapshots, qs, vs, clip_norm,
+                                return_norms, ctrls, params, threads)
+    if device != "cuda":
+        raise ValueError(f"device: expected 'cpu' or 'cuda', got {device!r}")
+    if integrator not in ("euler", "semi_implicit_euler"):
+        raise ValueError(f"integrator: device='cuda' steps with 'euler' (semi-implicit Euler); {integrator!r} "
+                         "runs on the CPU (device='cpu')")
+    unsupported = {"params": params is not None, "max_snapshots": max_snapshots != 0, "clip_norm": clip_norm != 0.0,
+                   "return_norms": bool(return_norms)}
+    for name, given in unsupported.items():
+        if given:
+            raise ValueError(f"{name}: not available with device='cuda' (the GPU keeps every state and gives the "
+                             "exact gradient of the model as it is); run it on the CPU (device='cpu')")
+    from . import cuda
+
+    # qs, vs (the forward arrays) are not needed: the GPU recomputes its forward pass.
+    return cuda.rollout_vjp(model, q0, v0, taus, dt, qs_bar, vs_bar, ctrls, dtype=dtype)
+
+
+rollout_vjp.__doc__ = (_cpu_rollout_vjp.__doc__ or "") + """
+
+device: 'cpu' (the default, everything above) or 'cuda': the same gradients for thousands of worlds
+at once on a GPU (gradyn.cuda.rollout_vjp: one world per GPU thread, every state kept on the GPU,
+each step recomputed from its state). The GPU runs the model as gradyn.rollout(device='cuda')
+does, and returns (q0_bar, v0_bar, taus_bar, None[, ctrls_bar]): the parameters' gradient is not
+computed there (None); params, max_snapshots, clip_norm and return_norms are CPU options (a
+ValueError says so). dtype: 'float64' or 'float32' (GPU only).
+"""
 
 
 rollout.__doc__ = (_cpu_rollout.__doc__ or "") + """

@@ -23,7 +23,7 @@ import pathlib
 
 import numpy as np
 
-__all__ = ["CudaError", "DeviceModel", "devices", "library_path", "rollout"]
+__all__ = ["CudaError", "DeviceModel", "devices", "library_path", "rollout", "rollout_vjp"]
 
 _DTYPES = {"float64": (0, np.float64), "float32": (1, np.float32)}
 
@@ -62,15 +62,21 @@ def _library():
     except OSError as e:
         raise CudaError(f"device='cuda': cannot load gradyn's CUDA backend {path}: {e}") from None
     c = ctypes
-    lib.gradyn_cuda_last_error.restype = c.c_char_p
-    lib.gradyn_cuda_devices.argtypes = [c.POINTER(c.c_int), c.c_char_p, c.c_int, c.POINTER(c.c_double),
-                                        c.POINTER(c.c_double)]
-    lib.gradyn_cuda_model_create.argtypes = [c.c_void_p, c.c_int, c.c_void_p, c.c_int, c.c_int,
-                                             c.POINTER(c.c_void_p)]
-    lib.gradyn_cuda_model_destroy.argtypes = [c.c_void_p]
-    lib.gradyn_cuda_model_destroy.restype = None
-    lib.gradyn_cuda_rollout.argtypes = [c.c_void_p, c.c_int, c.c_int, c.c_double] + [c.c_void_p] * 10 + [
-        c.c_int, c.POINTER(c.c_float)]
+    try:
+        lib.gradyn_cuda_last_error.restype = c.c_char_p
+        lib.gradyn_cuda_devices.argtypes = [c.POINTER(c.c_int), c.c_char_p, c.c_int, c.POINTER(c.c_double),
+                                            c.POINTER(c.c_double)]
+        lib.gradyn_cuda_model_create.argtypes = [c.c_void_p, c.c_int, c.c_void_p, c.c_int, c.c_int,
+                                                 c.POINTER(c.c_void_p)]
+        lib.gradyn_cuda_model_destroy.argtypes = [c.c_void_p]
+        lib.gradyn_cuda_model_destroy.restype = None
+        lib.gradyn_cuda_rollout.argtypes = [c.c_void_p, c.c_int, c.c_int, c.c_double] + [c.c_void_p] * 10 + [
+            c.c_int, c.POINTER(c.c_float)]
+        lib.gradyn_cuda_rollout_vjp.argtypes = [c.c_void_p, c.c_int, c.c_int, c.c_double] + [c.c_void_p] * 10 + [
+            c.c_int, c.POINTER(c.c_float)]
+    except AttributeError as e:  # a library from another gradyn version
+        raise CudaError(f"device='cuda': gradyn's CUDA backend {path} does not match this gradyn ({e}); "
+                        "reinstall gradyn (bash scripts/setup.sh)") from None
     _lib = lib
     return lib
 
@@ -270,3 +276,98 @@ def _rollout_torch(dm, q0, v0, taus, dt, ctrls, return_status, keep, steps, timi
         timing["kernel_s"] = ms.value / 1e3
     out = (qs.movedim(-1, 0), vs.movedim(-1, 0)) if keep == "all" else (qf.T.contiguous(), vf.T.contiguous())
     return _finish(out, single, return_status, status, step_status)
+
+
+def rollout_vjp(model, q0, v0, taus, dt: float, qs_bar, vs_bar, ctrls=None, *, dtype: str = "float64",
+                steps: int | None = None, timing: dict | None = None):
+    """Reverse mode of rollout on the GPU (backpropagation through time, every state kept on the
+    GPU, each step's forward pass recomputed from its state): the arguments of rollout, plus
+    qs_bar (B, T + 1, nq) and vs_bar (B, T + 1, nv), the gradients of a loss with respect to the
+    arrays rollout returns (either may be None: zeros; without B for one world).
+
+    Returns (q0_bar, v0_bar, taus_bar, None, ctrls_bar) as gradyn.rollout_vjp returns them
+    (ctrls_bar only when ctrls is given): q0_bar is ambient, taus_bar (B, T, nv), ctrls_bar
+    (B, T, nu). The fourth entry, the model parameters' gradient, is None: the GPU does not
+    compute it (gradyn.rollout_vjp on the CPU does). timing: receives 'forward_s' and 'reverse_s',
+    the GPU times of the two kernels."""
+    if not (np.isfinite(dt) and dt > 0):
+        raise ValueError(f"dt: expected a positive finite time step [s], got {dt}")
+    dm = model if isinstance(model, DeviceModel) else DeviceModel(model, dtype)
+    if any(_is_gpu_array(x) for x in (q0, v0, taus, ctrls, qs_bar, vs_bar)):
+        return _rollout_vjp_torch(dm, q0, v0, taus, dt, qs_bar, vs_bar, ctrls, steps, timing)
+    np_dtype = _DTYPES[dm.dtype][1]
+    single = np.asarray(q0).ndim == 1
+    batch = (lambda x: None if x is None else np.asarray(x, dtype=np_dtype)[None]) if single else (
+        lambda x: None if x is None else np.asarray(x, dtype=np_dtype))
+    q0, v0, taus, ctrls, qs_bar, vs_bar = (batch(x) for x in (q0, v0, taus, ctrls, qs_bar, vs_bar))
+    B, T = _check_shapes(dm, q0, v0, taus, ctrls, steps)
+    _check_adjoint_shapes(dm, B, T, qs_bar, vs_bar)
+    world_last = lambda x: None if x is None else np.ascontiguousarray(np.moveaxis(x, 0, -1))  # noqa: E731
+    args = [world_last(x) for x in (q0, v0, taus, ctrls, qs_bar, vs_bar)]
+    q0_bar = np.empty((dm.nq, B), dtype=np_dtype)
+    v0_bar = np.empty((dm.nv, B), dtype=np_dtype)
+    taus_bar = np.empty((T, dm.nv, B), dtype=np_dtype)
+    ctrls_bar = np.empty((T, dm.nu, B), dtype=np_dtype) if ctrls is not None else None
+    ptr = lambda x: None if x is None else x.ctypes.data  # noqa: E731
+    ms = (ctypes.c_float * 2)()
+    _check(dm._lib, dm._lib.gradyn_cuda_rollout_vjp(dm._handle, B, T, float(dt), *(ptr(x) for x in args),
+                                                    ptr(q0_bar), ptr(v0_bar), ptr(taus_bar), ptr(ctrls_bar), 0, ms),
+           f"the gradient of {B} worlds x {T} steps")
+    if timing is not None:
+        timing["forward_s"], timing["reverse_s"] = ms[0] / 1e3, ms[1] / 1e3
+    out = [q0_bar.T, v0_bar.T, np.moveaxis(taus_bar, -1, 0), None]
+    if ctrls_bar is not None:
+        out.append(np.moveaxis(ctrls_bar, -1, 0))
+    if single:
+        out = [None if x is None else x[0] for x in out]
+    return tuple(np.ascontiguousarray(x) if x is not None else None for x in out)
+
+
+def _check_adjoint_shapes(dm, B, T, qs_bar, vs_bar):
+    if qs_bar is not None and tuple(qs_bar.shape) != (B, T + 1, dm.nq):
+        raise _shape_error("qs_bar", f"({B}, {T + 1}, {dm.nq}) (one row per state, the initial one first)",
+                           qs_bar.shape)
+    if vs_bar is not None and tuple(vs_bar.shape) != (B, T + 1, dm.nv):
+        raise _shape_error("vs_bar", f"({B}, {T + 1}, {dm.nv}) (one row per state, the initial one first)",
+                           vs_bar.shape)
+
+
+def _rollout_vjp_torch(dm, q0, v0, taus, dt, qs_bar, vs_bar, ctrls, steps, timing):
+    import torch
+
+    tdtype = torch.float64 if dm.dtype == "float64" else torch.float32
+
+    def on_gpu(x):
+        if x is None:
+            return None
+        t = x if isinstance(x, torch.Tensor) else torch.from_dlpack(x)
+        return (t if t.is_cuda else t.cuda()).to(tdtype)
+
+    q0, v0, taus, ctrls, qs_bar, vs_bar = (on_gpu(x) for x in (q0, v0, taus, ctrls, qs_bar, vs_bar))
+    single = q0.dim() == 1
+    if single:
+        q0, v0, taus, ctrls, qs_bar, vs_bar = (None if x is None else x[None]
+                                               for x in (q0, v0, taus, ctrls, qs_bar, vs_bar))
+    B, T = _check_shapes(dm, q0, v0, taus, ctrls, steps)
+    _check_adjoint_shapes(dm, B, T, qs_bar, vs_bar)
+    world_last = lambda x: None if x is None else x.movedim(0, -1).contiguous()  # noqa: E731
+    args = [world_last(x) for x in (q0, v0, taus, ctrls, qs_bar, vs_bar)]
+    dev = args[0].device
+    q0_bar = torch.empty((dm.nq, B), dtype=tdtype, device=dev)
+    v0_bar = torch.empty((dm.nv, B), dtype=tdtype, device=dev)
+    taus_bar = torch.empty((T, dm.nv, B), dtype=tdtype, device=dev)
+    ctrls_bar = torch.empty((T, dm.nu, B), dtype=tdtype, device=dev) if ctrls is not None else None
+    ptr = lambda x: None if x is None else x.data_ptr()  # noqa: E731
+    torch.cuda.synchronize(dev)
+    ms = (ctypes.c_float * 2)()
+    _check(dm._lib, dm._lib.gradyn_cuda_rollout_vjp(dm._handle, B, T, float(dt), *(ptr(x) for x in args),
+                                                    ptr(q0_bar), ptr(v0_bar), ptr(taus_bar), ptr(ctrls_bar), 1, ms),
+           f"the gradient of {B} worlds x {T} steps")
+    if timing is not None:
+        timing["forward_s"], timing["reverse_s"] = ms[0] / 1e3, ms[1] / 1e3
+    out = [q0_bar.T.contiguous(), v0_bar.T.contiguous(), taus_bar.movedim(-1, 0).contiguous(), None]
+    if ctrls_bar is not None:
+        out.append(ctrls_bar.movedim(-1, 0).contiguous())
+    if single:
+        out = [None if x is None else x[0] for x in out]
+    return tuple(out)

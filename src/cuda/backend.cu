@@ -54,6 +54,18 @@ __global__ void rollout_kernel(FlatModel<S> m, int B, int T, S dt, S* q, S* v, c
   status[w] = gradyn::flat::rollout_world(m, ws, B, T, dt, w, q, v, taus, ctrls, qs, vs, step_status);
 }
 
+// One world per thread (flat/rollout.hpp's rollout_vjp_world).
+template <class S, int MB, int MD>
+__global__ void rollout_vjp_kernel(FlatModel<S> m, int B, int T, S dt, const S* qs, const S* vs, const S* taus,
+                                   const S* ctrls, const S* qs_bar, const S* vs_bar, S* q0_bar, S* v0_bar, S* taus_bar,
+                                   S* ctrls_bar) {
+  const int w = blockIdx.x * blockDim.x + threadIdx.x;
+  if (w >= B) return;
+  gradyn::flat::StepVjpWorkspace<S, MB, MD> ws;
+  gradyn::flat::rollout_vjp_world(m, ws, B, T, dt, w, qs, vs, taus, ctrls, qs_bar, vs_bar, q0_bar, v0_bar, taus_bar,
+                                  ctrls_bar);
+}
+
 constexpr int kThreads = 128;
 
 template <class S>
@@ -67,6 +79,24 @@ cudaError_t launch(const ModelHandle& h, int B, int T, S dt, S* q, S* v, const S
     rollout_kernel<S, 32, 48><<<blocks, kThreads>>>(m, B, T, dt, q, v, taus, ctrls, qs, vs, status, step_status);
   else
     rollout_kernel<S, 64, 96><<<blocks, kThreads>>>(m, B, T, dt, q, v, taus, ctrls, qs, vs, status, step_status);
+  return cudaGetLastError();
+}
+
+template <class S>
+cudaError_t launch_vjp(const ModelHandle& h, int B, int T, S dt, const S* qs, const S* vs, const S* taus,
+                       const S* ctrls, const S* qs_bar, const S* vs_bar, S* q0_bar, S* v0_bar, S* taus_bar,
+                       S* ctrls_bar) {
+  const FlatModel<S> m = device_view<S>(h);
+  const int blocks = (B + kThreads - 1) / kThreads;
+  if (m.nb <= 16 && m.nv <= 24)
+    rollout_vjp_kernel<S, 16, 24><<<blocks, kThreads>>>(m, B, T, dt, qs, vs, taus, ctrls, qs_bar, vs_bar, q0_bar,
+                                                        v0_bar, taus_bar, ctrls_bar);
+  else if (m.nb <= 32 && m.nv <= 48)
+    rollout_vjp_kernel<S, 32, 48><<<blocks, kThreads>>>(m, B, T, dt, qs, vs, taus, ctrls, qs_bar, vs_bar, q0_bar,
+                                                        v0_bar, taus_bar, ctrls_bar);
+  else
+    rollout_vjp_kernel<S, 64, 96><<<blocks, kThreads>>>(m, B, T, dt, qs, vs, taus, ctrls, qs_bar, vs_bar, q0_bar,
+                                                        v0_bar, taus_bar, ctrls_bar);
   return cudaGetLastError();
 }
 
@@ -176,6 +206,86 @@ int rollout(const ModelHandle& h, int B, int T, double dt, const void* q0, const
   return 0;
 }
 
+template <class S>
+int rollout_vjp(const ModelHandle& h, int B, int T, double dt, const void* q0, const void* v0, const void* taus,
+                const void* ctrls, const void* qs_bar, const void* vs_bar, void* q0_bar, void* v0_bar, void* taus_bar,
+                void* ctrls_bar, int on_device, float* kernel_ms) {
+  const std::size_t nq = h.nq, nv = h.nv, nu = h.nu, b = B, t = T;
+  const bool host = !on_device;
+  // What this call puts on the GPU per world: the trajectory, and on the host path every array.
+  const std::size_t per_world =
+      sizeof(S) * ((t + 1) * (nq + nv) + (host ? (nq + nv) * 2 : 0) + (host && taus ? t * nv : 0) +
+                   (host && ctrls ? t * nu : 0) + (host && qs_bar ? (t + 1) * nq : 0) +
+                   (host && vs_bar ? (t + 1) * nv : 0) + (host && taus_bar ? t * nv : 0) +
+                   (host && ctrls_bar ? t * nu : 0)) +
+      sizeof(std::uint32_t);
+  std::size_t free_bytes = 0, total_bytes = 0;
+  cudaError_t e = cudaMemGetInfo(&free_bytes, &total_bytes);
+  if (e != cudaSuccess) return cuda_fail("reading the GPU's free memory", e);
+  if (per_world * b > free_bytes)
+    return fail("out of GPU memory: the gradient of " + std::to_string(B) + " worlds x " + std::to_string(T) +
+                " steps needs " + gib(static_cast<double>(per_world * b)) + " on the GPU (every state is kept) and " +
+                gib(static_cast<double>(free_bytes)) + " are free: at most " + std::to_string(free_bytes / per_world) +
+                " worlds fit (or split the horizon into several calls)");
+  Buffers buffers;
+  auto alloc = [&](std::size_t count) { return static_cast<S*>(buffers.get(count * sizeof(S), e)); };
+  auto to_device = [&](const void* src, std::size_t count) -> const S* {
+    if (!src || e != cudaSuccess) return static_cast<const S*>(src);
+    if (!host) return static_cast<const S*>(src);
+    S* p = alloc(count);
+    if (e == cudaSuccess) e = cudaMemcpy(p, src, count * sizeof(S), cudaMemcpyHostToDevice);
+    return p;
+  };
+  auto out_buffer = [&](void* dst, std::size_t count) -> S* {
+    if (!dst || e != cudaSuccess) return static_cast<S*>(dst);
+    return host ? alloc(count) : static_cast<S*>(dst);
+  };
+  S* d_qs = alloc((t + 1) * nq * b);
+  S* d_vs = e == cudaSuccess ? alloc((t + 1) * nv * b) : nullptr;
+  S* d_q = e == cudaSuccess ? alloc(nq * b) : nullptr;
+  S* d_v = e == cudaSuccess ? alloc(nv * b) : nullptr;
+  std::uint32_t* d_status = e == cudaSuccess ? static_cast<std::uint32_t*>(buffers.get(b * 4, e)) : nullptr;
+  const cudaMemcpyKind in_kind = host ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice;
+  if (e == cudaSuccess) e = cudaMemcpy(d_q, q0, nq * b * sizeof(S), in_kind);
+  if (e == cudaSuccess) e = cudaMemcpy(d_v, v0, nv * b * sizeof(S), in_kind);
+  const S* d_taus = to_device(taus, t * nv * b);
+  const S* d_ctrls = to_device(ctrls, t * nu * b);
+  const S* d_qs_bar = to_device(qs_bar, (t + 1) * nq * b);
+  const S* d_vs_bar = to_device(vs_bar, (t + 1) * nv * b);
+  S* d_q0_bar = out_buffer(q0_bar, nq * b);
+  S* d_v0_bar = out_buffer(v0_bar, nv * b);
+  S* d_taus_bar = out_buffer(taus_bar, t * nv * b);
+  S* d_ctrls_bar = out_buffer(ctrls_bar, t * nu * b);
+  if (e != cudaSuccess) return cuda_fail("putting the gradient's arrays on the GPU", e);
+  cudaEvent_t ev[3];
+  for (auto& x : ev) cudaEventCreate(&x);
+  cudaEventRecord(ev[0]);
+  e = launch<S>(h, B, T, static_cast<S>(dt), d_q, d_v, d_taus, d_ctrls, d_qs, d_vs, d_status, nullptr);
+  cudaEventRecord(ev[1]);
+  if (e == cudaSuccess)
+    e = launch_vjp<S>(h, B, T, static_cast<S>(dt), d_qs, d_vs, d_taus, d_ctrls, d_qs_bar, d_vs_bar, d_q0_bar, d_v0_bar,
+                      d_taus_bar, d_ctrls_bar);
+  cudaEventRecord(ev[2]);
+  if (e == cudaSuccess) e = cudaEventSynchronize(ev[2]);
+  float ms[2] = {0, 0};
+  cudaEventElapsedTime(&ms[0], ev[0], ev[1]);
+  cudaEventElapsedTime(&ms[1], ev[1], ev[2]);
+  for (auto& x : ev) cudaEventDestroy(x);
+  if (e != cudaSuccess) return cuda_fail("running the gradient kernels", e);
+  if (kernel_ms) kernel_ms[0] = ms[0], kernel_ms[1] = ms[1];
+  if (host) {
+    auto back = [&](void* dst, const S* src, std::size_t count) {
+      if (dst && e == cudaSuccess) e = cudaMemcpy(dst, src, count * sizeof(S), cudaMemcpyDeviceToHost);
+    };
+    back(q0_bar, d_q0_bar, nq * b);
+    back(v0_bar, d_v0_bar, nv * b);
+    back(taus_bar, d_taus_bar, t * nv * b);
+    back(ctrls_bar, d_ctrls_bar, t * nu * b);
+    if (e != cudaSuccess) return cuda_fail("copying the gradients from the GPU", e);
+  }
+  return 0;
+}
+
 }  // namespace
 
 extern "C" {
@@ -257,6 +367,20 @@ int gradyn_cuda_rollout(void* model, int B, int T, double dt, const void* q0, co
                             kernel_ms);
   return rollout<float>(h, B, T, dt, q0, v0, taus, ctrls, qs, vs, q_final, v_final, status, step_status, on_device,
                         kernel_ms);
+}
+
+int gradyn_cuda_rollout_vjp(void* model, int B, int T, double dt, const void* q0, const void* v0, const void* taus,
+                            const void* ctrls, const void* qs_bar, const void* vs_bar, void* q0_bar, void* v0_bar,
+                            void* taus_bar, void* ctrls_bar, int on_device, float* kernel_ms) {
+  if (!model) return fail("no model");
+  if (B < 1 || T < 0) return fail("B >= 1 worlds and T >= 0 steps expected, got B = " + std::to_string(B) +
+                                  ", T = " + std::to_string(T));
+  const auto& h = *static_cast<const ModelHandle*>(model);
+  if (h.dtype == 0)
+    return rollout_vjp<double>(h, B, T, dt, q0, v0, taus, ctrls, qs_bar, vs_bar, q0_bar, v0_bar, taus_bar, ctrls_bar,
+                               on_device, kernel_ms);
+  return rollout_vjp<float>(h, B, T, dt, q0, v0, taus, ctrls, qs_bar, vs_bar, q0_bar, v0_bar, taus_bar, ctrls_bar,
+                            on_device, kernel_ms);
 }
 
 }  // extern "C"

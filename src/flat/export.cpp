@@ -8,7 +8,7 @@
 #include <string>
 
 #include "gradyn/collision/collide.hpp"
-#include "gradyn/flat/step.hpp"
+#include "gradyn/flat/step_vjp.hpp"
 #include "gradyn/model/errors.hpp"
 
 namespace gradyn::flat {
@@ -152,7 +152,7 @@ void rollout_worlds(const FlatModel<double>& m, int B, int T, const double* q0, 
     for (int t = 0; t < T; ++t) {
       const double* tau = taus ? taus + (static_cast<std::size_t>(w) * T + t) * nv : nullptr;
       const double* ctrl = ctrls ? ctrls + (static_cast<std::size_t>(w) * T + t) * nu : nullptr;
-      bits |= step(m, *ws, qw + t * nq, 1, vw + t * nv, 1, tau, 1, ctrl, 1, dt, qw + (t + 1) * nq, vw + (t + 1) * nv);
+      bits |= step(m, *ws, qw + t * nq, 1, vw + t * nv, 1, tau, 1, ctrl, 1, dt, qw + (t + 1) * nq, 1, vw + (t + 1) * nv, 1);
     }
     status[w] = bits;
   }
@@ -165,6 +165,14 @@ void flat_rollout_cpu(const FlatArrays& model, int B, int T, const double* q0, c
   if (m.nb <= 16 && m.nv <= 24) rollout_worlds<16, 24>(m, B, T, q0, v0, taus, ctrls, dt, qs, vs, status);
   else if (m.nb <= 32 && m.nv <= 48) rollout_worlds<32, 48>(m, B, T, q0, v0, taus, ctrls, dt, qs, vs, status);
   else rollout_worlds<kMaxFlatBodies, kMaxFlatDofs>(m, B, T, q0, v0, taus, ctrls, dt, qs, vs, status);
+}
+
+void flat_step_vjp_cpu(const FlatArrays& model, const double* q, const double* v, const double* tau,
+                       const double* ctrl, double dt, const double* q_next_bar, const double* v_next_bar, double* q_bar,
+                       double* v_bar, double* tau_bar, double* ctrl_bar) {
+  const FlatModel<double> m = FlatModel<double>::view(model.ints.data(), model.reals.data());
+  auto ws = std::make_unique<StepVjpWorkspace<double, kMaxFlatBodies, kMaxFlatDofs>>();
+  step_vjp(m, *ws, q, 1, v, 1, tau, 1, ctrl, 1, dt, q_next_bar, 1, v_next_bar, 1, q_bar, v_bar, tau_bar, 1, ctrl_bar, 1);
 }
 
 }  // namespace gradyn::flat

@@ -70,6 +70,30 @@ def test_batched_rollout_is_the_cpu_engines(host_backend, make):
     np.testing.assert_array_equal(status, status_cpu)
 
 
+@pytest.mark.parametrize("make", [laikago, humanoid])
+def test_gradients_are_the_cpu_engines(host_backend, make):
+    model = make()
+    B, T = 3, 30
+    q0, v0, taus, ctrls = batch_inputs(model, B, T, seed=1)
+    rng = np.random.default_rng(2)
+    qs_bar, vs_bar = rng.normal(size=(B, T + 1, model.nq)), rng.normal(size=(B, T + 1, model.nv))
+    got = gradyn.rollout_vjp(model, q0, v0, taus, 1e-3, qs_bar, vs_bar, ctrls=ctrls, device="cuda")
+    want = gradyn.rollout_vjp(model, q0, v0, taus, 1e-3, qs_bar, vs_bar, ctrls=ctrls)
+    assert len(got) == len(want) == 5 and got[3] is None  # no parameter gradient on the GPU
+    for name, g, w in zip(("q0_bar", "v0_bar", "taus_bar", "ctrls_bar"), got[:3] + got[4:], want[:3] + want[4:]):
+        assert g.shape == w.shape, name
+        np.testing.assert_allclose(g, w, rtol=0, atol=1e-8 * (1 + np.abs(w).max()), err_msg=name)
+    # one world, a terminal loss on q only, no controls given: (q0_bar, v0_bar, taus_bar, None)
+    one = gradyn.rollout_vjp(model, q0[0], v0[0], taus[0], 1e-3, qs_bar[0], None, device="cuda")
+    ref = gradyn.rollout_vjp(model, q0[0], v0[0], taus[0], 1e-3, qs_bar[0], None)
+    assert len(one) == 4 and one[3] is None
+    np.testing.assert_allclose(one[0], ref[0], rtol=0, atol=1e-8 * (1 + np.abs(ref[0]).max()))
+    with pytest.raises(ValueError, match=r"vs_bar: expected shape \(3, 31, " + str(model.nv)):
+        gradyn.rollout_vjp(model, q0, v0, taus, 1e-3, qs_bar, vs_bar[:, :5], ctrls=ctrls, device="cuda")
+    with pytest.raises(ValueError, match="max_snapshots: not available with device='cuda'"):
+        gradyn.rollout_vjp(model, q0, v0, taus, 1e-3, qs_bar, vs_bar, max_snapshots=4, device="cuda")
+
+
 def test_one_world_final_states_and_float32(host_backend):
     model = laikago()
     q0, v0, taus, ctrls = batch_inputs(model, 1, 25)
@@ -166,4 +190,10 @@ def test_gpu_rollouts_are_the_cpu_engines(make):
                             device="cuda")
     assert qt.is_cuda and tuple(qt.shape) == qs.shape
     np.testing.assert_array_equal(qt.cpu().numpy(), qs)
+    rng = np.random.default_rng(5)
+    qs_bar, vs_bar = rng.normal(size=qs.shape), rng.normal(size=vs.shape)
+    got = gradyn.rollout_vjp(model, q0, v0, taus, 1e-3, qs_bar, vs_bar, ctrls=ctrls, device="cuda")
+    want = gradyn.rollout_vjp(model, q0, v0, taus, 1e-3, qs_bar, vs_bar, ctrls=ctrls)
+    for g, w in zip(got[:3] + got[4:], want[:3] + want[4:]):
+        assert np.abs(g - w).max() / (1 + np.abs(w).max()) < 1e-9
 

@@ -37,6 +37,16 @@ int gradyn_cuda_rollout(void* model, int B, int T, double dt, const void* q0, co
                         const void* ctrls, void* qs, void* vs, void* q_final, void* v_final, uint32_t* status,
                         uint32_t* step_status, int on_device, float* kernel_ms);
 
+/* Reverse mode of gradyn_cuda_rollout (backpropagation through time; every state of the forward
+ * pass is kept on the GPU and each step is recomputed from its state). Inputs as for the rollout,
+ * plus qs_bar (T+1, nq, B) and vs_bar (T+1, nv, B), the adjoints of the trajectory (either may be
+ * null: zeros). Outputs: q0_bar (nq, B; ambient) and v0_bar (nv, B); taus_bar (T, nv, B) and
+ * ctrls_bar (T, nu, B) when not null. kernel_ms (may be null): two numbers, the forward and the
+ * reverse kernels' times. */
+int gradyn_cuda_rollout_vjp(void* model, int B, int T, double dt, const void* q0, const void* v0, const void* taus,
+                            const void* ctrls, const void* qs_bar, const void* vs_bar, void* q0_bar, void* v0_bar,
+                            void* taus_bar, void* ctrls_bar, int on_device, float* kernel_ms);
+
 #ifdef __cplusplus
 }
 #endif

@@ -34,4 +34,10 @@ inline constexpr int kMaxFlatDofs = 96;
 void flat_rollout_cpu(const FlatArrays& model, int B, int T, const double* q0, const double* v0, const double* taus,
                       const double* ctrls, double dt, double* qs, double* vs, std::uint32_t* status);
 
+/// One step's reverse mode on the CPU with the flat kernels (flat/step_vjp.hpp): given the adjoints
+/// of the next state, writes q_bar (nq), v_bar (nv), tau_bar (nv) and ctrl_bar (nu; may be null).
+void flat_step_vjp_cpu(const FlatArrays& model, const double* q, const double* v, const double* tau,
+                       const double* ctrl, double dt, const double* q_next_bar, const double* v_next_bar, double* q_bar,
+                       double* v_bar, double* tau_bar, double* ctrl_bar);
+
 }  // namespace gradyn::flat

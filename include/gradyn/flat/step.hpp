@@ -302,11 +302,11 @@ GRADYN_HD S actuator_force(const std::int32_t* ai, const S* ar, S ctrl, S L, S V
 
 /// One step of one world. q, v: its state (nq, nv entries, read with strides qs and vs between
 /// consecutive entries); tau (nv, stride ts) and ctrl (nu, stride cs) may be null (zeros). Writes
-/// q_next and v_next (same strides as q and v; they may alias q and v). Returns the status bits.
+/// q_next and v_next (strides qns, vns; they may alias q and v). Returns the status bits.
 template <class S, int MaxBodies, int MaxDofs>
 GRADYN_HD std::uint32_t step(const FlatModel<S>& m, StepWorkspace<S, MaxBodies, MaxDofs>& ws, const S* q, int qs,
                              const S* v, int vs, const S* tau, int ts, const S* ctrl, int cs, S dt, S* q_next,
-                             S* v_next) {
+                             int qns, S* v_next, int vns) {
   const int nb = m.nb, nv = m.nv;
   ws.status = 0;
   // --- pass 1 (root to leaves): poses, velocities, bias accelerations and forces ---
@@ -465,8 +465,8 @@ GRADYN_HD std::uint32_t step(const FlatModel<S>& m, StepWorkspace<S, MaxBodies, 
     const int iq = m.iq(i), iv = m.iv(i);
     if (m.joint(i) != kFree) {
       const S vn = v[iv * vs] + dt * ws.qdd[iv];
-      v_next[iv * vs] = vn;
-      q_next[iq * qs] = q[iq * qs] + dt * vn;
+      v_next[iv * vns] = vn;
+      q_next[iq * qns] = q[iq * qs] + dt * vn;
       continue;
     }
     S vn[6];
@@ -506,14 +506,14 @@ GRADYN_HD std::uint32_t step(const FlatModel<S>& m, StepWorkspace<S, MaxBodies, 
     S qz = w * ez + c * z + (x * ey - y * ex);
     const S nn = fsqrt(qw * qw + qx * qx + qy * qy + qz * qz);
     qw /= nn, qx /= nn, qy /= nn, qz /= nn;
-    for (int k = 0; k < 3; ++k) q_next[(iq + k) * qs] = q[(iq + k) * qs] + dp[k];
-    q_next[(iq + 3) * qs] = qx, q_next[(iq + 4) * qs] = qy, q_next[(iq + 5) * qs] = qz, q_next[(iq + 6) * qs] = qw;
-    for (int c2 = 0; c2 < 6; ++c2) v_next[(iv + c2) * vs] = vn[c2];
+    for (int k = 0; k < 3; ++k) q_next[(iq + k) * qns] = q[(iq + k) * qs] + dp[k];
+    q_next[(iq + 3) * qns] = qx, q_next[(iq + 4) * qns] = qy, q_next[(iq + 5) * qns] = qz, q_next[(iq + 6) * qns] = qw;
+    for (int c2 = 0; c2 < 6; ++c2) v_next[(iv + c2) * vns] = vn[c2];
   }
   for (int k = 0; k < m.nq; ++k)
-    if (!finite(q_next[k * qs])) ws.status |= kFlatNonFinite;
+    if (!finite(q_next[k * qns])) ws.status |= kFlatNonFinite;
   for (int k = 0; k < nv; ++k)
-    if (!finite(v_next[k * vs])) ws.status |= kFlatNonFinite;
+    if (!finite(v_next[k * vns])) ws.status |= kFlatNonFinite;
   return ws.status;
 }
 

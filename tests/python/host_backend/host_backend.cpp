@@ -36,6 +36,27 @@ int run(const Handle& h, const R& reals, int B, int T, double dt, const void* q0
   if (v_final) std::memcpy(v_final, v.data(), sizeof(S) * v.size());
   return 0;
 }
+template <class S, class R>
+int run_vjp(const Handle& h, const R& reals, int B, int T, double dt, const void* q0, const void* v0, const void* taus,
+            const void* ctrls, const void* qs_bar, const void* vs_bar, void* q0_bar, void* v0_bar, void* taus_bar,
+            void* ctrls_bar) {
+  const auto m = gradyn::flat::FlatModel<S>::view(h.ints.data(), reals.data());
+  std::vector<S> q(static_cast<const S*>(q0), static_cast<const S*>(q0) + m.nq * B);
+  std::vector<S> v(static_cast<const S*>(v0), static_cast<const S*>(v0) + m.nv * B);
+  std::vector<S> qs(static_cast<std::size_t>(T + 1) * m.nq * B), vs(static_cast<std::size_t>(T + 1) * m.nv * B);
+  auto ws = std::make_unique<gradyn::flat::StepWorkspace<S, 64, 96>>();
+  auto wsb = std::make_unique<gradyn::flat::StepVjpWorkspace<S, 64, 96>>();
+  for (int w = 0; w < B; ++w) {
+    gradyn::flat::rollout_world(m, *ws, B, T, static_cast<S>(dt), w, q.data(), v.data(), static_cast<const S*>(taus),
+                                static_cast<const S*>(ctrls), qs.data(), vs.data(), nullptr);
+    gradyn::flat::rollout_vjp_world(m, *wsb, B, T, static_cast<S>(dt), w, qs.data(), vs.data(),
+                                    static_cast<const S*>(taus), static_cast<const S*>(ctrls),
+                                    static_cast<const S*>(qs_bar), static_cast<const S*>(vs_bar),
+                                    static_cast<S*>(q0_bar), static_cast<S*>(v0_bar), static_cast<S*>(taus_bar),
+                                    static_cast<S*>(ctrls_bar));
+  }
+  return 0;
+}
 }  // namespace
 
 extern "C" {
@@ -74,6 +95,26 @@ int gradyn_cuda_rollout(void* model, int B, int T, double dt, const void* q0, co
           : run<float>(h, h.reals_f, B, T, dt, q0, v0, taus, ctrls, qs, vs, q_final, v_final, status, step_status);
   if (kernel_ms)  // the CPU time of the loop, as the GPU reports its kernel's
     *kernel_ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return code;
+}
+
+int gradyn_cuda_rollout_vjp(void* model, int B, int T, double dt, const void* q0, const void* v0, const void* taus,
+                            const void* ctrls, const void* qs_bar, const void* vs_bar, void* q0_bar, void* v0_bar,
+                            void* taus_bar, void* ctrls_bar, int on_device, float* kernel_ms) {
+  if (on_device) {
+    g_error = "the host stand-in takes host memory only";
+    return 1;
+  }
+  const Handle& h = *static_cast<Handle*>(model);
+  const auto start = std::chrono::steady_clock::now();
+  const int code = h.dtype == 0 ? run_vjp<double>(h, h.reals_d, B, T, dt, q0, v0, taus, ctrls, qs_bar, vs_bar, q0_bar,
+                                                  v0_bar, taus_bar, ctrls_bar)
+                                : run_vjp<float>(h, h.reals_f, B, T, dt, q0, v0, taus, ctrls, qs_bar, vs_bar, q0_bar,
+                                                 v0_bar, taus_bar, ctrls_bar);
+  if (kernel_ms) {  // (forward and reverse together, in the second slot)
+    kernel_ms[0] = 0;
+    kernel_ms[1] = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
+  }
   return code;
 }
 }

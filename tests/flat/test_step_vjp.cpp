@@ -1,0 +1,117 @@
+// The flat step's reverse mode (flat/step_vjp.hpp) against the engine's step_vjp (itself checked
+// against forward-mode AD and finite differences): the laikago landing on its toes, the humanoid
+// with motors, limits and self-contact, and free boxes, spheres and capsules on a plane.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "../support/laikago_scene.hpp"
+#include "gradyn/flat/export.hpp"
+#include "gradyn/model/params.hpp"
+#include "gradyn/io/load.hpp"
+#include "gradyn/sim/step.hpp"
+
+namespace gradyn {
+namespace {
+
+// Along the engine's rollout, at every `every`-th state, the flat reverse step and the engine's
+// under the same random adjoint seeds. Returns the worst deviation relative to the largest entry.
+double worst_vjp_deviation(const Model& model, const Eigen::VectorXd& q0, const Eigen::VectorXd& v0,
+                           const MatrixXr<double>& ctrls, double dt, int every, int* contact_states = nullptr) {
+  const int T = static_cast<int>(ctrls.rows()), nq = model.nq, nv = model.nv, nu = model.nu();
+  Data data(model);
+  MatrixXr<double> qs, vs, taus(T, nv);
+  std::mt19937 rng(7);
+  std::normal_distribution<double> normal;
+  for (int t = 0; t < T; ++t)
+    for (int k = 0; k < nv; ++k) taus(t, k) = normal(rng);
+  rollout<double>(model, data, q0, v0, taus, ctrls, dt, Integrator::SemiImplicitEuler, qs, vs);
+  const flat::FlatArrays fm = flat::export_flat_model(model);
+  double worst = 0;
+  int with_contacts = 0;
+  for (int t = 0; t < T; t += every) {
+    const Eigen::VectorXd q = qs.row(t).transpose(), v = vs.row(t).transpose(), tau = taus.row(t).transpose();
+    const Eigen::VectorXd u = nu ? Eigen::VectorXd(ctrls.row(t).transpose()) : Eigen::VectorXd();
+    Eigen::VectorXd qnb(nq), vnb(nv);
+    for (int k = 0; k < nq; ++k) qnb[k] = normal(rng);
+    for (int k = 0; k < nv; ++k) vnb[k] = normal(rng);
+    Eigen::VectorXd qb = Eigen::VectorXd::Zero(nq), vb = Eigen::VectorXd::Zero(nv), tb = Eigen::VectorXd::Zero(nv),
+                    ub = Eigen::VectorXd::Zero(nu);
+    ModelTangent tangent(model);
+    step_vjp<double>(model, data, q, v, tau, u, dt, Integrator::SemiImplicitEuler, qnb, vnb, qb, vb, tb, ub, tangent);
+    with_contacts += data.ncontacts > 0;
+    Eigen::VectorXd fqb(nq), fvb(nv), ftb(nv), fub(nu);
+    flat::flat_step_vjp_cpu(fm, q.data(), v.data(), tau.data(), nu ? u.data() : nullptr, dt, qnb.data(), vnb.data(),
+                            fqb.data(), fvb.data(), ftb.data(), nu ? fub.data() : nullptr);
+    const double scale = 1 + std::max({qb.cwiseAbs().maxCoeff(), vb.cwiseAbs().maxCoeff(), tb.cwiseAbs().maxCoeff()});
+    const double dev = std::max({(fqb - qb).cwiseAbs().maxCoeff(), (fvb - vb).cwiseAbs().maxCoeff(),
+                                 (ftb - tb).cwiseAbs().maxCoeff(), nu ? (fub - ub).cwiseAbs().maxCoeff() : 0.0});
+    if (dev / scale > 1e-9) {
+      std::cout << "t = " << t << " ncontacts " << data.ncontacts << "\n q_bar engine " << qb.transpose()
+                << "\n q_bar flat   " << fqb.transpose() << "\n v_bar engine " << vb.transpose() << "\n v_bar flat   "
+                << fvb.transpose() << "\n tau_bar engine " << tb.transpose() << "\n tau_bar flat   " << ftb.transpose()
+                << "\n";
+      return dev / scale;
+    }
+    worst = std::max(worst, dev / scale);
+  }
+  if (contact_states) *contact_states = with_contacts;
+  return worst;
+}
+
+TEST(FlatStepVjp, LaikagoOnItsToes) {
+  test::LaikagoScene s = test::laikago_standing(ContactModel::Penalty);
+  s.model.contact.velocity_scale = 0.3;
+  Eigen::VectorXd v0 = Eigen::VectorXd::Zero(s.model.nv);
+  v0.head(6) << 0.3, -0.2, 0.1, 0.5, -0.4, 0.2;
+  s.q[2] += 0.01;
+  int contacts = 0;
+  EXPECT_LT(worst_vjp_deviation(s.model, s.q, v0, MatrixXr<double>(300, 0), 1e-3, 7, &contacts), 1e-9);
+  EXPECT_GT(contacts, 20);
+}
+
+TEST(FlatStepVjp, HumanoidWithMotorsLimitsAndSelfContact) {
+  std::vector<std::string> warnings;
+  LoadOptions options;
+  options.warnings = &warnings;
+  Model model = load(std::string(GRADYN_MODELS) + "/mujoco/humanoid.xml", options);
+  model.contact.model = ContactModel::Penalty;
+  Eigen::VectorXd v0 = Eigen::VectorXd::Zero(model.nv);
+  v0.head(6) << 0.5, 0.0, -0.5, 1.0, 2.0, -1.0;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> uni(-1, 1);
+  MatrixXr<double> ctrls(800, model.nu());
+  for (int t = 0; t < ctrls.rows(); ++t)
+    for (int k = 0; k < model.nu(); ++k) ctrls(t, k) = uni(rng);
+  int contacts = 0;
+  EXPECT_LT(worst_vjp_deviation(model, model.q0, v0, ctrls, 1e-3, 9, &contacts), 1e-9);
+  EXPECT_GT(contacts, 10);
+}
+
+TEST(FlatStepVjp, BoxesSpheresAndCapsules) {
+  const std::string xml = R"(<mujoco><worldbody><geom name="floor" type="plane" size="5 5 .1" friction=".8" contype="3" conaffinity="3"/>
+    <body pos="0 0 .12" euler="5 3 0"><freejoint/><geom type="box" size=".1 .2 .1" mass="1"/></body>
+    <body pos=".6 0 .06"><freejoint/><geom type="capsule" fromto="-.2 0 0 .2 0 0" size=".05" mass="1" contype="2" conaffinity="2"/></body>
+    <body pos=".6 0.02 .17"><freejoint/><geom type="capsule" fromto="-.2 0 0 .2 0 0" size=".05" mass="1" contype="2" conaffinity="2"/></body>
+    <body pos=".9 0.3 .2" euler="0 0 50"><freejoint/><geom type="capsule" fromto="-.2 0 0 .2 0 0" size=".05" mass="1" contype="2" conaffinity="2"/></body>
+    <body pos="-.6 0 .3"><freejoint/><geom type="sphere" size=".08" mass="1" contype="2" conaffinity="2"/></body>
+    <body pos="-.6 0.03 .45"><freejoint/><geom type="capsule" fromto="0 -.15 0 0 .15 0" size=".04" mass="1" contype="2" conaffinity="2"/></body>
+    <body pos="-.62 0.0 .6"><freejoint/><geom type="sphere" size=".05" mass="1" contype="2" conaffinity="2"/></body>
+  </worldbody></mujoco>)";
+  const std::string path = (std::filesystem::temp_directory_path() / "gradyn_flat_vjp_scene.xml").string();
+  std::ofstream(path) << xml;
+  Model model = load_mjcf(path);
+  model.contact.model = ContactModel::Penalty;
+  model.contact.velocity_scale = 0.2;
+  Eigen::VectorXd v0 = Eigen::VectorXd::Zero(model.nv);
+  v0.segment(0, 6) << 0.2, 0.1, 0.0, 0.5, 0.3, 0.2;
+  v0.segment(18, 6) << -0.5, 0.0, -0.2, 0.0, 0.0, 1.0;
+  int contacts = 0;
+  EXPECT_LT(worst_vjp_deviation(model, model.q0, v0, MatrixXr<double>(600, 0), 1e-3, 5, &contacts), 1e-9);
+  EXPECT_GT(contacts, 50);
+}
+
+}  // namespace
+}  // namespace gradyn
