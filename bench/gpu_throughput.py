@@ -378,6 +378,20 @@ def report(src: pathlib.Path):
             ratio = f"{g64['reverse_s'] / g64['forward_s']:.1f}" if g64 else "-"
             lines.append(f"| {sc['name']} | {B} | {g64['T'] if g64 else '-'} | {g64['steps_per_s']:.3g} | "
                          f"{g32['steps_per_s']:.3g} | {ratio} |" if g64 and g32 else f"| {sc['name']} | {B} | - | - | - | - |")
+    lines += ["", "## Reading these numbers", "",
+              "- Same MJCF file, not the same contact physics: gradyn runs penalty contact (Hunt-Crossley springs "
+              "and smoothed Coulomb friction, explicit), MJX its soft-constraint Newton solver (the files' own "
+              "settings: up to 100 iterations, 50 line-search steps; under vmap the slowest world sets the pace). "
+              "The ratio is the throughput a user gets from each on the file, not the same computation.",
+              "- Rollouts of contact dynamics grow rounding-sized differences exponentially: the CPU against "
+              "itself, from initial velocities changed by one part in 1e15, drifts as far as the GPU does "
+              "(column 'CPU against itself'). So the GPU equals the CPU to rounding per step (one-step table) "
+              "and over the first tens of steps; no two implementations that round differently can agree to "
+              "1e-9 over 200 steps of these scenes, the CPU with itself included.",
+              "- float32 is for throughput: its gradients through 50 steps of the falling humanoid are not "
+              "those of float64 (deviation of order 10), through the laikago's about 1e-3.",
+              "- The wall-clock columns include copying NumPy arrays to and from the GPU (for gradients the "
+              "(B, T + 1, nv) adjoint array): PyTorch CUDA tensors skip those copies."]
     errors = [r for r in records if r["kind"] == "peer_error"]
     if errors:
         lines += ["", "Peer runs that failed: " + "; ".join(f"{e['scene']} B={e['B']} (exit {e['returncode']})"
