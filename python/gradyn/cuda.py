@@ -140,6 +140,18 @@ def _is_gpu_array(x) -> bool:
     return hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__") and x.__dlpack_device__()[0] == 2
 
 
+def _check_fits(dm, B: int, T: int, per_world_numbers: int, what: str) -> None:
+    """Raises CudaError, saying how many worlds fit, when B worlds of per_world_numbers scalars each
+    (plus a status word) exceed the GPU's free memory; the library checks again before it allocates."""
+    per_world = per_world_numbers * (8 if dm.dtype == "float64" else 4) + 4
+    free = devices()["free_gib"] * 1024 ** 3
+    if B * per_world > free:
+        raise CudaError(f"device='cuda': out of GPU memory: {what} of {B} worlds x {T} steps needs "
+                        f"{B * per_world / 1024 ** 3:.2f} GiB on the GPU and {free / 1024 ** 3:.2f} GiB are free: "
+                        f"at most {int(free // per_world)} worlds fit (or keep only the final states, or split the "
+                        "steps into several calls)")
+
+
 def _shape_error(name, expected, got):
     return ValueError(f"{name}: expected shape {expected}, got {tuple(got)}")
 
@@ -173,6 +185,8 @@ def rollout(model, q0, v0, taus, dt: float, ctrls=None, *, dtype: str = "float64
         lambda x: None if x is None else np.asarray(x, dtype=np_dtype))
     q0, v0, taus, ctrls = batch(q0), batch(v0), batch(taus), batch(ctrls)
     B, T = _check_shapes(dm, q0, v0, taus, ctrls, steps)
+    _check_fits(dm, B, T, (dm.nq + dm.nv) * (1 if keep == "final" else T + 2) + T * (
+        (dm.nv if taus is not None else 0) + (dm.nu if ctrls is not None else 0)), "a rollout")
     world_last = lambda x: None if x is None else np.ascontiguousarray(np.moveaxis(x, 0, -1))  # noqa: E731
     q0_, v0_, taus_, ctrls_ = world_last(q0), world_last(v0), world_last(taus), world_last(ctrls)
     status = np.zeros(B, dtype=np.uint32)
@@ -250,6 +264,7 @@ def _rollout_torch(dm, q0, v0, taus, dt, ctrls, return_status, keep, steps, timi
         taus = None if taus is None else taus[None]
         ctrls = None if ctrls is None else ctrls[None]
     B, T = _check_shapes(dm, q0, v0, taus, ctrls, steps)
+    _check_fits(dm, B, T, (dm.nq + dm.nv) * (2 if keep == "final" else T + 2), "a rollout")
     world_last = lambda x: None if x is None else x.movedim(0, -1).contiguous()  # noqa: E731
     q0_, v0_, taus_, ctrls_ = world_last(q0), world_last(v0), world_last(taus), world_last(ctrls)
     dev = q0_.device
@@ -302,6 +317,8 @@ def rollout_vjp(model, q0, v0, taus, dt: float, qs_bar, vs_bar, ctrls=None, *, d
     q0, v0, taus, ctrls, qs_bar, vs_bar = (batch(x) for x in (q0, v0, taus, ctrls, qs_bar, vs_bar))
     B, T = _check_shapes(dm, q0, v0, taus, ctrls, steps)
     _check_adjoint_shapes(dm, B, T, qs_bar, vs_bar)
+    _check_fits(dm, B, T, (T + 1) * (dm.nq + dm.nv) * (1 + (qs_bar is not None or vs_bar is not None))
+                + 3 * (dm.nq + dm.nv) + T * (2 * dm.nv + 2 * dm.nu), "the gradient")
     world_last = lambda x: None if x is None else np.ascontiguousarray(np.moveaxis(x, 0, -1))  # noqa: E731
     args = [world_last(x) for x in (q0, v0, taus, ctrls, qs_bar, vs_bar)]
     q0_bar = np.empty((dm.nq, B), dtype=np_dtype)
@@ -350,6 +367,8 @@ def _rollout_vjp_torch(dm, q0, v0, taus, dt, qs_bar, vs_bar, ctrls, steps, timin
                                                for x in (q0, v0, taus, ctrls, qs_bar, vs_bar))
     B, T = _check_shapes(dm, q0, v0, taus, ctrls, steps)
     _check_adjoint_shapes(dm, B, T, qs_bar, vs_bar)
+    _check_fits(dm, B, T, (T + 1) * (dm.nq + dm.nv) * 3 + 3 * (dm.nq + dm.nv) + T * (2 * dm.nv + 2 * dm.nu),
+                "the gradient")
     world_last = lambda x: None if x is None else x.movedim(0, -1).contiguous()  # noqa: E731
     args = [world_last(x) for x in (q0, v0, taus, ctrls, qs_bar, vs_bar)]
     dev = args[0].device

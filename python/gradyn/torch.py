@@ -19,7 +19,9 @@ Rules:
   results are cast back to the inputs' promoted dtype (gradients to each input's own dtype).
   Other dtypes (integers) are converted to torch's default floating dtype.
 * device: tensors on any device work; they are copied to the CPU for the C++ call and results
-  come back on the device of q.
+  come back on the device of q. ``rollout(..., device="cuda")`` instead runs gradyn's GPU backend
+  (gradyn.cuda): CUDA tensors stay on the GPU in both passes, and the kernels compute in the
+  inputs' precision (float32 or float64); ``params`` must then be None.
 * batch: one optional leading batch dimension. A batch of B worlds has q (B, nq), v (B, nv),
   tau (B, nv) for ``step`` and q0 (B, nq), v0 (B, nv), taus (B, T, nv) for ``rollout``;
   ``params`` is (nparams,) for all worlds or (B, nparams) for one vector per world. An input
@@ -41,7 +43,8 @@ from torch.autograd.function import once_differentiable
 
 from . import _bridge
 
-__all__ = ["PolicyRolloutFunction", "RolloutFunction", "StepFunction", "policy_rollout", "rollout", "step"]
+__all__ = ["CudaRolloutFunction", "PolicyRolloutFunction", "RolloutFunction", "StepFunction", "policy_rollout",
+           "rollout", "step"]
 
 
 def _numpy(t):
@@ -154,6 +157,52 @@ class RolloutFunction(torch.autograd.Function):
         return out
 
 
+class CudaRolloutFunction(torch.autograd.Function):
+    """T time steps of a batch of worlds on gradyn's GPU backend: apply(device_model, q0 (B, nq),
+    v0 (B, nv), taus (B, T, nv), dt, ctrls (B, T, nu) or None) -> (qs (B, T+1, nq), vs (B, T+1, nv)).
+    The backward pass is gradyn.cuda.rollout_vjp (every state kept on the GPU). CUDA tensors never
+    leave the GPU; CPU tensors go through NumPy (e.g. with a host stand-in of the backend)."""
+
+    @staticmethod
+    def forward(ctx, device_model, q0, v0, taus, dt, ctrls):
+        from . import cuda
+
+        qs, vs = cuda.rollout(device_model, *(_native(x) for x in (q0, v0, taus)), dt, _native(ctrls))
+        ctx.save_for_backward(q0, v0, taus, ctrls)
+        ctx.device_model, ctx.dt = device_model, dt
+        return _like(qs, q0), _like(vs, q0)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, qs_bar, vs_bar):
+        from . import cuda
+
+        q0, v0, taus, ctrls = ctx.saved_tensors
+        grads = cuda.rollout_vjp(ctx.device_model, *(_native(x) for x in (q0, v0, taus)), ctx.dt, _native(qs_bar),
+                                 _native(vs_bar), _native(ctrls))
+        needs = ctx.needs_input_grad
+        ctrls_bar = grads[4] if ctrls is not None else None
+        return (None, _grad_like(grads[0], q0, needs[1]), _grad_like(grads[1], v0, needs[2]),
+                _grad_like(grads[2], taus, needs[3]), None, _grad_like(ctrls_bar, ctrls, needs[5]))
+
+
+def _native(t):
+    """A CUDA tensor as it is (the GPU backend reads it in place), anything else as NumPy."""
+    if t is None:
+        return None
+    return t.detach() if t.is_cuda else t.detach().numpy()
+
+
+def _like(x, ref: torch.Tensor):
+    return x if isinstance(x, torch.Tensor) else torch.as_tensor(np.ascontiguousarray(x), device=ref.device)
+
+
+def _grad_like(x, input_, needed: bool):
+    if not needed or x is None or input_ is None:
+        return None
+    return _like(x, input_).to(input_.dtype)
+
+
 def _as_float_tensor(x, name: str, device=None):
     t = torch.as_tensor(x, device=device)
     if not t.is_floating_point():
@@ -223,7 +272,7 @@ def step(model, q, v, tau, dt: float, params=None, integrator: str = "euler", re
 
 
 def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "euler", max_snapshots: int = 0,
-            return_status: bool = False, ctrls=None):
+            return_status: bool = False, ctrls=None, device: str = "cpu"):
     """Differentiable :func:`gradyn.rollout`: returns (qs, vs), shapes (T+1, nq), (T+1, nv), row 0
     the initial state; with a batch dimension (B, T+1, nq), (B, T+1, nv).
 
@@ -233,7 +282,14 @@ def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "eule
     max_snapshots: memory/compute trade-off of the backward pass (0: keep every state).
     return_status: also return status, an int32 tensor of shape (T,) or (B, T) holding the
     gradyn.Status bits of each step (0: all went well; numerical trouble never raises).
+    device: 'cpu' (gradyn's C++ engine, the default) or 'cuda' (gradyn's GPU backend, gradyn.cuda:
+    CUDA tensors stay on the GPU, the kernels compute in the inputs' dtype; params must be None,
+    the integrator 'euler', and return_status and max_snapshots are CPU options).
     """
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device: expected 'cpu' or 'cuda', got {device!r}")
+    if device == "cuda":
+        return _rollout_cuda(model, q0, v0, taus, dt, params, integrator, max_snapshots, return_status, ctrls)
     q0 = _as_float_tensor(q0, "q0")
     v0 = _as_float_tensor(v0, "v0", q0.device)
     params = _params(params, q0.device)
@@ -252,6 +308,33 @@ def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "eule
     if batch is None:
         out = tuple(x[0] for x in out)
     return out if return_status else out[:2]
+
+
+def _rollout_cuda(model, q0, v0, taus, dt, params, integrator, max_snapshots, return_status, ctrls):
+    from . import cuda
+
+    for name, given in (("params", params is not None), ("max_snapshots", max_snapshots != 0),
+                        ("return_status", return_status)):
+        if given:
+            raise ValueError(f"{name}: not available with device='cuda'; run it on the CPU (device='cpu')")
+    if integrator not in ("euler", "semi_implicit_euler"):
+        raise ValueError(f"integrator: device='cuda' steps with 'euler'; {integrator!r} runs on the CPU")
+    q0 = _as_float_tensor(q0, "q0")
+    v0 = _as_float_tensor(v0, "v0", q0.device)
+    ctrls = None if ctrls is None else _as_float_tensor(ctrls, "ctrls", q0.device)
+    steps = _bridge.steps_without_taus(taus, None if ctrls is None else ctrls.shape)
+    taus = torch.zeros(steps, model.nv, dtype=v0.dtype, device=q0.device) if taus is None else \
+        _as_float_tensor(taus, "taus", q0.device)
+    _bridge.check_sizes(model, {"q0": (q0.shape, "nq"), "v0": (v0.shape, "nv"), "taus": (taus.shape, "nv"),
+                                "ctrls": (None if ctrls is None else ctrls.shape, "nu")})
+    batch, t = _batched({"q0": (q0, 1), "v0": (v0, 1), "taus": (taus, 2), "ctrls": (ctrls, 2)})
+    dtype = _result_dtype(t["q0"], t["v0"], t["taus"], t["ctrls"])
+    dtype = dtype if dtype in (torch.float32, torch.float64) else torch.float64
+    cast = lambda x: None if x is None else x.to(dtype).contiguous()  # noqa: E731
+    device_model = cuda.DeviceModel(model, "float64" if dtype == torch.float64 else "float32")
+    qs, vs = CudaRolloutFunction.apply(device_model, cast(t["q0"]), cast(t["v0"]), cast(t["taus"]), float(dt),
+                                       cast(t["ctrls"]))
+    return (qs[0], vs[0]) if batch is None else (qs, vs)
 
 
 class PolicyRolloutFunction(torch.autograd.Function):

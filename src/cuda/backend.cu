@@ -1,5 +1,6 @@
-// The CUDA backend (gradyn/cuda/backend.h): the flat kernels (gradyn/flat/step.hpp), compiled by
-// nvcc, one world per thread. Built into libgradyn_cuda.so when CMake finds nvcc.
+// The CUDA backend's C interface (gradyn/cuda/backend.h): models on the GPU, memory, copies and
+// errors in words. The kernels are in rollout_kernel.cu and rollout_vjp_kernel_*.cu (kernels.hpp).
+// Built into libgradyn_cuda.so when CMake finds nvcc.
 #include "gradyn/cuda/backend.h"
 
 #include <cuda_runtime.h>
@@ -9,12 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "gradyn/flat/rollout.hpp"
+#include "kernels.hpp"
 
 namespace {
 
 using gradyn::flat::FlatModel;
-using gradyn::flat::StepWorkspace;
+using gradyn::cuda::launch_rollout;
+using gradyn::cuda::launch_rollout_vjp;
 
 thread_local std::string g_last_error;
 
@@ -42,62 +44,6 @@ FlatModel<S> device_view(const ModelHandle& h) {
   m.ints = h.d_ints;
   m.reals = static_cast<const S*>(h.d_reals);
   return m;
-}
-
-// One world per thread (flat/rollout.hpp).
-template <class S, int MB, int MD>
-__global__ void rollout_kernel(FlatModel<S> m, int B, int T, S dt, S* q, S* v, const S* taus, const S* ctrls, S* qs,
-                               S* vs, std::uint32_t* status, std::uint32_t* step_status) {
-  const int w = blockIdx.x * blockDim.x + threadIdx.x;
-  if (w >= B) return;
-  StepWorkspace<S, MB, MD> ws;
-  status[w] = gradyn::flat::rollout_world(m, ws, B, T, dt, w, q, v, taus, ctrls, qs, vs, step_status);
-}
-
-// One world per thread (flat/rollout.hpp's rollout_vjp_world).
-template <class S, int MB, int MD>
-__global__ void rollout_vjp_kernel(FlatModel<S> m, int B, int T, S dt, const S* qs, const S* vs, const S* taus,
-                                   const S* ctrls, const S* qs_bar, const S* vs_bar, S* q0_bar, S* v0_bar, S* taus_bar,
-                                   S* ctrls_bar) {
-  const int w = blockIdx.x * blockDim.x + threadIdx.x;
-  if (w >= B) return;
-  gradyn::flat::StepVjpWorkspace<S, MB, MD> ws;
-  gradyn::flat::rollout_vjp_world(m, ws, B, T, dt, w, qs, vs, taus, ctrls, qs_bar, vs_bar, q0_bar, v0_bar, taus_bar,
-                                  ctrls_bar);
-}
-
-constexpr int kThreads = 128;
-
-template <class S>
-cudaError_t launch(const ModelHandle& h, int B, int T, S dt, S* q, S* v, const S* taus, const S* ctrls, S* qs, S* vs,
-                   std::uint32_t* status, std::uint32_t* step_status) {
-  const FlatModel<S> m = device_view<S>(h);
-  const int blocks = (B + kThreads - 1) / kThreads;
-  if (m.nb <= 16 && m.nv <= 24)
-    rollout_kernel<S, 16, 24><<<blocks, kThreads>>>(m, B, T, dt, q, v, taus, ctrls, qs, vs, status, step_status);
-  else if (m.nb <= 32 && m.nv <= 48)
-    rollout_kernel<S, 32, 48><<<blocks, kThreads>>>(m, B, T, dt, q, v, taus, ctrls, qs, vs, status, step_status);
-  else
-    rollout_kernel<S, 64, 96><<<blocks, kThreads>>>(m, B, T, dt, q, v, taus, ctrls, qs, vs, status, step_status);
-  return cudaGetLastError();
-}
-
-template <class S>
-cudaError_t launch_vjp(const ModelHandle& h, int B, int T, S dt, const S* qs, const S* vs, const S* taus,
-                       const S* ctrls, const S* qs_bar, const S* vs_bar, S* q0_bar, S* v0_bar, S* taus_bar,
-                       S* ctrls_bar) {
-  const FlatModel<S> m = device_view<S>(h);
-  const int blocks = (B + kThreads - 1) / kThreads;
-  if (m.nb <= 16 && m.nv <= 24)
-    rollout_vjp_kernel<S, 16, 24><<<blocks, kThreads>>>(m, B, T, dt, qs, vs, taus, ctrls, qs_bar, vs_bar, q0_bar,
-                                                        v0_bar, taus_bar, ctrls_bar);
-  else if (m.nb <= 32 && m.nv <= 48)
-    rollout_vjp_kernel<S, 32, 48><<<blocks, kThreads>>>(m, B, T, dt, qs, vs, taus, ctrls, qs_bar, vs_bar, q0_bar,
-                                                        v0_bar, taus_bar, ctrls_bar);
-  else
-    rollout_vjp_kernel<S, 64, 96><<<blocks, kThreads>>>(m, B, T, dt, qs, vs, taus, ctrls, qs_bar, vs_bar, q0_bar,
-                                                        v0_bar, taus_bar, ctrls_bar);
-  return cudaGetLastError();
 }
 
 // Device buffers of one call, freed when it returns.
@@ -179,7 +125,8 @@ int rollout(const ModelHandle& h, int B, int T, double dt, const void* q0, const
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
   cudaEventRecord(start);
-  e = launch<S>(h, B, T, static_cast<S>(dt), d_q, d_v, d_taus, d_ctrls, d_qs, d_vs, d_status, d_step_status);
+  e = launch_rollout<S>(device_view<S>(h), B, T, static_cast<S>(dt), d_q, d_v, d_taus, d_ctrls, d_qs, d_vs, d_status,
+                         d_step_status);
   cudaEventRecord(stop);
   if (e == cudaSuccess) e = cudaEventSynchronize(stop);
   float ms = 0;
@@ -260,11 +207,12 @@ int rollout_vjp(const ModelHandle& h, int B, int T, double dt, const void* q0, c
   cudaEvent_t ev[3];
   for (auto& x : ev) cudaEventCreate(&x);
   cudaEventRecord(ev[0]);
-  e = launch<S>(h, B, T, static_cast<S>(dt), d_q, d_v, d_taus, d_ctrls, d_qs, d_vs, d_status, nullptr);
+  e = launch_rollout<S>(device_view<S>(h), B, T, static_cast<S>(dt), d_q, d_v, d_taus, d_ctrls, d_qs, d_vs, d_status,
+                         nullptr);
   cudaEventRecord(ev[1]);
   if (e == cudaSuccess)
-    e = launch_vjp<S>(h, B, T, static_cast<S>(dt), d_qs, d_vs, d_taus, d_ctrls, d_qs_bar, d_vs_bar, d_q0_bar, d_v0_bar,
-                      d_taus_bar, d_ctrls_bar);
+    e = launch_rollout_vjp<S>(device_view<S>(h), B, T, static_cast<S>(dt), d_qs, d_vs, d_taus, d_ctrls, d_qs_bar,
+                              d_vs_bar, d_q0_bar, d_v0_bar, d_taus_bar, d_ctrls_bar);
   cudaEventRecord(ev[2]);
   if (e == cudaSuccess) e = cudaEventSynchronize(ev[2]);
   float ms[2] = {0, 0};

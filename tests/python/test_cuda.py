@@ -145,6 +145,41 @@ def test_bad_arguments_say_what_was_expected(host_backend):
         gradyn.rollout(model.with_contact(model="pgs"), q0, v0, None, 1e-3, ctrls=ctrls, device="cuda")
 
 
+def test_torch_rollout_on_the_gpu_backend_has_the_cpu_gradients(host_backend):
+    torch = pytest.importorskip("torch")
+    import gradyn.torch as gtorch
+
+    model = laikago()
+    q0, v0, taus, ctrls = batch_inputs(model, 2, 20, seed=4)
+    grads = {}
+    for device in ("cpu", "cuda"):
+        q = torch.tensor(q0, requires_grad=True)
+        v = torch.tensor(v0, requires_grad=True)
+        u = torch.tensor(ctrls, requires_grad=True)
+        tau = torch.tensor(taus[0], requires_grad=True)  # shared by both worlds
+        qs, vs = gtorch.rollout(model, q, v, tau, 1e-3, ctrls=u, device=device)
+        loss = (qs[:, -1, :3] ** 2).sum() + (vs ** 2).sum()
+        loss.backward()
+        grads[device] = [x.grad.numpy() for x in (q, v, u, tau)] + [qs.detach().numpy()]
+    for got, want in zip(grads["cuda"], grads["cpu"]):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-8 * (1 + np.abs(want).max()))
+    with pytest.raises(ValueError, match="params: not available with device='cuda'"):
+        gtorch.rollout(model, q0, v0, taus, 1e-3, params=model.params, device="cuda")
+
+
+def test_too_many_worlds_say_how_many_fit(host_backend):
+    model = laikago()  # the stand-in has 4 GiB
+    q0 = np.broadcast_to(scene.stance(model), (100_000, model.nq))
+    v0 = np.zeros((100_000, model.nv))
+    with pytest.raises(gcuda.CudaError, match=r"out of GPU memory: a rollout of 100000 worlds x 10000 steps needs "
+                                              r"[0-9.]+ GiB on the GPU and 4.00 GiB are free: at most [0-9]+ worlds fit"):
+        gcuda.rollout(model, q0, v0, None, 1e-3, steps=10_000)
+    qf, _ = gcuda.rollout(model, q0[:2], v0[:2], None, 1e-3, steps=3, keep="final")  # a small batch still runs
+    assert qf.shape == (2, model.nq)
+    with pytest.raises(gcuda.CudaError, match="out of GPU memory: the gradient of 100000 worlds x 10000 steps"):
+        gcuda.rollout_vjp(model, q0, v0, None, 1e-3, None, None, steps=10_000)
+
+
 def test_no_backend_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv("GRADYN_CUDA_LIBRARY", str(tmp_path / "missing.so"))
     monkeypatch.setattr(gcuda, "_lib", None)

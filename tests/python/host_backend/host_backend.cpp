@@ -66,7 +66,7 @@ int gradyn_cuda_devices(int* count, char* name, int name_len, double* total_gib,
   *count = 1;
   std::strncpy(name, "host stand-in (tests/python/host_backend)", name_len - 1);
   name[name_len - 1] = '\0';
-  *total_gib = *free_gib = 0;
+  *total_gib = *free_gib = 4;  // a pretend GPU of 4 GiB (the memory checks of gradyn.cuda are tested with it)
   return 0;
 }
 
