@@ -251,6 +251,37 @@ def run(out: pathlib.Path, skip_peers: bool, quick: bool = False):
                 "gradient_equal": all(np.array_equal(a.cpu().numpy(), b) for a, b in zip(gt[:3] + gt[4:],
                                                                                            gn[:3] + gn[4:])),
                 "outputs_on_gpu": bool(qt.is_cuda and gt[0].is_cuda)})
+        # the JAX path (XLA FFI calls on JAX's stream and buffers, under jit and grad) gives the NumPy path's numbers
+        try:
+            import jax
+            import jax.numpy as jnp
+
+            jax.config.update("jax_enable_x64", True)
+            # (GRADYN_BENCH_JAX_ON_CPU=1 smoke-tests this check with the host stand-in built with JAX's FFI)
+            on_gpu = any(dev.platform == "gpu" for dev in jax.devices()) or bool(os.environ.get("GRADYN_BENCH_JAX_ON_CPU"))
+        except ImportError:
+            on_gpu = False
+        if on_gpu:
+            dm = cuda.DeviceModel(arrays=arrays, dtype="float64")
+            B_, T_ = B_GRAD, T_GRAD
+            zeros = np.zeros((B_, T_, dm.nv))
+            inputs = (d["q0"][:B_], d["v0"][:B_], zeros, d["ctrls"][:B_, :T_])
+            qn, vn = cuda.rollout(dm, inputs[0], inputs[1], zeros, dt, inputs[3])
+            gn = cuda.rollout_vjp(dm, inputs[0], inputs[1], zeros, dt, gr["gq"], gr["gv"], inputs[3])
+            ja = tuple(jnp.asarray(x) for x in inputs)
+            qj, vj = jax.jit(lambda *a: cuda.jax_rollout(dm, a[0], a[1], a[2], dt, a[3]))(*ja)
+            gq, gv = jnp.asarray(gr["gq"]), jnp.asarray(gr["gv"])
+
+            def loss(*a):
+                qs, vs = cuda.jax_rollout(dm, a[0], a[1], a[2], dt, a[3])
+                return jnp.sum(qs * gq) + jnp.sum(vs * gv)
+
+            gj = jax.jit(jax.grad(loss, argnums=(0, 1, 2, 3)))(*ja)
+            emit({"kind": "check_jax_path", "scene": name, "jax": jax.__version__,
+                  "rollout_dev": max(relative_deviation(np.asarray(qj), qn), relative_deviation(np.asarray(vj), vn)),
+                  "gradient_dev": max(relative_deviation(np.asarray(a), b)
+                                      for a, b in zip(gj, gn[:3] + gn[4:])),
+                  "outputs_on_gpu": all(x.devices().pop().platform == "gpu" for x in (qj, *gj))})
         # throughput
         for dtype in ("float64", "float32"):
             dm = cuda.DeviceModel(arrays=arrays, dtype=dtype)
@@ -282,6 +313,17 @@ def run(out: pathlib.Path, skip_peers: bool, quick: bool = False):
                       "T": Tg, "forward_s": timing["forward_s"], "reverse_s": timing["reverse_s"], "wall_s": wall,
                       "steps_per_s": B * Tg / kernels, "steps_per_s_wall": B * Tg / wall,
                       "finite_gradients": int(np.isfinite(v0b).all(axis=1).sum())})
+    # a batch too big for the GPU: the error says how many worlds fit (nothing is allocated)
+    sc = meta["scenes"][0]
+    d = np.load(INPUTS / f"{sc['name']}.npz")
+    dm = cuda.DeviceModel(arrays=(d["ints"], d["reals"]), dtype="float64")
+    big = 2_000_000
+    try:
+        cuda.rollout(dm, np.broadcast_to(d["q0"][0], (big, dm.nq)), np.zeros((big, dm.nv)), None, float(d["dt"]),
+                     steps=1000)
+        emit({"kind": "check_oom", "scene": sc["name"], "B": big, "raised": False})
+    except cuda.CudaError as e:
+        emit({"kind": "check_oom", "scene": sc["name"], "B": big, "raised": True, "message": str(e)})
     if skip_peers:
         return
     for sc in meta["scenes"]:
@@ -350,6 +392,12 @@ def report(src: pathlib.Path):
         lines += ["", "PyTorch CUDA tensors in and out (no host copies) give the NumPy path's numbers bit for bit: " +
                   ", ".join(f"{r['scene']} rollout {r['rollout_equal']}, gradient {r['gradient_equal']}, outputs on "
                             f"the GPU {r['outputs_on_gpu']}" for r in torch_checks) + "."]
+    jax_checks = [r for r in records if r["kind"] == "check_jax_path"]
+    if jax_checks:
+        lines += ["", "JAX arrays through XLA FFI calls under jax.jit and jax.grad (gradyn.cuda.jax_rollout) against the "
+                  "NumPy path, float64: " + ", ".join(
+                      f"{r['scene']} rollout deviation {r['rollout_dev']:.0e}, gradient deviation {r['gradient_dev']:.0e}, "
+                      f"outputs on the GPU {r['outputs_on_gpu']}" for r in jax_checks) + f" (jax {jax_checks[0]['jax']})."]
     lines += ["", "## Throughput (world-steps per second)", "",
               "gradyn: kernel time from CUDA events (wall: the whole call, with its host copies); zero controls; "
               "keep='final'. MJX: jit(scan(vmap(mjx.step))), float32, zero controls, median of 3 after a warm-up "
@@ -392,6 +440,10 @@ def report(src: pathlib.Path):
               "those of float64 (deviation of order 10), through the laikago's about 1e-3.",
               "- The wall-clock columns include copying NumPy arrays to and from the GPU (for gradients the "
               "(B, T + 1, nv) adjoint array): PyTorch CUDA tensors skip those copies."]
+    oom = [r for r in records if r["kind"] == "check_oom"]
+    if oom:
+        lines += ["", f"A batch too big for the GPU ({oom[0]['B']} worlds x 1,000 steps, trajectories kept): "
+                  + (f"\"{oom[0]['message']}\"" if oom[0]["raised"] else "no error (it fit)")]
     errors = [r for r in records if r["kind"] == "peer_error"]
     if errors:
         lines += ["", "Peer runs that failed: " + "; ".join(f"{e['scene']} B={e['B']} (exit {e['returncode']})"

@@ -23,7 +23,7 @@ import pathlib
 
 import numpy as np
 
-__all__ = ["CudaError", "DeviceModel", "devices", "library_path", "rollout", "rollout_vjp"]
+__all__ = ["CudaError", "DeviceModel", "devices", "jax_rollout", "library_path", "rollout", "rollout_vjp"]
 
 _DTYPES = {"float64": (0, np.float64), "float32": (1, np.float32)}
 
@@ -390,3 +390,88 @@ def _rollout_vjp_torch(dm, q0, v0, taus, dt, qs_bar, vs_bar, ctrls, steps, timin
     if single:
         out = [None if x is None else x[0] for x in out]
     return tuple(out)
+
+
+# --- JAX: the kernels as XLA FFI calls on JAX's stream and buffers -----------------------------------
+
+_jax_targets = set()
+_jax_models = []  # device models referenced by traced JAX computations: kept for the process's life
+
+
+def _register_jax_targets(lib, suffix: str) -> None:
+    import jax
+
+    for name in (f"gradyn_xla_rollout_{suffix}", f"gradyn_xla_rollout_vjp_{suffix}"):
+        if name in _jax_targets:
+            continue
+        try:
+            handler = getattr(lib, name)
+        except AttributeError:
+            raise CudaError("device='cuda' with JAX needs gradyn's CUDA backend built with JAX's FFI headers (jaxlib "
+                            "installed when gradyn was built); reinstall gradyn with jax present, or use "
+                            "gradyn.rollout(device='cuda') (NumPy) or gradyn.torch") from None
+        # (a host stand-in of the library, tests/python/host_backend, registers for JAX's CPU)
+        platform = "CUDA"
+        if hasattr(lib, "gradyn_cuda_jax_platform"):
+            lib.gradyn_cuda_jax_platform.restype = ctypes.c_char_p
+            platform = lib.gradyn_cuda_jax_platform().decode()
+        jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(handler), platform=platform)
+        _jax_targets.add(name)
+
+
+def jax_rollout(model, q0, v0, taus, dt: float, ctrls=None, *, dtype: str | None = None):
+    """Differentiable rollout of B worlds on the GPU as a JAX operation (jax.custom_vjp over two XLA
+    FFI calls on JAX's own CUDA stream and buffers: nothing leaves the GPU, and it works under
+    jax.jit and jax.grad). q0 (B, nq), v0 (B, nv), taus (B, T, nv), ctrls (B, T, nu) or None;
+    returns (qs (B, T+1, nq), vs (B, T+1, nv)). dtype: the kernels' precision, by default the
+    inputs' (float64 needs jax_enable_x64). model: a gradyn.Model or a DeviceModel (kept alive for
+    the process, since compiled JAX functions refer to it)."""
+    import jax
+    import jax.numpy as jnp
+
+    q0, v0, taus = jnp.asarray(q0), jnp.asarray(v0), jnp.asarray(taus)
+    if dtype is None:
+        dtype = "float64" if jnp.result_type(q0, v0, taus) == jnp.float64 else "float32"
+    dm = model if isinstance(model, DeviceModel) else DeviceModel(model, dtype)
+    if dm.dtype != dtype:
+        raise ValueError(f"dtype: {dtype!r}, but the DeviceModel computes in {dm.dtype!r}")
+    _jax_models.append(dm)
+    suffix = "f64" if dm.dtype == "float64" else "f32"
+    _register_jax_targets(dm._lib, suffix)
+    jdt = jnp.float64 if dm.dtype == "float64" else jnp.float32
+    B, T = q0.shape[0], taus.shape[1]
+    if ctrls is None:
+        ctrls = jnp.zeros((B, T, dm.nu), dtype=jdt)
+    ctrls = jnp.asarray(ctrls)
+    _check_shapes(dm, q0, v0, taus, ctrls)
+    attrs = dict(model=np.int64(dm._handle.value), dt=np.float64(dt))
+    last = lambda x: jnp.moveaxis(x.astype(jdt), 0, -1)  # noqa: E731  (B, ...) -> (..., B)
+    first = lambda x: jnp.moveaxis(x, -1, 0)  # noqa: E731
+    sds = jax.ShapeDtypeStruct
+
+    def forward(q0, v0, taus, ctrls):
+        qs, vs, _ = jax.ffi.ffi_call(f"gradyn_xla_rollout_{suffix}", (
+            sds((T + 1, dm.nq, B), jdt), sds((T + 1, dm.nv, B), jdt), sds((B,), jnp.uint32)))(
+                last(q0), last(v0), last(taus), last(ctrls), **attrs)
+        return qs, vs
+
+    @jax.custom_vjp
+    def run(q0, v0, taus, ctrls):
+        qs, vs = forward(q0, v0, taus, ctrls)
+        return first(qs), first(vs)
+
+    dtypes = (q0.dtype, v0.dtype, taus.dtype, ctrls.dtype)  # the gradients' (each input's own)
+
+    def run_fwd(q0, v0, taus, ctrls):
+        qs, vs = forward(q0, v0, taus, ctrls)
+        return (first(qs), first(vs)), (qs, vs, last(taus), last(ctrls))
+
+    def run_bwd(res, g):
+        qs, vs, taus_, ctrls_ = res
+        q0b, v0b, tb, cb = jax.ffi.ffi_call(f"gradyn_xla_rollout_vjp_{suffix}", (
+            sds((dm.nq, B), jdt), sds((dm.nv, B), jdt), sds((T, dm.nv, B), jdt), sds((T, dm.nu, B), jdt)))(
+                qs, vs, taus_, ctrls_, last(g[0]), last(g[1]), **attrs)
+        return tuple(first(x).astype(d) for x, d in zip((q0b, v0b, tb, cb), dtypes))
+
+    run.defvjp(run_fwd, run_bwd)
+    return run(q0, v0, taus, ctrls)

@@ -12,7 +12,8 @@
     grads = jax.grad(loss, argnums=(0, 1, 2, 3))(q0, v0, taus, jnp.asarray(model.params))
 
 Each function is a ``jax.custom_vjp`` whose forward and backward passes call the C++ core through
-``jax.pure_callback``; they work under ``jax.jit``, ``jax.grad``/``jax.vjp`` (reverse mode only:
+``jax.pure_callback`` (``rollout(..., device="cuda")``: gradyn's GPU kernels as XLA FFI calls
+instead, on the GPU end to end; gradyn.cuda.jax_rollout); they work under ``jax.jit``, ``jax.grad``/``jax.vjp`` (reverse mode only:
 there is no JVP, so ``jax.jvp``/``jax.jacfwd`` are not available) and ``jax.vmap``.
 
 Rules:
@@ -255,7 +256,7 @@ def step(model, q, v, tau, dt: float, params=None, integrator: str = "euler", re
 
 
 def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "euler", max_snapshots: int = 0,
-            return_status: bool = False, ctrls=None):
+            return_status: bool = False, ctrls=None, device: str = "cpu"):
     """Differentiable :func:`gradyn.rollout`: returns (qs, vs) of shapes (T+1, nq), (T+1, nv), row 0
     the initial state; with a batch dimension (B, T+1, nq), (B, T+1, nv).
 
@@ -265,7 +266,37 @@ def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "eule
     max_snapshots: memory/compute trade-off of the backward pass (0: keep every state).
     return_status: also return status, a uint32 array of shape (T,) or (B, T) holding the
     gradyn.Status bits of each step (0: all went well; numerical trouble never raises).
+    device: 'cpu' (the C++ engine through callbacks, the default) or 'cuda': gradyn's GPU kernels
+    as XLA FFI calls (gradyn.cuda.jax_rollout) on JAX's stream and buffers, so a jitted loss and
+    its gradient never leave the GPU; they compute in the inputs' precision; params must be None,
+    the integrator 'euler', and max_snapshots and return_status are CPU options.
     """
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device: expected 'cpu' or 'cuda', got {device!r}")
+    if device == "cuda":
+        from . import cuda
+
+        for name, given in (("params", params is not None), ("max_snapshots", max_snapshots != 0),
+                            ("return_status", return_status)):
+            if given:
+                raise ValueError(f"{name}: not available with device='cuda'; run it on the CPU (device='cpu')")
+        if integrator not in ("euler", "semi_implicit_euler"):
+            raise ValueError(f"integrator: device='cuda' steps with 'euler'; {integrator!r} runs on the CPU")
+        q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
+        single = q0.ndim == 1
+        if single:
+            q0, v0 = q0[None], v0[None]
+        B = q0.shape[0]
+        v0 = jnp.broadcast_to(v0, (B, v0.shape[-1]))
+        steps = _bridge.steps_without_taus(taus, None if ctrls is None else jnp.shape(ctrls))
+        # an input without the batch dimension is shared by every world (its gradient: the sum)
+        taus = jnp.zeros((steps, model.nv), dtype=v0.dtype) if taus is None else jnp.asarray(taus)
+        taus = taus if taus.ndim == 3 else jnp.broadcast_to(taus, (B,) + taus.shape)
+        if ctrls is not None:
+            ctrls = jnp.asarray(ctrls)
+            ctrls = ctrls if ctrls.ndim == 3 else jnp.broadcast_to(ctrls, (B,) + ctrls.shape)
+        qs, vs = cuda.jax_rollout(model, q0, v0, taus, dt, ctrls)
+        return (qs[0], vs[0]) if single else (qs, vs)
     params = None if params is None else _as_float_array(params)
     ctrls = None if ctrls is None else _as_float_array(ctrls)
     v0 = _as_float_array(v0)

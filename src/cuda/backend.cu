@@ -46,6 +46,18 @@ FlatModel<S> device_view(const ModelHandle& h) {
   return m;
 }
 
+}  // namespace
+
+template <class S>
+FlatModel<S> gradyn::cuda::device_model_view(const void* handle) {
+  return device_view<S>(*static_cast<const ModelHandle*>(handle));
+}
+template FlatModel<double> gradyn::cuda::device_model_view<double>(const void*);
+template FlatModel<float> gradyn::cuda::device_model_view<float>(const void*);
+int gradyn::cuda::device_model_dtype(const void* handle) { return static_cast<const ModelHandle*>(handle)->dtype; }
+
+namespace {
+
 // Device buffers of one call, freed when it returns.
 struct Buffers {
   std::vector<void*> owned;

@@ -18,12 +18,19 @@ inline constexpr int kThreadsPerBlock = 128;
 /// the trajectories qs, vs; status (B); step_status (T, B) or null.
 template <class S>
 cudaError_t launch_rollout(const flat::FlatModel<S>& m, int B, int T, S dt, S* q, S* v, const S* taus, const S* ctrls,
-                           S* qs, S* vs, std::uint32_t* status, std::uint32_t* step_status);
+                           S* qs, S* vs, std::uint32_t* status, std::uint32_t* step_status, cudaStream_t stream = 0,
+                           bool write_final = true);
 
 /// The reverse of a recorded rollout (flat/rollout.hpp's rollout_vjp_world).
 template <class S>
 cudaError_t launch_rollout_vjp(const flat::FlatModel<S>& m, int B, int T, S dt, const S* qs, const S* vs,
                                const S* taus, const S* ctrls, const S* qs_bar, const S* vs_bar, S* q0_bar, S* v0_bar,
-                               S* taus_bar, S* ctrls_bar);
+                               S* taus_bar, S* ctrls_bar, cudaStream_t stream = 0);
+
+/// The device view of a model made by gradyn_cuda_model_create (backend.cu), and its scalar
+/// (0 double, 1 float).
+template <class S>
+flat::FlatModel<S> device_model_view(const void* handle);
+int device_model_dtype(const void* handle);
 
 }  // namespace gradyn::cuda

@@ -3,5 +3,6 @@
 
 namespace gradyn::cuda {
 template cudaError_t launch_rollout_vjp<float>(const flat::FlatModel<float>&, int, int, float, const float*, const float*,
-                                            const float*, const float*, const float*, const float*, float*, float*, float*, float*);
+                                            const float*, const float*, const float*, const float*, float*, float*, float*, float*,
+                                            cudaStream_t);
 }  // namespace gradyn::cuda

@@ -25,7 +25,14 @@ import laikago_scene as scene  # noqa: E402
 @pytest.fixture(scope="module")
 def host_library(tmp_path_factory):
     out = tmp_path_factory.mktemp("host_backend") / "libgradyn_cuda_host.so"
-    subprocess.run(["g++", "-std=c++17", "-O2", "-shared", "-fPIC", "-I", str(ROOT / "include"),
+    flags = []
+    try:  # with jaxlib's FFI headers, the stand-in serves gradyn.jax too (JAX's CPU platform)
+        import jax.ffi
+
+        flags = ["-DGRADYN_HOST_JAX", "-isystem", jax.ffi.include_dir()]
+    except ImportError:
+        pass
+    subprocess.run(["g++", "-std=c++17", "-O2", "-shared", "-fPIC", "-I", str(ROOT / "include"), *flags,
                     str(ROOT / "tests" / "python" / "host_backend" / "host_backend.cpp"), "-o", str(out)], check=True)
     return out
 
@@ -165,6 +172,31 @@ def test_torch_rollout_on_the_gpu_backend_has_the_cpu_gradients(host_backend):
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-8 * (1 + np.abs(want).max()))
     with pytest.raises(ValueError, match="params: not available with device='cuda'"):
         gtorch.rollout(model, q0, v0, taus, 1e-3, params=model.params, device="cuda")
+
+
+def test_jax_rollout_on_the_gpu_kernels_has_the_cpu_gradients(host_backend):
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    import gradyn.jax as gjax
+
+    jax.config.update("jax_enable_x64", True)
+    model = laikago()
+    q0, v0, taus, ctrls = batch_inputs(model, 2, 15, seed=6)
+
+    def loss(q0, v0, taus, ctrls, device):
+        qs, vs = gjax.rollout(model, q0, v0, taus, 1e-3, ctrls=ctrls, device=device)
+        return jnp.sum(qs[:, -1, :3] ** 2) + jnp.sum(vs ** 2)
+
+    args = tuple(jnp.asarray(x) for x in (q0, v0, taus, ctrls))
+    got = jax.jit(jax.grad(lambda *a: loss(*a, "cuda"), argnums=(0, 1, 2, 3)))(*args)
+    want = jax.grad(lambda *a: loss(*a, "cpu"), argnums=(0, 1, 2, 3))(*args)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=0, atol=1e-8 * (1 + np.abs(np.asarray(w)).max()))
+    qs, _ = gjax.rollout(model, args[0][0], args[1][0], args[2][0], 1e-3, ctrls=args[3][0], device="cuda")
+    assert qs.shape == (16, model.nq)  # one world: no batch dimension
+    with pytest.raises(ValueError, match="params: not available with device='cuda'"):
+        gjax.rollout(model, *args[:3], 1e-3, params=jnp.asarray(model.params), device="cuda")
 
 
 def test_too_many_worlds_say_how_many_fit(host_backend):

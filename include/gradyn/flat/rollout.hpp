@@ -10,12 +10,13 @@
 namespace gradyn::flat {
 
 /// The state lives in q, v (n, B), updated in place, or, when qs and vs are given, in the
-/// trajectory itself (row t + 1 from row t; q, v then receive the final state). taus, ctrls and
-/// step_status ((T, B), each step's flags) may be null. Returns the OR of the steps' flags.
+/// trajectory itself (row t + 1 from row t; q, v then receive the final state unless write_final is
+/// false, which leaves them untouched). taus, ctrls and step_status ((T, B), each step's flags) may
+/// be null. Returns the OR of the steps' flags.
 template <class S, int MB, int MD>
 GRADYN_HD std::uint32_t rollout_world(const FlatModel<S>& m, StepWorkspace<S, MB, MD>& ws, int B, int T, S dt, int w,
                                       S* q, S* v, const S* taus, const S* ctrls, S* qs, S* vs,
-                                      std::uint32_t* step_status) {
+                                      std::uint32_t* step_status, bool write_final = true) {
   const int nq = m.nq, nv = m.nv, nu = m.nu;
   const std::size_t b = static_cast<std::size_t>(B);
   const std::size_t sq = static_cast<std::size_t>(nq) * b, sv = static_cast<std::size_t>(nv) * b;
@@ -36,7 +37,7 @@ GRADYN_HD std::uint32_t rollout_world(const FlatModel<S>& m, StepWorkspace<S, MB
     if (step_status) step_status[st * b + w] = s;
     bits |= s;
   }
-  if (qs) {
+  if (qs && write_final) {
     for (int k = 0; k < nq; ++k) q[k * b + w] = qs[T * sq + k * b + w];
     for (int k = 0; k < nv; ++k) v[k * b + w] = vs[T * sv + k * b + w];
   }

@@ -118,3 +118,65 @@ int gradyn_cuda_rollout_vjp(void* model, int B, int T, double dt, const void* q0
   return code;
 }
 }
+
+#ifdef GRADYN_HOST_JAX
+// The XLA FFI handlers of src/cuda/xla_ffi.cu, on host buffers (registered for JAX's CPU platform
+// by gradyn.cuda, which asks gradyn_cuda_jax_platform where to register them).
+#include "xla/ffi/api/ffi.h"
+
+namespace ffi = xla::ffi;
+
+namespace {
+template <ffi::DataType D>
+ffi::Error host_rollout(int64_t model, double dt, ffi::Buffer<D> q0, ffi::Buffer<D> v0, ffi::Buffer<D> taus,
+                        ffi::Buffer<D> ctrls, ffi::ResultBuffer<D> qs, ffi::ResultBuffer<D> vs,
+                        ffi::ResultBuffer<ffi::U32> status) {
+  using S = ffi::NativeType<D>;
+  const Handle& h = *reinterpret_cast<const Handle*>(model);
+  const int B = static_cast<int>(q0.dimensions()[1]), T = static_cast<int>(taus.dimensions()[0]);
+  std::vector<S> reals(h.reals_d.begin(), h.reals_d.end());
+  const auto m = gradyn::flat::FlatModel<S>::view(h.ints.data(), reals.data());
+  auto ws = std::make_unique<gradyn::flat::StepWorkspace<S, 64, 96>>();
+  for (int w = 0; w < B; ++w)
+    status->typed_data()[w] = gradyn::flat::rollout_world(
+        m, *ws, B, T, static_cast<S>(dt), w, const_cast<S*>(q0.typed_data()), const_cast<S*>(v0.typed_data()),
+        taus.typed_data(), ctrls.typed_data(), qs->typed_data(), vs->typed_data(), nullptr, false);
+  return ffi::Error::Success();
+}
+
+template <ffi::DataType D>
+ffi::Error host_rollout_vjp(int64_t model, double dt, ffi::Buffer<D> qs, ffi::Buffer<D> vs, ffi::Buffer<D> taus,
+                            ffi::Buffer<D> ctrls, ffi::Buffer<D> qs_bar, ffi::Buffer<D> vs_bar,
+                            ffi::ResultBuffer<D> q0_bar, ffi::ResultBuffer<D> v0_bar, ffi::ResultBuffer<D> taus_bar,
+                            ffi::ResultBuffer<D> ctrls_bar) {
+  using S = ffi::NativeType<D>;
+  const Handle& h = *reinterpret_cast<const Handle*>(model);
+  const int B = static_cast<int>(q0_bar->dimensions()[1]), T = static_cast<int>(taus.dimensions()[0]);
+  std::vector<S> reals(h.reals_d.begin(), h.reals_d.end());
+  const auto m = gradyn::flat::FlatModel<S>::view(h.ints.data(), reals.data());
+  auto ws = std::make_unique<gradyn::flat::StepVjpWorkspace<S, 64, 96>>();
+  for (int w = 0; w < B; ++w)
+    gradyn::flat::rollout_vjp_world(m, *ws, B, T, static_cast<S>(dt), w, qs.typed_data(), vs.typed_data(),
+                                    taus.typed_data(), ctrls.typed_data(), qs_bar.typed_data(), vs_bar.typed_data(),
+                                    q0_bar->typed_data(), v0_bar->typed_data(), taus_bar->typed_data(),
+                                    ctrls_bar->typed_data());
+  return ffi::Error::Success();
+}
+}  // namespace
+
+#define HOST_ROLLOUT(D)                                                                                           \
+  ffi::Ffi::Bind().Attr<int64_t>("model").Attr<double>("dt").Arg<ffi::Buffer<D>>().Arg<ffi::Buffer<D>>()        \
+      .Arg<ffi::Buffer<D>>().Arg<ffi::Buffer<D>>().Ret<ffi::Buffer<D>>().Ret<ffi::Buffer<D>>()                    \
+      .Ret<ffi::Buffer<ffi::U32>>()
+#define HOST_ROLLOUT_VJP(D)                                                                                       \
+  ffi::Ffi::Bind().Attr<int64_t>("model").Attr<double>("dt").Arg<ffi::Buffer<D>>().Arg<ffi::Buffer<D>>()        \
+      .Arg<ffi::Buffer<D>>().Arg<ffi::Buffer<D>>().Arg<ffi::Buffer<D>>().Arg<ffi::Buffer<D>>()                    \
+      .Ret<ffi::Buffer<D>>().Ret<ffi::Buffer<D>>().Ret<ffi::Buffer<D>>().Ret<ffi::Buffer<D>>()
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(gradyn_xla_rollout_f64, host_rollout<ffi::F64>, HOST_ROLLOUT(ffi::F64));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(gradyn_xla_rollout_f32, host_rollout<ffi::F32>, HOST_ROLLOUT(ffi::F32));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(gradyn_xla_rollout_vjp_f64, host_rollout_vjp<ffi::F64>, HOST_ROLLOUT_VJP(ffi::F64));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(gradyn_xla_rollout_vjp_f32, host_rollout_vjp<ffi::F32>, HOST_ROLLOUT_VJP(ffi::F32));
+
+extern "C" const char* gradyn_cuda_jax_platform(void) { return "cpu"; }
+#endif
