@@ -12,7 +12,8 @@ Three stages, because the GPU machine has a GPU but no gradyn build (and no netw
 prepare writes bench/gpu_inputs/ (ignored by git): for each scene the flat model (gradyn.cuda's
 arrays, gradyn._core._flat_model), B = 1024 seeded initial states and controls, and the CPU
 engine's batched rollout (gradyn.rollout, T = 200 steps) at rows 0, 1, 20, 21, ..., 200; and a
-copy of build/release/libgradyn_cuda.so (the library the GPU runs).
+copy of the installed package's libgradyn_cuda.so (the library the GPU runs; the pip build has the
+JAX FFI handlers).
 run (python3 with numpy; loads python/gradyn/cuda.py by path with that library) checks on the
 GPU, float64: (a) the 1024-world rollout against the CPU engine's at every saved row (the issue
 asks for 1e-9 relative), (b) one GPU step from each saved CPU state against the CPU's next state
@@ -74,9 +75,11 @@ def prepare():
     import laikago_scene as scene
 
     INPUTS.mkdir(exist_ok=True)
-    lib = ROOT / "build" / "release" / "libgradyn_cuda.so"
-    if not lib.exists():
-        sys.exit(f"{lib} is missing: build it first (cmake --preset release && cmake --build build/release)")
+    import gradyn.cuda
+
+    lib = gradyn.cuda.library_path()
+    if lib is None:
+        sys.exit("this gradyn has no CUDA backend: install it with nvcc present (bash scripts/setup.sh)")
     shutil.copy(lib, INPUTS / "libgradyn_cuda.so")
     rng = np.random.default_rng(SEED)
     meta = {"commit": commit_name(), "seed": SEED, "B": B_CHECK, "T": T_CHECK, "rows": ROWS, "scenes": []}
