@@ -175,6 +175,10 @@ def run(out: pathlib.Path, skip_peers: bool, quick: bool = False):
         log.flush()
         print(json.dumps(record), flush=True)
 
+    # JAX (the JAX-path check) must not keep GPU memory from the peers' processes and the memory
+    # check: no preallocated pool, memory returned as soon as it is freed.
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    os.environ.setdefault("XLA_PYTHON_CLIENT_ALLOCATOR", "platform")
     cuda = load_cuda_module()
     meta = json.loads((INPUTS / "meta.json").read_text())
     emit({"kind": "machine", "gpu": cuda.devices(), "host": platform.node(), "python": sys.version.split()[0],
