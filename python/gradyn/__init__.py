@@ -108,8 +108,10 @@ def rollout_vjp(model, q0, v0, taus, dt, qs_bar, vs_bar, integrator="euler", max
     if device == "cpu":
         if dtype != "float64":
             raise ValueError(f"dtype: the CPU computes in float64; dtype={dtype!r} is for device='cuda'")
-        return _cpu_rollout_vjp(model, q0, v0, taus, dt, qs_bar, vs_bar, integrator, max_snapshots, qs, vs, clip_norm,
-                                return_norms, ctrls, params, threads)
+        out = _cpu_rollout_vjp(model, q0, v0, taus, dt, qs_bar, vs_bar, integrator, max_snapshots, qs, vs, clip_norm,
+                               return_norms, ctrls, params, threads)
+        _warn_if_diverged(out, lambda: _cpu_rollout(model, q0, v0, taus, dt, integrator, True, ctrls, params, threads))
+        return out
     if device != "cuda":
         raise ValueError(f"device: expected 'cpu' or 'cuda', got {device!r}")
     if integrator not in ("euler", "semi_implicit_euler"):
@@ -124,7 +126,36 @@ def rollout_vjp(model, q0, v0, taus, dt, qs_bar, vs_bar, integrator="euler", max
     from . import cuda
 
     # qs, vs (the forward arrays) are not needed: the GPU recomputes its forward pass.
-    return cuda.rollout_vjp(model, q0, v0, taus, dt, qs_bar, vs_bar, ctrls, dtype=dtype)
+    out = cuda.rollout_vjp(model, q0, v0, taus, dt, qs_bar, vs_bar, ctrls, dtype=dtype)
+    _warn_if_diverged(out, lambda: cuda.rollout(model, q0, v0, taus, dt, ctrls, dtype=dtype, return_status=True))
+    return out
+
+
+def _warn_if_diverged(out, forward_with_status):
+    """A gradient with NaN or inf: say which world's forward rollout diverged, and at which step (the
+    gradient of a diverged trajectory is not defined; the other worlds' gradients are unaffected)."""
+    import warnings
+
+    import numpy as np
+
+    q0_bar = np.asarray(out[0] if not hasattr(out[0], "cpu") else out[0].cpu())
+    if np.isfinite(q0_bar).all():
+        return
+    status = np.asarray(forward_with_status()[2])
+    single = status.ndim == 1
+    status = status[None] if single else status  # (B, T)
+    nonfinite = (status & int(Status.NON_FINITE)) != 0
+    worlds = [w for w in range(status.shape[0]) if nonfinite[w].any()]
+    if not worlds:
+        warnings.warn("rollout_vjp: the gradient holds NaN or inf although the forward rollout stayed finite; "
+                      "check qs_bar and vs_bar for NaN or inf", RuntimeWarning, stacklevel=3)
+        return
+    where = ", ".join(("" if single else f"world {w} ") + f"at step {int(np.argmax(nonfinite[w]))}" for w in worlds[:5])
+    more = f" and {len(worlds) - 5} more" if len(worlds) > 5 else ""
+    warnings.warn(f"rollout_vjp: the forward rollout diverged (its state became NaN or inf): {where}{more}; the "
+                  "gradient of a diverged trajectory is not defined, so it holds NaN" + ("" if single else " for those worlds "
+                  "(the other worlds' are exact)") + ". Shorten the step dt, soften the contact or bound the torques; "
+                  "gradyn.rollout(..., return_status=True) gives each step's flags", RuntimeWarning, stacklevel=3)
 
 
 rollout_vjp.__doc__ = (_cpu_rollout_vjp.__doc__ or "") + """

@@ -1,6 +1,8 @@
 """gradyn.Status: step and rollout report numerical trouble (divergence, a contact solver that did
 not converge, deep penetration) as flags instead of raising, per step."""
 
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -98,3 +100,36 @@ def test_rollout_reports_each_step(ball_path):
     assert status[-1] == gradyn.Status.OK
     _, _, status = gradyn.rollout(model, q, v, np.zeros((0, model.nv)), DT, return_status=True)
     assert status.shape == (0,)
+
+
+@pytest.mark.parametrize("contact", ["penalty", "pgs", "ipm"])
+def test_the_gradient_of_a_diverged_rollout_says_where_it_diverged(contact):
+    import sys
+    import warnings
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples" / "laikago_contact"))
+    import laikago_scene as scene
+
+    model = scene.load_gradyn(contact)
+    q = scene.stance(model, clearance=0.01)
+    rng = np.random.default_rng(0)
+    T = 60
+    wild = 3000 * rng.normal(size=(T, model.nv))  # torques no robot survives: NaN within tens of steps
+    calm = 0.1 * rng.normal(size=(T, model.nv))
+    _, _, status = gradyn.rollout(model, q, np.zeros(model.nv), wild, 1e-3, return_status=True)
+    first = int(np.argmax((status & int(gradyn.Status.NON_FINITE)) != 0))
+    assert first > 0
+    vs_bar = np.zeros((T + 1, model.nv))
+    vs_bar[-1] = 1.0
+    with pytest.warns(RuntimeWarning, match=f"diverged .*: at step {first}; the gradient of a diverged trajectory"):
+        out = gradyn.rollout_vjp(model, q, np.zeros(model.nv), wild, 1e-3, None, vs_bar)
+    assert not np.isfinite(out[0]).all()
+    # in a batch, the diverged world is named and the other worlds' gradients are exact
+    q0 = np.stack([q, q])
+    taus = np.stack([calm, wild])
+    with pytest.warns(RuntimeWarning, match=f"world 1 at step {first};"):
+        batch = gradyn.rollout_vjp(model, q0, np.zeros((2, model.nv)), taus, 1e-3, None, np.stack([vs_bar, vs_bar]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a finite gradient warns of nothing
+        alone = gradyn.rollout_vjp(model, q, np.zeros(model.nv), calm, 1e-3, None, vs_bar)
+    np.testing.assert_array_equal(batch[0][0], alone[0])
