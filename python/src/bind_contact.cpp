@@ -61,6 +61,7 @@ void bind_contact(nb::module_& m) {
             d["slop"] = c.slop;
             d["cfm"] = c.cfm;
             d["restitution_threshold"] = c.restitution_threshold;
+            d["max_correction_velocity"] = c.max_correction_velocity;
             d["ipm_iterations"] = c.ipm_iterations;
             d["ipm_tolerance"] = c.ipm_tolerance;
             d["ipm_kappa"] = c.ipm_kappa;
@@ -84,7 +85,7 @@ void bind_contact(nb::module_& m) {
              std::optional<int> ipm_friction_directions, std::optional<std::string> pgs_gradient,
              std::optional<double> limit_stiffness, std::optional<double> limit_damping,
              std::optional<double> limit_margin, std::optional<bool> ipm_warm_start,
-             std::optional<double> max_penetration) {
+             std::optional<double> max_penetration, std::optional<double> max_correction_velocity) {
             Model copy = s.model;
             ContactSettings& c = copy.contact;
             // No model given: keep this model's (tuning a setting must not switch it); one without
@@ -117,6 +118,7 @@ void bind_contact(nb::module_& m) {
             if (limit_margin) c.limit_margin = *limit_margin;
             if (ipm_warm_start) c.ipm_warm_start = *ipm_warm_start;
             if (max_penetration) c.max_penetration = *max_penetration;
+            if (max_correction_velocity) c.max_correction_velocity = *max_correction_velocity;
             check_contact_settings(c);  // every field finite and in range (limit_*: >= 0), else ModelError
             return std::make_unique<PyModel>(std::move(copy));
           },
@@ -131,6 +133,7 @@ void bind_contact(nb::module_& m) {
           nb::arg("pgs_gradient") = nb::none(), nb::arg("limit_stiffness") = nb::none(),
           nb::arg("limit_damping") = nb::none(), nb::arg("limit_margin") = nb::none(),
           nb::arg("ipm_warm_start") = nb::none(), nb::arg("max_penetration") = nb::none(),
+          nb::arg("max_correction_velocity") = nb::none(),
           R"doc(
 A copy of this model with contact model `model` ('penalty', 'pgs', 'ipm', or 'none' to disable
 contact; not given: this model's, or 'penalty' if it has none); settings not given are kept
@@ -150,8 +153,10 @@ friction rows per contact, solved by projected Gauss-Seidel) in the semi-implici
 converged active set, default) or 'sweeps' (the reverse of the PGS sweeps as they ran). Settings:
 pgs_iterations 100 (sweeps at most; a solve that reaches it before pgs_tolerance keeps its last iterate
 and is reported as gradyn.Status.SOLVER_NOT_CONVERGED), pgs_tolerance 1e-10, erp 0.2 (Baumgarte:
-fraction of depth - slop removed per step), slop 1e-4 m, cfm 0, restitution_threshold 0.1 m/s
-(slower approaches do not bounce; restitution e is the larger of the two geoms').
+fraction of depth - slop removed per step), slop 1e-4 m, max_correction_velocity 0.5 m/s (the Baumgarte
+separation velocity is at most this: a body started deep in another rises out of it instead of being
+launched), cfm 0, restitution_threshold 0.1 m/s (slower approaches do not bounce; restitution e is the
+larger of the two geoms').
 
 'ipm': velocity-level contact as the mixed LCP of Belbute-Peres et al. 2018 (per contact one normal
 row, ipm_friction_directions rows spanning a polyhedral friction cone and one sliding-speed row),
@@ -167,7 +172,8 @@ step's solution: fewer Newton iterations for a body at rest, e.g. ~2 instead of 
 though no faster on the benchmark's standing quadruped; off by default because step
 is then no longer a function of (q, v, tau) alone: repeated evaluations of one state differ by about
 ipm_tolerance in v and 1e-9 relative in the gradients; the last solution is kept with the model, so
-it carries over between separate step, rollout and step_vjp calls on the same model object). erp, slop, restitution_threshold and cfm act
+it carries over between separate step, rollout and step_vjp calls on the same model object). erp, slop,
+max_correction_velocity, restitution_threshold and cfm act
 as for 'pgs' (cfm > 0 keeps contacts that ask for conflicting separations solvable).
 
 Joint limits (the model's lower/upper position limits of revolute, continuous, prismatic and planar

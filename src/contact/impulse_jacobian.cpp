@@ -173,6 +173,7 @@ Eigen::Vector2d contact_target_weights(const Model& model, const Data& data, int
     switch (pgs_target_branch(settings, c.depth, approach, e, dt)) {
       case PgsTargetBranch::Baumgarte: return {settings.erp / dt, 0.0};
       case PgsTargetBranch::Restitution: return {0.0, -e};
+      case PgsTargetBranch::Capped:
       case PgsTargetBranch::Zero: return {0.0, 0.0};
     }
   }

@@ -181,6 +181,8 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     } else {
       const S excess = c.depth - S(settings.slop);
       if (value_of(excess) > 0.0) target = S(settings.erp) / dt * excess, branch = kIpmTargetBaumgarte;
+      if (value_of(target) > settings.max_correction_velocity)
+        target = S(settings.max_correction_velocity), branch = kIpmTargetCapped;
       if (bouncing && value_of(-e * approach) > value_of(target)) target = -e * approach, branch = kIpmTargetRestitution;
     }
     lcp.m[k] = -target;

@@ -51,6 +51,7 @@ void check_contact_settings(const ContactSettings& c) {
   require("slop", c.slop, 0.0, ">= 0");
   require("cfm", c.cfm, 0.0, ">= 0");
   require("restitution_threshold", c.restitution_threshold, 0.0, ">= 0");
+  require("max_correction_velocity", c.max_correction_velocity, 0.0, ">= 0");
   require("limit_stiffness", c.limit_stiffness, 0.0, ">= 0");
   require("limit_damping", c.limit_damping, 0.0, ">= 0");
   require("limit_margin", c.limit_margin, 0.0, ">= 0");

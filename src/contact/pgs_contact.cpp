@@ -123,6 +123,7 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
     const S& e = model.geoms[c.restitution_geom].restitution;
     switch (pgs_target_branch(settings, value_of(c.depth), value_of(approach), value_of(e), value_of(dt))) {
       case PgsTargetBranch::Baumgarte: lcp.b[rn] -= S(settings.erp) / dt * (c.depth - S(settings.slop)); break;
+      case PgsTargetBranch::Capped: lcp.b[rn] -= S(settings.max_correction_velocity); break;
       case PgsTargetBranch::Restitution: lcp.b[rn] += e * approach; break;
       case PgsTargetBranch::Zero: break;
     }

@@ -116,6 +116,7 @@ void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
           model_bar.contact.erp += target_bar * (c.depth - settings.slop) / dt;
           model_bar.contact.slop -= target_bar * settings.erp / dt;
           break;
+        case PgsTargetBranch::Capped:  // a constant
         case PgsTargetBranch::Zero: break;
       }
     }

@@ -30,13 +30,13 @@ namespace gradyn {
   static_assert(sizeof(type) == (bytes), #type " changed size: extend the model format in src/model/serialize.cpp " \
                                                 "(write_payload, read_payload), bump kModelFormatVersion, then update " \
                                                 "this size")
-GRADYN_SERIALIZED_SIZE(Model, 848);
+GRADYN_SERIALIZED_SIZE(Model, 856);
 GRADYN_SERIALIZED_SIZE(Frame, 136);
 GRADYN_SERIALIZED_SIZE(Actuator, 240);
 GRADYN_SERIALIZED_SIZE(Geom, 272);
 GRADYN_SERIALIZED_SIZE(ConvexHull, 296);
 GRADYN_SERIALIZED_SIZE(ConvexHull::Face, 40);
-GRADYN_SERIALIZED_SIZE(ContactSettings, 192);
+GRADYN_SERIALIZED_SIZE(ContactSettings, 200);
 GRADYN_SERIALIZED_SIZE(Network, 168);
 GRADYN_SERIALIZED_SIZE(NetworkInput, 48);
 GRADYN_SERIALIZED_SIZE(DenseShape, 32);
@@ -360,6 +360,7 @@ void write_payload(const Model& m, Writer& w) {
   w.f64(c.slop);
   w.f64(c.cfm);
   w.f64(c.restitution_threshold);
+  w.f64(c.max_correction_velocity);
   w.f64(c.limit_stiffness);
   w.f64(c.limit_damping);
   w.f64(c.limit_margin);
@@ -592,6 +593,7 @@ Model read_payload(Reader& r) {
   c.slop = r.f64("contact slop");
   c.cfm = r.f64("contact cfm");
   c.restitution_threshold = r.f64("contact restitution_threshold");
+  c.max_correction_velocity = r.f64("contact max_correction_velocity");
   c.limit_stiffness = r.f64("contact limit_stiffness");
   c.limit_damping = r.f64("contact limit_damping");
   c.limit_margin = r.f64("contact limit_margin");

@@ -4,9 +4,11 @@
 // must not carry into the next.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "../support/laikago_scene.hpp"
 #include "gradyn/contact/penalty.hpp"
 #include "gradyn/contact/pgs_contact.hpp"
 #include "gradyn/contact/pgs_data.hpp"
@@ -193,6 +195,41 @@ TEST(PgsContact, AdjointsRefuseRk4) {
   ModelTangent mb(m);
   // gradients through PGS: tests/contact/test_pgs_contact_vjp.cpp; RK4 has no PGS step to differentiate
   EXPECT_THROW(step_vjp<double>(m, d, q, v, tau, 1e-3, Integrator::RK4, qb, vb, qb, vb, taub, mb), ArgumentError);
+}
+
+}  // namespace
+}  // namespace gradyn
+
+namespace gradyn {
+namespace {
+
+// A quadruped started 6 cm into the ground under its stance controller rises to its standing height
+// without being launched: the Baumgarte separation velocity is capped (max_correction_velocity).
+// The penalty model holds the same bound through its spring (checked alongside).
+TEST(DeepStart, AQuadrupedSixCentimetresDeepRisesWithoutALaunch) {
+  for (ContactModel contact : {ContactModel::Pgs, ContactModel::Ipm, ContactModel::Penalty}) {
+    SCOPED_TRACE(contact_model_name(contact));
+    test::LaikagoScene s = test::laikago_standing(contact);
+    if (contact == ContactModel::Penalty) s.model.contact.velocity_scale = 0.3;  // the scene's penalty setting
+    const Model& m = s.model;
+    const Eigen::VectorXd stance = s.q;
+    Eigen::VectorXd q = s.q, v = Eigen::VectorXd::Zero(m.nv), tau(m.nv);
+    q[2] -= 0.06;
+    Data d(m);
+    double peak = 0;
+    for (int t = 0; t < 1500; ++t) {  // 1.5 s under the stance PD (kp 150, kd 5) on the 12 leg joints
+      tau.setZero();
+      for (int i = 1; i < m.nbodies(); ++i) {
+        const int iq = m.idx_q[i], iv = m.idx_v[i];
+        tau[iv] = 150.0 * (stance[iq] - q[iq]) - 5.0 * v[iv];
+      }
+      step<double>(m, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q, v);
+      peak = std::max(peak, v.head<3>().norm());
+    }
+    EXPECT_LT(peak, 1.0);                           // [m/s] the base's speed
+    EXPECT_NEAR(q[2], stance[2], 0.03);             // standing again
+    EXPECT_GT(q.segment<4>(3).normalized()[3], 0.99);  // upright (quaternion w)
+  }
 }
 
 }  // namespace

@@ -462,7 +462,7 @@ TEST(ModelSerialize, DamagedBytesSayWhatIsWrong) {
 
   std::string version = good;
   version[12] = 7;
-  EXPECT_CONTAINS(error_of(version), "made by format version 7, this gradyn reads format version 1");
+  EXPECT_CONTAINS(error_of(version), "made by format version 7, this gradyn reads format version 2");
 
   EXPECT_CONTAINS(error_of(good.substr(0, 20)), "shorter than the 32-byte header");
   for (size_t cut : {kHeader, kHeader + 1, good.size() / 2, good.size() - 1})

@@ -101,6 +101,7 @@ enum IpmTargetBranch : std::uint8_t {
   kIpmTargetGap,          // depth / dt (depth < 0, within the margin)
   kIpmTargetGapBounce,    // depth / dt - e J_n v (the gap closes within the step at a bouncing speed)
   kIpmTargetInert,        // J_n = 0: the row is inert (m = 1)
+  kIpmTargetCapped,       // max_correction_velocity: a deep contact's Baumgarte target, capped
 };
 
 /// Velocity after the contact and joint-limit impulses: v_next = the mixed LCP's v+ (see the file

@@ -63,6 +63,7 @@ namespace gradyn {
 enum class PgsTargetBranch : std::uint8_t {
   Zero,         // depth <= slop and no bounce: 0
   Baumgarte,    // erp / dt (depth - slop)
+  Capped,       // max_correction_velocity: a deep contact's Baumgarte target, capped
   Restitution,  // -e J_n v, the approach J_n v faster than restitution_threshold and the larger
 };
 
@@ -72,8 +73,11 @@ enum class PgsTargetBranch : std::uint8_t {
 inline PgsTargetBranch pgs_target_branch(const ContactSettings& settings, double depth, double approach, double e,
                                          double dt) {
   const double excess = depth - settings.slop;
-  const double baumgarte = excess > 0.0 ? settings.erp / dt * excess : 0.0;
+  const double raw = excess > 0.0 ? settings.erp / dt * excess : 0.0;
+  const bool capped = raw > settings.max_correction_velocity;
+  const double baumgarte = capped ? settings.max_correction_velocity : raw;
   if (approach < -settings.restitution_threshold && -e * approach > baumgarte) return PgsTargetBranch::Restitution;
+  if (capped) return PgsTargetBranch::Capped;
   return excess > 0.0 ? PgsTargetBranch::Baumgarte : PgsTargetBranch::Zero;
 }
 

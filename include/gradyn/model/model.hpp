@@ -75,6 +75,9 @@ struct ContactSettings {
   double slop = 1e-4;            // [m] penetration left uncorrected (avoids jitter at rest)
   double cfm = 0.0;              // constraint force mixing added to the Delassus diagonal [1/kg]
   double restitution_threshold = 0.1;  // [m/s] approach speeds below this bounce with restitution 0
+  double max_correction_velocity = 0.5;  // [m/s] a contact's Baumgarte separation velocity is at most this
+                                 // (Pgs, Ipm; Box2D and Bullet cap it too): a body started deep in
+                                 // another rises out of it instead of being launched
   // --- joint limits (contact/joint_limits.hpp); units per coordinate: rad or m ---
   double limit_stiffness = 1e4;  // Penalty: k_l in f = max(0, k_l d + c_l d_dot), d the violation [N m/rad | N/m]
   double limit_damping = 20.0;   // Penalty: c_l [N m s/rad | N s/m]

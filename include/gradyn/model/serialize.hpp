@@ -26,7 +26,7 @@
 
 namespace gradyn {
 
-inline constexpr std::uint32_t kModelFormatVersion = 1;
+inline constexpr std::uint32_t kModelFormatVersion = 2;  // 2: ContactSettings::max_correction_velocity
 
 /// The model as bytes in the format above. deserialize_model(serialize_model(m)) equals m in every
 /// field, so every algorithm gives bit-identical results on it.
