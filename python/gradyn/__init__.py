@@ -90,14 +90,12 @@ def rollout(model, q0, v0, taus, dt, integrator="euler", return_status=False, ct
         return _cpu_rollout(model, q0, v0, taus, dt, integrator, return_status, ctrls, params, threads)
     if device != "cuda":
         raise ValueError(f"device: expected 'cpu' or 'cuda', got {device!r}")
-    if integrator not in ("euler", "semi_implicit_euler"):
-        raise ValueError(f"integrator: device='cuda' steps with 'euler' (semi-implicit Euler); {integrator!r} "
-                         "runs on the CPU (device='cpu')")
+    from . import cuda
+
     if params is not None:
         raise ValueError("params: device='cuda' runs the model as it is; pass model.with_params(params) instead "
                          "(one set of parameters for every world), or run per-world params on the CPU")
-    from . import cuda
-
+    cuda.check_options(integrator)
     return cuda.rollout(model, q0, v0, taus, dt, ctrls, dtype=dtype, return_status=return_status)
 
 
@@ -114,16 +112,10 @@ def rollout_vjp(model, q0, v0, taus, dt, qs_bar, vs_bar, integrator="euler", max
         return out
     if device != "cuda":
         raise ValueError(f"device: expected 'cpu' or 'cuda', got {device!r}")
-    if integrator not in ("euler", "semi_implicit_euler"):
-        raise ValueError(f"integrator: device='cuda' steps with 'euler' (semi-implicit Euler); {integrator!r} "
-                         "runs on the CPU (device='cpu')")
-    unsupported = {"params": params is not None, "max_snapshots": max_snapshots != 0, "clip_norm": clip_norm != 0.0,
-                   "return_norms": bool(return_norms)}
-    for name, given in unsupported.items():
-        if given:
-            raise ValueError(f"{name}: not available with device='cuda' (the GPU keeps every state and gives the "
-                             "exact gradient of the model as it is); run it on the CPU (device='cpu')")
     from . import cuda
+
+    cuda.check_options(integrator, params=params is not None, max_snapshots=max_snapshots != 0,
+                       clip_norm=clip_norm != 0.0, return_norms=bool(return_norms))
 
     # qs, vs (the forward arrays) are not needed: the GPU recomputes its forward pass.
     out = cuda.rollout_vjp(model, q0, v0, taus, dt, qs_bar, vs_bar, ctrls, dtype=dtype)

@@ -131,6 +131,18 @@ class DeviceModel:
             self._handle = None
 
 
+def check_options(integrator: str = "euler", **cpu_only) -> None:
+    """Raises ValueError for what device='cuda' does not take: an integrator other than 'euler', or
+    any of the CPU-only options given (cpu_only: name -> whether the caller set it)."""
+    if integrator not in ("euler", "semi_implicit_euler"):
+        raise ValueError(f"integrator: device='cuda' steps with 'euler' (semi-implicit Euler); {integrator!r} "
+                         "runs on the CPU (device='cpu')")
+    for name, given in cpu_only.items():
+        if given:
+            raise ValueError(f"{name}: not available with device='cuda' (the GPU runs the model as it is and keeps "
+                             "every state); run it on the CPU (device='cpu')")
+
+
 def _is_gpu_array(x) -> bool:
     if x is None or isinstance(x, np.ndarray):
         return False

@@ -276,12 +276,8 @@ def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "eule
     if device == "cuda":
         from . import cuda
 
-        for name, given in (("params", params is not None), ("max_snapshots", max_snapshots != 0),
-                            ("return_status", return_status)):
-            if given:
-                raise ValueError(f"{name}: not available with device='cuda'; run it on the CPU (device='cpu')")
-        if integrator not in ("euler", "semi_implicit_euler"):
-            raise ValueError(f"integrator: device='cuda' steps with 'euler'; {integrator!r} runs on the CPU")
+        cuda.check_options(integrator, params=params is not None, max_snapshots=max_snapshots != 0,
+                           return_status=bool(return_status))
         q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
         single = q0.ndim == 1
         if single:

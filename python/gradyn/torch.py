@@ -313,12 +313,8 @@ def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "eule
 def _rollout_cuda(model, q0, v0, taus, dt, params, integrator, max_snapshots, return_status, ctrls):
     from . import cuda
 
-    for name, given in (("params", params is not None), ("max_snapshots", max_snapshots != 0),
-                        ("return_status", return_status)):
-        if given:
-            raise ValueError(f"{name}: not available with device='cuda'; run it on the CPU (device='cpu')")
-    if integrator not in ("euler", "semi_implicit_euler"):
-        raise ValueError(f"integrator: device='cuda' steps with 'euler'; {integrator!r} runs on the CPU")
+    cuda.check_options(integrator, params=params is not None, max_snapshots=max_snapshots != 0,
+                       return_status=bool(return_status))
     q0 = _as_float_tensor(q0, "q0")
     v0 = _as_float_tensor(v0, "v0", q0.device)
     ctrls = None if ctrls is None else _as_float_tensor(ctrls, "ctrls", q0.device)

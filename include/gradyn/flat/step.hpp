@@ -9,7 +9,7 @@
 // and 3 (world frame, as dynamics/aba.cpp), then v+ = v + dt a and q+ = q (+) dt v+.
 #pragma once
 
-#include "gradyn/flat/math.hpp"
+#include "gradyn/flat/geometry.hpp"
 
 namespace gradyn::flat {
 
@@ -102,6 +102,21 @@ template <class S> GRADYN_HD void add_point_force(S* F, const S* x, const S* f, 
   for (int k = 0; k < 3; ++k) F[k] += sign * n[k], F[3 + k] += sign * f[k];
 }
 
+// Velocity of the material point x of body b minus that of body a (v_O + w x x each; -1: the world).
+template <class S, class W>
+GRADYN_HD void relative_point_velocity(const W& ws, int body_a, int body_b, const S* x, S* u) {
+  S t[3];
+  u[0] = u[1] = u[2] = S(0);
+  if (body_b >= 0) {
+    cross3(ws.ov[body_b], x, t);
+    for (int k = 0; k < 3; ++k) u[k] += ws.ov[body_b][3 + k] + t[k];
+  }
+  if (body_a >= 0) {
+    cross3(ws.ov[body_a], x, t);
+    for (int k = 0; k < 3; ++k) u[k] -= ws.ov[body_a][3 + k] + t[k];
+  }
+}
+
 // Hunt-Crossley normal force and smoothed Coulomb friction at one contact (contact/penalty.cpp),
 // applied to the bodies of geoms a (-f) and b (+f). normal: from a to b.
 template <class S, class M, class W>
@@ -109,15 +124,8 @@ GRADYN_HD void penalty_contact(const M& m, W& ws, int body_a, int body_b, S mu, 
                                S depth) {
   if (depth > m.max_penetration()) ws.status |= kFlatDeepPenetration;
   if (!(depth > S(0))) return;
-  S u[3] = {S(0), S(0), S(0)}, t[3];
-  if (body_b >= 0) {  // velocity of the point of b: v_O + w x x
-    cross3(ws.ov[body_b], point, t);
-    for (int k = 0; k < 3; ++k) u[k] += ws.ov[body_b][3 + k] + t[k];
-  }
-  if (body_a >= 0) {
-    cross3(ws.ov[body_a], point, t);
-    for (int k = 0; k < 3; ++k) u[k] -= ws.ov[body_a][3 + k] + t[k];
-  }
+  S u[3];
+  relative_point_velocity(ws, body_a, body_b, point, u);
   const S un = dot3(u, normal);
   S fn = m.contact_stiffness() * fpow(depth, m.contact_exponent()) * (S(1) + m.contact_damping() * (-un));
   if (!(fn > S(0))) return;
@@ -130,23 +138,12 @@ GRADYN_HD void penalty_contact(const M& m, W& ws, int body_a, int body_b, S mu, 
   if (body_a >= 0) add_point_force(ws.F[body_a], point, f, S(-1));
 }
 
-template <class S> GRADYN_HD S clamp01(S x) { return x < S(0) ? S(0) : x > S(1) ? S(1) : x; }
-
 // Two spheres (collision/narrowphase.hpp's sphere_sphere): contact from a to b when within margin.
 template <class S, class M, class W>
 GRADYN_HD void sphere_sphere(const M& m, W& ws, int body_a, int body_b, S mu, const S* ca, S ra, const S* cb, S rb) {
-  const S d[3] = {cb[0] - ca[0], cb[1] - ca[1], cb[2] - ca[2]};
-  const S dist2 = dot3(d, d);
-  const S reach = ra + rb + m.margin();
-  if (dist2 > reach * reach) return;
-  S n[3] = {S(0), S(0), S(1)}, dist = S(0);
-  if (dist2 > S(1e-24)) {
-    dist = fsqrt(dist2);
-    for (int k = 0; k < 3; ++k) n[k] = d[k] / dist;
-  }
-  S x[3];
-  for (int k = 0; k < 3; ++k) x[k] = (ca[k] + ra * n[k] + cb[k] - rb * n[k]) / S(2);
-  penalty_contact(m, ws, body_a, body_b, mu, x, n, ra + rb - dist);
+  S x[3], n[3], depth, dist;
+  if (geometry::sphere_contact(ca, ra, cb, rb, m.margin(), x, n, depth, dist))
+    penalty_contact(m, ws, body_a, body_b, mu, x, n, depth);
 }
 
 // The world pose of geom g.
@@ -168,6 +165,17 @@ GRADYN_HD void plane_point(const M& m, W& ws, int body_a, int body_b, S mu, cons
   penalty_contact(m, ws, body_a, body_b, mu, point, n, -h);
 }
 
+// The world poses of pair k's two geoms; false when one is not finite (a diverged state touches
+// nothing, as collide_geoms).
+template <class S, class W>
+GRADYN_HD bool pair_poses(const FlatModel<S>& m, const W& ws, int k, S* RA, S* pA, S* RB, S* pB) {
+  geom_pose(m, ws, m.pair_a(k), RA, pA);
+  geom_pose(m, ws, m.pair_b(k), RB, pB);
+  for (int i = 0; i < 3; ++i)
+    if (!finite(pA[i]) || !finite(pB[i])) return false;
+  return true;
+}
+
 // Collision of pair k and its penalty forces (collision/narrowphase_*.cpp's routines).
 template <class S, class W>
 GRADYN_HD void collide_pair(const FlatModel<S>& m, W& ws, int k) {
@@ -175,10 +183,7 @@ GRADYN_HD void collide_pair(const FlatModel<S>& m, W& ws, int k) {
   const int ta = m.geom_type(a), tb = m.geom_type(b), ba = m.geom_body(a), bb = m.geom_body(b);
   const S mu = m.pair_friction(k);
   S RA[9], pA[3], RB[9], pB[3];
-  geom_pose(m, ws, a, RA, pA);
-  geom_pose(m, ws, b, RB, pB);
-  for (int i = 0; i < 3; ++i)  // a pose that is not finite touches nothing (collide_geoms)
-    if (!finite(pA[i]) || !finite(pB[i])) return;
+  if (!pair_poses(m, ws, k, RA, pA, RB, pB)) return;
   const S* sa = m.geom_size(a);
   const S* sb = m.geom_size(b);
   const S margin = m.margin();
@@ -186,7 +191,7 @@ GRADYN_HD void collide_pair(const FlatModel<S>& m, W& ws, int k) {
     S n[3], x[3];
     col3(RA, 2, n);
     if (tb == kSphere) {
-      const S h = dot3(n, pB) - dot3(n, pA) - sb[0];
+      const S h = geometry::plane_height(n, pB, pA, sb[0]);
       if (h > margin) return;
       for (int i = 0; i < 3; ++i) x[i] = pB[i] - sb[0] * n[i];
       plane_point(m, ws, ba, bb, mu, x, h, n);
@@ -194,88 +199,58 @@ GRADYN_HD void collide_pair(const FlatModel<S>& m, W& ws, int k) {
       for (int side = -1; side <= 1; side += 2) {
         S end[3];
         for (int i = 0; i < 3; ++i) end[i] = pB[i] + RB[3 * i + 2] * (sb[1] * S(side));
-        const S d[3] = {end[0] - pA[0], end[1] - pA[1], end[2] - pA[2]};
-        const S h = dot3(n, d) - sb[0];
+        const S h = geometry::plane_height(n, end, pA, sb[0]);
         if (h > margin) continue;
         for (int i = 0; i < 3; ++i) x[i] = end[i] - sb[0] * n[i];
         plane_point(m, ws, ba, bb, mu, x, h, n);
       }
     } else if (tb == kBox) {  // the corners below the margin, the 4 deepest
       S hs[8], xs[8][3];
-      int count = 0;
-      for (int corner = 0; corner < 8; ++corner) {
-        S local[3];
-        for (int i = 0; i < 3; ++i) local[i] = sb[i] * ((corner >> i) & 1 ? S(1) : S(-1));
-        mul3(RB, local, xs[count]);
-        for (int i = 0; i < 3; ++i) xs[count][i] += pB[i];
-        const S d[3] = {xs[count][0] - pA[0], xs[count][1] - pA[1], xs[count][2] - pA[2]};
-        hs[count] = dot3(n, d);
-        if (hs[count] > margin) continue;
-        ++count;
-      }
-      while (count > 4) {  // drop the highest
-        int hi = 0;
-        for (int c = 1; c < count; ++c)
-          if (hs[c] > hs[hi]) hi = c;
-        hs[hi] = hs[count - 1];
-        copy3(xs[count - 1], xs[hi]);
-        --count;
-      }
+      const int count = geometry::plane_box_corners(RB, pB, sb, n, pA, margin, xs, hs);
       for (int c = 0; c < count; ++c) plane_point(m, ws, ba, bb, mu, xs[c], hs[c], n);
     }
   } else if (ta == kSphere && tb == kSphere) {
     sphere_sphere(m, ws, ba, bb, mu, pA, sa[0], pB, sb[0]);
   } else if (ta == kSphere && tb == kCapsule) {
-    S p0[3], d[3];
-    for (int i = 0; i < 3; ++i) p0[i] = pB[i] - RB[3 * i + 2] * sb[1], d[i] = S(2) * RB[3 * i + 2] * sb[1];
+    S p0[3], D[3];
+    geometry::capsule_segment(RB, pB, sb[1], p0, D);
     const S r[3] = {pA[0] - p0[0], pA[1] - p0[1], pA[2] - p0[2]};
-    const S t = clamp01(dot3(d, r) / dot3(d, d));
-    const S c[3] = {p0[0] + t * d[0], p0[1] + t * d[1], p0[2] + t * d[2]};
+    const S t = geometry::clamp01(dot3(D, r) / dot3(D, D));
+    const S c[3] = {p0[0] + t * D[0], p0[1] + t * D[1], p0[2] + t * D[2]};
     sphere_sphere(m, ws, ba, bb, mu, pA, sa[0], c, sb[0]);
   } else if (ta == kCapsule && tb == kCapsule) {
     S a0[3], da[3], b0[3], db[3];
-    for (int i = 0; i < 3; ++i) {
-      a0[i] = pA[i] - RA[3 * i + 2] * sa[1], da[i] = (pA[i] + RA[3 * i + 2] * sa[1]) - a0[i];
-      b0[i] = pB[i] - RB[3 * i + 2] * sb[1], db[i] = (pB[i] + RB[3 * i + 2] * sb[1]) - b0[i];
-    }
-    const S ra = sa[0], rb = sb[0];
-    S cr[3];
-    cross3(da, db, cr);
-    const S aa = dot3(da, da), ee = dot3(db, db);
-    if (dot3(cr, cr) / (aa * ee) < S(1e-8)) {  // nearly parallel: both ends of the overlap
-      const S r0[3] = {b0[0] - a0[0], b0[1] - a0[1], b0[2] - a0[2]};
-      const S r1[3] = {b0[0] + db[0] - a0[0], b0[1] + db[1] - a0[1], b0[2] + db[2] - a0[2]};
-      const S t0 = dot3(da, r0) / aa, t1 = dot3(da, r1) / aa;
-      const S lo = clamp01(t0 < t1 ? t0 : t1), hi = clamp01(t0 < t1 ? t1 : t0);
-      if (hi - lo > S(1e-9)) {
-        for (int e = 0; e < 2; ++e) {
-          const S t = e == 0 ? lo : hi;
-          const S pa[3] = {a0[0] + t * da[0], a0[1] + t * da[1], a0[2] + t * da[2]};
-          const S w[3] = {pa[0] - b0[0], pa[1] - b0[1], pa[2] - b0[2]};
-          const S u = clamp01(dot3(db, w) / ee);
-          const S pb[3] = {b0[0] + u * db[0], b0[1] + u * db[1], b0[2] + u * db[2]};
-          sphere_sphere(m, ws, ba, bb, mu, pa, ra, pb, rb);
-        }
-        return;
+    geometry::capsule_segment(RA, pA, sa[1], a0, da);
+    geometry::capsule_segment(RB, pB, sb[1], b0, db);
+    const geometry::Overlap<S> o = geometry::parallel_overlap(a0, da, b0, db);
+    if (o.parallel) {  // nearly parallel: contacts at both ends of the overlap
+      for (int e = 0; e < 2; ++e) {
+        const S t = e == 0 ? o.lo : o.hi;
+        const S pa[3] = {a0[0] + t * da[0], a0[1] + t * da[1], a0[2] + t * da[2]};
+        const S w[3] = {pa[0] - b0[0], pa[1] - b0[1], pa[2] - b0[2]};
+        const S u = geometry::clamp01(dot3(db, w) / dot3(db, db));
+        const S pb[3] = {b0[0] + u * db[0], b0[1] + u * db[1], b0[2] + u * db[2]};
+        sphere_sphere(m, ws, ba, bb, mu, pa, sa[0], pb, sb[0]);
       }
+      return;
     }
-    // closest points of two segments (Ericson 5.1.9)
-    const S r[3] = {a0[0] - b0[0], a0[1] - b0[1], a0[2] - b0[2]};
-    const S f = dot3(db, r), c = dot3(da, r), bd = dot3(da, db);
-    const S denom = aa * ee - bd * bd;
-    S s = denom > S(1e-12) * (aa * ee) ? clamp01((bd * f - c * ee) / denom) : S(0);
-    S t = (bd * s + f) / ee;
-    if (t < S(0)) {
-      t = S(0);
-      s = clamp01(-c / aa);
-    } else if (t > S(1)) {
-      t = S(1);
-      s = clamp01((bd - c) / aa);
-    }
-    const S pa[3] = {a0[0] + s * da[0], a0[1] + s * da[1], a0[2] + s * da[2]};
-    const S pb[3] = {b0[0] + t * db[0], b0[1] + t * db[1], b0[2] + t * db[2]};
-    sphere_sphere(m, ws, ba, bb, mu, pa, ra, pb, rb);
+    const geometry::Closest<S> c = geometry::closest_segments(a0, da, b0, db);
+    const S pa[3] = {a0[0] + c.s * da[0], a0[1] + c.s * da[1], a0[2] + c.s * da[2]};
+    const S pb[3] = {b0[0] + c.t * db[0], b0[1] + c.t * db[1], b0[2] + c.t * db[2]};
+    sphere_sphere(m, ws, ba, bb, mu, pa, sa[0], pb, sb[0]);
   }
+}
+
+// The joint-limit spring-damper of coordinate iq on one side (+1 lower, -1 upper bound): its push
+// f = k_l violation - c_l side v when beyond the bound and pushing (contact/joint_limits.cpp), else 0.
+template <class S>
+GRADYN_HD S limit_push(const FlatModel<S>& m, int iq, int side, S q, S v) {
+  const S bound = side > 0 ? m.lower(iq) : m.upper(iq);
+  if (!finite(bound)) return S(0);
+  const S violation = S(side) * (bound - q);
+  if (!(violation > S(0))) return S(0);
+  const S f = m.limit_stiffness() * violation - m.limit_damping() * S(side) * v;
+  return f > S(0) ? f : S(0);
 }
 
 // One actuator's force (dynamics/detail/actuator_law.hpp's law, forward only).
@@ -391,15 +366,7 @@ GRADYN_HD std::uint32_t step(const FlatModel<S>& m, StepWorkspace<S, MaxBodies, 
     for (int i = 0; i < nb; ++i) {  // joint limits: a spring-damper pushing back beyond each bound
       if (m.joint(i) == kFree) continue;
       const int iq = m.iq(i), iv = m.iv(i);
-      for (int side = 1; side >= -1; side -= 2) {
-        const S bound = side > 0 ? m.lower(iq) : m.upper(iq);
-        if (!finite(bound)) continue;
-        const S violation = S(side) * (bound - q[iq * qs]);
-        if (!(violation > S(0))) continue;
-        const S f = m.limit_stiffness() * violation - m.limit_damping() * S(side) * v[iv * vs];
-        if (!(f > S(0))) continue;
-        ws.tau[iv] += S(side) * f;
-      }
+      for (int side = 1; side >= -1; side -= 2) ws.tau[iv] += S(side) * detail::limit_push(m, iq, side, q[iq * qs], v[iv * vs]);
     }
   }
   for (int i = 0; i < nb; ++i) {  // passive: damping, and springs on 1-DoF joints

@@ -73,15 +73,8 @@ GRADYN_HD bool penalty_contact_vjp(const FlatModel<S>& m, W& ws, int body_a, int
                                    const S* n, S d, S* xb, S* nb, S& db) {
   auto& fw = ws.fw;
   if (!(d > S(0))) return false;
-  S u[3] = {S(0), S(0), S(0)}, t[3];
-  if (body_b >= 0) {
-    cross3(fw.ov[body_b], x, t);
-    for (int k = 0; k < 3; ++k) u[k] += fw.ov[body_b][3 + k] + t[k];
-  }
-  if (body_a >= 0) {
-    cross3(fw.ov[body_a], x, t);
-    for (int k = 0; k < 3; ++k) u[k] -= fw.ov[body_a][3 + k] + t[k];
-  }
+  S u[3], t[3];
+  relative_point_velocity(fw, body_a, body_b, x, u);
   const S un = dot3(u, n);
   const S kd = m.contact_stiffness() * fpow(d, m.contact_exponent());
   const S rate = S(1) - m.contact_damping() * un;
@@ -135,21 +128,12 @@ GRADYN_HD bool penalty_contact_vjp(const FlatModel<S>& m, W& ws, int body_a, int
 template <class S, class M, class W>
 GRADYN_HD void sphere_sphere_vjp(const M& m, W& ws, int body_a, int body_b, S mu, const S* ca, S ra, const S* cb,
                                  S rb, S* cab, S* cbb) {
-  const S d[3] = {cb[0] - ca[0], cb[1] - ca[1], cb[2] - ca[2]};
-  const S dist2 = dot3(d, d);
-  const S reach = ra + rb + m.margin();
-  if (dist2 > reach * reach) return;
-  S n[3] = {S(0), S(0), S(1)}, dist = S(0);
-  if (dist2 > S(1e-24)) {
-    dist = fsqrt(dist2);
-    for (int k = 0; k < 3; ++k) n[k] = d[k] / dist;
-  }
-  S x[3];
-  for (int k = 0; k < 3; ++k) x[k] = (ca[k] + ra * n[k] + cb[k] - rb * n[k]) / S(2);
+  S x[3], n[3], depth, dist;
+  if (!geometry::sphere_contact(ca, ra, cb, rb, m.margin(), x, n, depth, dist)) return;
   S xb[3] = {S(0), S(0), S(0)}, nbar[3] = {S(0), S(0), S(0)}, depthb = S(0);
-  if (!penalty_contact_vjp(m, ws, body_a, body_b, mu, x, n, ra + rb - dist, xb, nbar, depthb)) return;
+  if (!penalty_contact_vjp(m, ws, body_a, body_b, mu, x, n, depth, xb, nbar, depthb)) return;
   for (int k = 0; k < 3; ++k) cab[k] += xb[k] / S(2), cbb[k] += xb[k] / S(2), nbar[k] += (ra - rb) / S(2) * xb[k];
-  if (dist2 > S(1e-24)) {  // n = d / |d|, depth = ra + rb - |d|
+  if (dist > S(0)) {  // n = d / |d|, depth = ra + rb - |d| (d = cb - ca)
     const S nn = dot3(n, nbar);
     for (int k = 0; k < 3; ++k) {
       const S dbk = (nbar[k] - n[k] * nn) / dist - depthb * n[k];
@@ -164,8 +148,8 @@ GRADYN_HD void sphere_sphere_vjp(const M& m, W& ws, int body_a, int body_b, S mu
 template <class S, class M, class W>
 GRADYN_HD void plane_point_vjp(const M& m, W& ws, int body_a, int body_b, S mu, const S* xs, S r, const S* P,
                                const S* n, S* xsb, S* nb, S* Pb) {
-  S d[3] = {xs[0] - P[0], xs[1] - P[1], xs[2] - P[2]};
-  const S h = dot3(n, xs) - dot3(n, P) - r;
+  const S d[3] = {xs[0] - P[0], xs[1] - P[1], xs[2] - P[2]};
+  const S h = geometry::plane_height(n, xs, P, r);
   if (h > m.margin()) return;
   S xo[3], pt[3];
   for (int k = 0; k < 3; ++k) xo[k] = xs[k] - r * n[k], pt[k] = xo[k] - n[k] * h / S(2);
@@ -200,10 +184,7 @@ GRADYN_HD void collide_pair_vjp(const FlatModel<S>& m, W& ws, int k) {
   const int ta = m.geom_type(a), tb = m.geom_type(b), ba = m.geom_body(a), bb = m.geom_body(b);
   const S mu = m.pair_friction(k);
   S RA[9], pA[3], RB[9], pB[3];
-  geom_pose(m, fw, a, RA, pA);
-  geom_pose(m, fw, b, RB, pB);
-  for (int i = 0; i < 3; ++i)
-    if (!finite(pA[i]) || !finite(pB[i])) return;
+  if (!pair_poses(m, fw, k, RA, pA, RB, pB)) return;
   const S* sa = m.geom_size(a);
   const S* sb = m.geom_size(b);
   S* ga = ba >= 0 ? ws.g[ba] : nullptr;
@@ -224,25 +205,7 @@ GRADYN_HD void collide_pair_vjp(const FlatModel<S>& m, W& ws, int k) {
       }
     } else if (tb == kBox) {  // the same corners as the forward pass
       S hs[8], xs[8][3];
-      int count = 0;
-      for (int corner = 0; corner < 8; ++corner) {
-        S local[3];
-        for (int i = 0; i < 3; ++i) local[i] = sb[i] * ((corner >> i) & 1 ? S(1) : S(-1));
-        mul3(RB, local, xs[count]);
-        for (int i = 0; i < 3; ++i) xs[count][i] += pB[i];
-        const S d[3] = {xs[count][0] - pA[0], xs[count][1] - pA[1], xs[count][2] - pA[2]};
-        hs[count] = dot3(n, d);
-        if (hs[count] > m.margin()) continue;
-        ++count;
-      }
-      while (count > 4) {
-        int hi = 0;
-        for (int c = 1; c < count; ++c)
-          if (hs[c] > hs[hi]) hi = c;
-        hs[hi] = hs[count - 1];
-        copy3(xs[count - 1], xs[hi]);
-        --count;
-      }
+      const int count = geometry::plane_box_corners(RB, pB, sb, n, pA, m.margin(), xs, hs);
       for (int c = 0; c < count; ++c) {
         S xbar[3] = {S(0), S(0), S(0)};
         plane_point_vjp(m, ws, ba, bb, mu, xs[c], S(0), pA, n, xbar, nbar, Pbar);
@@ -260,9 +223,9 @@ GRADYN_HD void collide_pair_vjp(const FlatModel<S>& m, W& ws, int k) {
     if (gb) attached_point_bar(gb, pB, cbb);
   } else if (ta == kSphere && tb == kCapsule) {
     S p0[3], D[3];
-    for (int i = 0; i < 3; ++i) p0[i] = pB[i] - RB[3 * i + 2] * sb[1], D[i] = S(2) * RB[3 * i + 2] * sb[1];
+    geometry::capsule_segment(RB, pB, sb[1], p0, D);
     const S r[3] = {pA[0] - p0[0], pA[1] - p0[1], pA[2] - p0[2]};
-    const S t = clamp01(dot3(D, r) / dot3(D, D));
+    const S t = geometry::clamp01(dot3(D, r) / dot3(D, D));
     const S c[3] = {p0[0] + t * D[0], p0[1] + t * D[1], p0[2] + t * D[2]};
     S cab[3] = {S(0), S(0), S(0)}, ccb[3] = {S(0), S(0), S(0)};
     sphere_sphere_vjp(m, ws, ba, bb, mu, pA, sa[0], c, sb[0], cab, ccb);
@@ -272,102 +235,71 @@ GRADYN_HD void collide_pair_vjp(const FlatModel<S>& m, W& ws, int k) {
     if (gb) attached_point_bar(gb, p0, p0b), attached_direction_bar(gb, D, Db);
   } else if (ta == kCapsule && tb == kCapsule) {
     S a0[3], da[3], b0[3], db[3];
-    for (int i = 0; i < 3; ++i) {
-      a0[i] = pA[i] - RA[3 * i + 2] * sa[1], da[i] = (pA[i] + RA[3 * i + 2] * sa[1]) - a0[i];
-      b0[i] = pB[i] - RB[3 * i + 2] * sb[1], db[i] = (pB[i] + RB[3 * i + 2] * sb[1]) - b0[i];
-    }
+    geometry::capsule_segment(RA, pA, sa[1], a0, da);
+    geometry::capsule_segment(RB, pB, sb[1], b0, db);
     S a0b[3] = {S(0), S(0), S(0)}, dab[3] = {S(0), S(0), S(0)}, b0b[3] = {S(0), S(0), S(0)},
       dbb[3] = {S(0), S(0), S(0)};
     const S ra = sa[0], rb = sb[0];
-    S cr[3];
-    cross3(da, db, cr);
     const S aa = dot3(da, da), ee = dot3(db, db);
-    bool done = false;
-    if (dot3(cr, cr) / (aa * ee) < S(1e-8)) {  // nearly parallel: both ends of the overlap
-      const S r0[3] = {b0[0] - a0[0], b0[1] - a0[1], b0[2] - a0[2]};
-      const S r1[3] = {b0[0] + db[0] - a0[0], b0[1] + db[1] - a0[1], b0[2] + db[2] - a0[2]};
-      const S t0 = dot3(da, r0) / aa, t1 = dot3(da, r1) / aa;
-      const S lo = clamp01(t0 < t1 ? t0 : t1), hi = clamp01(t0 < t1 ? t1 : t0);
-      if (hi - lo > S(1e-9)) {
-        done = true;
-        for (int e = 0; e < 2; ++e) {
-          // t is lo or hi: t0 or t1 (through b0, or b0 + db) unless clamped
-          const bool is_t0 = (e == 0) == (t0 < t1);
-          const S traw = is_t0 ? t0 : t1;
-          const S t = e == 0 ? lo : hi;
-          const S pa[3] = {a0[0] + t * da[0], a0[1] + t * da[1], a0[2] + t * da[2]};
-          const S w[3] = {pa[0] - b0[0], pa[1] - b0[1], pa[2] - b0[2]};
-          const S u = clamp01(dot3(db, w) / ee);
-          const S pb[3] = {b0[0] + u * db[0], b0[1] + u * db[1], b0[2] + u * db[2]};
-          S pab[3] = {S(0), S(0), S(0)}, pbb[3] = {S(0), S(0), S(0)};
-          sphere_sphere_vjp(m, ws, ba, bb, mu, pa, ra, pb, rb, pab, pbb);
-          // pb = b0 + u db, u = closest on b's segment to pa
-          for (int i = 0; i < 3; ++i) b0b[i] += pbb[i], dbb[i] += u * pbb[i];
-          closest_on_segment_vjp(b0, db, pa, dot3(pbb, db), b0b, dbb, pab);
-          // pa = a0 + t da, t = (da . (b0 [+ db] - a0)) / |da|^2 unless clamped
-          for (int i = 0; i < 3; ++i) a0b[i] += pab[i], dab[i] += t * pab[i];
-          const S tb = dot3(pab, da);
-          if (traw > S(0) && traw < S(1)) {
-            const S* rr = is_t0 ? r0 : r1;
-            for (int i = 0; i < 3; ++i) {
-              dab[i] += tb * (rr[i] - S(2) * traw * da[i]) / aa;
-              const S rb_i = tb * da[i] / aa;  // adjoint of rr
-              b0b[i] += rb_i, a0b[i] -= rb_i;
-              if (!is_t0) dbb[i] += rb_i;
-            }
+    const geometry::Overlap<S> o = geometry::parallel_overlap(a0, da, b0, db);
+    if (o.parallel) {  // both ends of the overlap, as the forward pass
+      for (int e = 0; e < 2; ++e) {
+        // t is lo or hi: t0 or t1 (through b0, or b0 + db) unless clamped
+        const bool is_t0 = (e == 0) == (o.t0 < o.t1);
+        const S traw = is_t0 ? o.t0 : o.t1;
+        const S t = e == 0 ? o.lo : o.hi;
+        const S pa[3] = {a0[0] + t * da[0], a0[1] + t * da[1], a0[2] + t * da[2]};
+        const S w[3] = {pa[0] - b0[0], pa[1] - b0[1], pa[2] - b0[2]};
+        const S u = geometry::clamp01(dot3(db, w) / ee);
+        const S pb[3] = {b0[0] + u * db[0], b0[1] + u * db[1], b0[2] + u * db[2]};
+        S pab[3] = {S(0), S(0), S(0)}, pbb[3] = {S(0), S(0), S(0)};
+        sphere_sphere_vjp(m, ws, ba, bb, mu, pa, ra, pb, rb, pab, pbb);
+        // pb = b0 + u db, u = closest on b's segment to pa
+        for (int i = 0; i < 3; ++i) b0b[i] += pbb[i], dbb[i] += u * pbb[i];
+        closest_on_segment_vjp(b0, db, pa, dot3(pbb, db), b0b, dbb, pab);
+        // pa = a0 + t da, t = (da . (b0 [+ db] - a0)) / |da|^2 unless clamped
+        for (int i = 0; i < 3; ++i) a0b[i] += pab[i], dab[i] += t * pab[i];
+        const S tb = dot3(pab, da);
+        if (traw > S(0) && traw < S(1)) {
+          for (int i = 0; i < 3; ++i) {
+            const S rr = b0[i] + (is_t0 ? S(0) : db[i]) - a0[i];
+            dab[i] += tb * (rr - S(2) * traw * da[i]) / aa;
+            const S rb_i = tb * da[i] / aa;  // adjoint of rr
+            b0b[i] += rb_i, a0b[i] -= rb_i;
+            if (!is_t0) dbb[i] += rb_i;
           }
         }
       }
-    }
-    if (!done) {
-      // closest points (Ericson 5.1.9), as collide_pair computes them, and their reverse
+    } else {
+      // closest points (Ericson 5.1.9), as the forward pass takes them, and their reverse
+      const geometry::Closest<S> c = geometry::closest_segments(a0, da, b0, db);
       const S r[3] = {a0[0] - b0[0], a0[1] - b0[1], a0[2] - b0[2]};
-      const S f = dot3(db, r), c = dot3(da, r), bd = dot3(da, db);
+      const S f = dot3(db, r), cc = dot3(da, r), bd = dot3(da, db);
       const S denom = aa * ee - bd * bd;
-      const bool s_free = denom > S(1e-12) * (aa * ee);
-      const S s_raw = s_free ? (bd * f - c * ee) / denom : S(0);
-      S s = s_free ? clamp01(s_raw) : S(0);
-      const bool s_moves = s_free && s_raw > S(0) && s_raw < S(1);
-      S t = (bd * s + f) / ee;
-      int t_case = 0;  // 0: t from s; -1: t clamped at 0; +1: at 1 (s recomputed)
-      S s2_raw = S(0);
-      if (t < S(0)) {
-        t = S(0), t_case = -1;
-        s2_raw = -c / aa;
-        s = clamp01(s2_raw);
-      } else if (t > S(1)) {
-        t = S(1), t_case = 1;
-        s2_raw = (bd - c) / aa;
-        s = clamp01(s2_raw);
-      }
-      const S pa[3] = {a0[0] + s * da[0], a0[1] + s * da[1], a0[2] + s * da[2]};
-      const S pb[3] = {b0[0] + t * db[0], b0[1] + t * db[1], b0[2] + t * db[2]};
+      const S pa[3] = {a0[0] + c.s * da[0], a0[1] + c.s * da[1], a0[2] + c.s * da[2]};
+      const S pb[3] = {b0[0] + c.t * db[0], b0[1] + c.t * db[1], b0[2] + c.t * db[2]};
       S pab[3] = {S(0), S(0), S(0)}, pbb[3] = {S(0), S(0), S(0)};
       sphere_sphere_vjp(m, ws, ba, bb, mu, pa, ra, pb, rb, pab, pbb);
-      for (int i = 0; i < 3; ++i) a0b[i] += pab[i], dab[i] += s * pab[i], b0b[i] += pbb[i], dbb[i] += t * pbb[i];
+      for (int i = 0; i < 3; ++i) a0b[i] += pab[i], dab[i] += c.s * pab[i], b0b[i] += pbb[i], dbb[i] += c.t * pbb[i];
       S sb_ = dot3(pab, da), tb_ = dot3(pbb, db);
       S ab_ = S(0), eb = S(0), fb = S(0), cb_ = S(0), bb_ = S(0);
-      if (t_case == 0) {  // t = (b s + f) / e
+      if (c.t_case == 0) {  // t = (b s + f) / e
         sb_ += tb_ * bd / ee;
-        bb_ += tb_ * s / ee;
+        bb_ += tb_ * c.s / ee;
         fb += tb_ / ee;
-        eb -= tb_ * t / ee;
-        if (s_moves) {  // s = (b f - c e) / denom, denom = a e - b^2
-          const S Nb = sb_ / denom, Db_ = -sb_ * s_raw / denom;
+        eb -= tb_ * c.t / ee;
+        if (c.s_moves) {  // s = (b f - c e) / denom, denom = a e - b^2
+          const S Nb = sb_ / denom, Db_ = -sb_ * c.s_raw / denom;
           bb_ += Nb * f - S(2) * bd * Db_;
           fb += Nb * bd;
           cb_ -= Nb * ee;
-          eb += -Nb * c + Db_ * aa;
+          eb += -Nb * cc + Db_ * aa;
           ab_ += Db_ * ee;
         }
-      } else if (s2_raw > S(0) && s2_raw < S(1)) {  // s = -c / a or (b - c) / a
-        if (t_case < 0) {
-          cb_ -= sb_ / aa;
-        } else {
-          bb_ += sb_ / aa;
-          cb_ -= sb_ / aa;
-        }
-        ab_ -= sb_ * s2_raw / aa;
+      } else if (c.s2_raw > S(0) && c.s2_raw < S(1)) {  // s = -c / a or (b - c) / a
+        if (c.t_case > 0) bb_ += sb_ / aa;
+        cb_ -= sb_ / aa;
+        ab_ -= sb_ * c.s2_raw / aa;
       }
       // a = da.da, e = db.db, f = db.r, c = da.r, b = da.db, r = a0 - b0
       for (int i = 0; i < 3; ++i) {
@@ -570,13 +502,8 @@ GRADYN_HD void step_vjp(const FlatModel<S>& m, StepVjpWorkspace<S, MaxBodies, Ma
     v_bar[iv * vbs] -= m.damping(iv) * ws.w[iv];
     if (m.stiffness(iv) != S(0)) q_bar[iq * qbs] -= m.stiffness(iv) * ws.w[iv];
     if (!m.contact_on()) continue;
-    for (int side = 1; side >= -1; side -= 2) {
-      const S bound = side > 0 ? m.lower(iq) : m.upper(iq);
-      if (!finite(bound)) continue;
-      const S violation = S(side) * (bound - q[iq * qs]);
-      if (!(violation > S(0))) continue;
-      const S f = m.limit_stiffness() * violation - m.limit_damping() * S(side) * v[iv * vs];
-      if (!(f > S(0))) continue;
+    for (int side = 1; side >= -1; side -= 2) {  // d(side f)/dq = -k_l, d(side f)/dv = -c_l while pushing
+      if (!(detail::limit_push(m, iq, side, q[iq * qs], v[iv * vs]) > S(0))) continue;
       q_bar[iq * qbs] -= m.limit_stiffness() * ws.w[iv];
       v_bar[iv * vbs] -= m.limit_damping() * ws.w[iv];
     }
