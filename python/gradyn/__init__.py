@@ -108,7 +108,8 @@ def rollout_vjp(model, q0, v0, taus, dt, qs_bar, vs_bar, integrator="euler", max
             raise ValueError(f"dtype: the CPU computes in float64; dtype={dtype!r} is for device='cuda'")
         out = _cpu_rollout_vjp(model, q0, v0, taus, dt, qs_bar, vs_bar, integrator, max_snapshots, qs, vs, clip_norm,
                                return_norms, ctrls, params, threads)
-        _warn_if_diverged(out, lambda: _cpu_rollout(model, q0, v0, taus, dt, integrator, True, ctrls, params, threads))
+        _warn_if_diverged(out, lambda: _cpu_rollout(model, q0, v0, taus, dt, integrator, True, ctrls, params, threads),
+                          (qs_bar, vs_bar))
         return out
     if device != "cuda":
         raise ValueError(f"device: expected 'cpu' or 'cuda', got {device!r}")
@@ -119,13 +120,15 @@ def rollout_vjp(model, q0, v0, taus, dt, qs_bar, vs_bar, integrator="euler", max
 
     # qs, vs (the forward arrays) are not needed: the GPU recomputes its forward pass.
     out = cuda.rollout_vjp(model, q0, v0, taus, dt, qs_bar, vs_bar, ctrls, dtype=dtype)
-    _warn_if_diverged(out, lambda: cuda.rollout(model, q0, v0, taus, dt, ctrls, dtype=dtype, return_status=True))
+    _warn_if_diverged(out, lambda: cuda.rollout(model, q0, v0, taus, dt, ctrls, dtype=dtype, return_status=True),
+                      (qs_bar, vs_bar))
     return out
 
 
-def _warn_if_diverged(out, forward_with_status):
+def _warn_if_diverged(out, forward_with_status, seeds):
     """A gradient with NaN or inf: say which world's forward rollout diverged, and at which step (the
-    gradient of a diverged trajectory is not defined; the other worlds' gradients are unaffected)."""
+    gradient of a diverged trajectory is not defined; the other worlds' gradients are unaffected), or
+    else whether the seeds hold NaN or the adjoint overflowed."""
     import warnings
 
     import numpy as np
@@ -139,8 +142,15 @@ def _warn_if_diverged(out, forward_with_status):
     nonfinite = (status & int(Status.NON_FINITE)) != 0
     worlds = [w for w in range(status.shape[0]) if nonfinite[w].any()]
     if not worlds:
-        warnings.warn("rollout_vjp: the gradient holds NaN or inf although the forward rollout stayed finite; "
-                      "check qs_bar and vs_bar for NaN or inf", RuntimeWarning, stacklevel=3)
+        if any(s is not None and not np.isfinite(np.asarray(s if not hasattr(s, "cpu") else s.cpu())).all()
+               for s in seeds):
+            warnings.warn("rollout_vjp: qs_bar or vs_bar holds NaN or inf, and so does the gradient",
+                          RuntimeWarning, stacklevel=3)
+        else:
+            warnings.warn("rollout_vjp: the gradient overflowed (grew past the float range) although the forward "
+                          "rollout stayed finite: through a long or chaotic horizon the adjoint can grow without "
+                          "bound. Shorten the horizon or clip the adjoint through time (clip_norm=, CPU)",
+                          RuntimeWarning, stacklevel=3)
         return
     where = ", ".join(("" if single else f"world {w} ") + f"at step {int(np.argmax(nonfinite[w]))}" for w in worlds[:5])
     more = f" and {len(worlds) - 5} more" if len(worlds) > 5 else ""

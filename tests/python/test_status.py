@@ -133,3 +133,14 @@ def test_the_gradient_of_a_diverged_rollout_says_where_it_diverged(contact):
         warnings.simplefilter("error")  # a finite gradient warns of nothing
         alone = gradyn.rollout_vjp(model, q, np.zeros(model.nv), calm, 1e-3, None, vs_bar)
     np.testing.assert_array_equal(batch[0][0], alone[0])
+
+
+def test_a_nan_seed_is_named_as_the_cause(ball_path):
+    model = gradyn.load(ball_path, contact="penalty")
+    q, v = model.neutral(), np.zeros(model.nv)
+    q[2] = 0.5
+    taus = np.zeros((20, model.nv))
+    vs_bar = np.zeros((21, model.nv))
+    vs_bar[-1, 2] = np.nan
+    with pytest.warns(RuntimeWarning, match="qs_bar or vs_bar holds NaN or inf, and so does the gradient"):
+        gradyn.rollout_vjp(model, q, v, taus, DT, None, vs_bar)
