@@ -297,7 +297,11 @@ loss fills only the last row). Returns (q0_bar, v0_bar, taus_bar, params_bar), s
 q0_bar is ambient (quaternion components are plain coordinates) and exact in every direction
 (see step_vjp for its component along a quaternion). max_snapshots = 0 keeps every
 state of the forward pass; k > 0 keeps at most k states and recomputes the others (binomial
-checkpointing, memory O(k) for very long horizons); both give identical numbers. Runs without the GIL.
+checkpointing, memory O(k) for very long horizons); both give identical numbers when a step depends
+on its state alone (no contact, 'penalty', 'ipm' without its warm start). 'pgs' starts each solve
+from the last step's impulses, so a recomputed segment starts from other impulses than the forward
+pass did: the two then agree to the solver's tolerance, amplified by the dynamics (bench/results/
+long_horizons.md). Runs without the GIL.
 
 params: shape (len(model.param_names),), the adjoint of the rollout of model.with_params(params).
 Batched: q0 of shape (B, nq) differentiates B worlds at once on `threads` threads (None: all cores),
