@@ -136,13 +136,13 @@ PolicyWorkspace::PolicyWorkspace(const Model& model, const Policy& policy)
       ctrl_bar(model.nu()),
       lambda_q(model.nq),
       lambda_v(model.nv),
+      memory(policy.memory),
+      output_bar(policy.shape.outputs()),
+      memory_bar(policy.memory),
       chunk_inputs(kChunk, policy.shape.inputs()),
       chunk_posts(kChunk, policy.shape.activation_count()),
       chunk_z_bars(kChunk, policy.shape.activation_count()),
-      chunk_weights_bar(policy.shape.param_count()),
-      memory(policy.memory),
-      output_bar(policy.shape.outputs()),
-      memory_bar(policy.memory) {}
+      chunk_weights_bar(policy.shape.param_count()) {}
 
 void policy_rollout(const Model& model, Data& data, const Policy& policy, const VecRef<double>& weights,
                     const VecRef<double>& task, const VecRef<double>& q0, const VecRef<double>& v0,
