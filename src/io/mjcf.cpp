@@ -169,26 +169,61 @@ class MjcfParser {
   // file's <mujoco> root, recursively.
   std::vector<const XMLElement*> children(const XMLElement* parent) {
     std::vector<const XMLElement*> out;
-    append_children(parent, out, 0);
+    append_children(parent, out);
     return out;
   }
 
-  void append_children(const XMLElement* parent, std::vector<const XMLElement*>& out, int depth) {
+  // Limits on includes, which are expanded wherever the body tree meets them (an <include> inside
+  // a <body> of an included file too): a file may not include itself through any chain, chains
+  // are at most kMaxIncludeDepth files long, and one model reads at most kMaxIncludes included
+  // files (files that include the same file many times multiply).
+  static constexpr int kMaxIncludeDepth = 32;
+  static constexpr size_t kMaxIncludes = 1000;
+
+  void append_children(const XMLElement* parent, std::vector<const XMLElement*>& out) {
     for (const XMLElement* c = parent->FirstChildElement(); c; c = c->NextSiblingElement()) {
       if (std::string(c->Name()) != "include") {
         out.push_back(c);
         continue;
       }
-      if (depth > 32) fail(c, "includes nested more than 32 deep (an include cycle?)");
       const char* file = c->Attribute("file");
       if (!file) fail(c, "<include> needs a 'file' attribute");
       std::filesystem::path p(file);
       if (p.is_relative()) p = std::filesystem::path(where(c).file).parent_path() / p;
-      const XMLDocument& doc = load_document(p.lexically_normal().string(), where(c));
+      const std::string path = p.lexically_normal().string();
+      // The chain of files that includes this one, innermost first.
+      std::vector<std::string> chain;
+      for (const XMLDocument* d = c->GetDocument(); d;) {
+        auto f = doc_file_.find(d);
+        chain.push_back(f == doc_file_.end() ? main_file_ : f->second);
+        auto up = included_from_.find(d);
+        d = up == included_from_.end() ? nullptr : up->second;
+      }
+      const auto same_file = [&](const std::string& other) {
+        if (std::filesystem::path(other).lexically_normal() == std::filesystem::path(path)) return true;
+        std::error_code ec;
+        return std::filesystem::equivalent(other, path, ec);
+      };
+      for (const std::string& f : chain) {
+        if (!same_file(f)) continue;
+        std::string cycle = "'" + path + "'";
+        for (const std::string& g : chain) {
+          cycle = "'" + g + "' -> " + cycle;
+          if (same_file(g)) break;
+        }
+        fail(c, "include cycle: " + cycle + " (a file may not include itself)");
+      }
+      if (static_cast<int>(chain.size()) > kMaxIncludeDepth)
+        fail(c, "includes nested more than " + std::to_string(kMaxIncludeDepth) + " files deep");
+      if (++include_count_ > kMaxIncludes)
+        fail(c, "more than " + std::to_string(kMaxIncludes) +
+                    " <include> elements expanded in one model (files that include the same files many times?)");
+      const XMLDocument& doc = load_document(path, where(c));
+      included_from_[&doc] = c->GetDocument();
       const XMLElement* root = doc.RootElement();
       if (!root || std::string(root->Name()) != "mujoco")
         fail(c, "included file '" + p.string() + "' must have a <mujoco> root element");
-      append_children(root, out, depth + 1);
+      append_children(root, out);
     }
   }
 
@@ -517,6 +552,9 @@ class MjcfParser {
   }
 
   void parse_default(const XMLElement* e, int parent, bool top) {
+    const NestingGuard nesting(default_depth_);
+    if (default_depth_ > kMaxNesting)
+      fail(e, "default classes nested more than " + std::to_string(kMaxNesting) + " deep (through <include>s)");
     int index = parent;
     const char* cls = e->Attribute("class");
     if (!top || (cls && std::string(cls) != "main")) {
@@ -562,7 +600,19 @@ class MjcfParser {
     }
   }
 
+  // Bodies (and default classes) nest at most this deep. One file cannot go deeper than tinyxml2's
+  // element depth (100), but includes inside bodies chain files; the parser recurses per level.
+  static constexpr int kMaxNesting = 1000;
+  struct NestingGuard {
+    int& depth;
+    explicit NestingGuard(int& d) : depth(++d) {}
+    ~NestingGuard() { --depth; }
+  };
+
   void parse_body(const XMLElement* e, const std::string& parent_link, int parent_class, bool parent_is_world) {
+    const NestingGuard nesting(body_depth_);
+    if (body_depth_ > kMaxNesting)
+      fail(e, "bodies nested more than " + std::to_string(kMaxNesting) + " deep (through <include>s)");
     const int body_id = ++body_count_;
     const char* n = e->Attribute("name");
     const std::string name = n ? n : "body" + std::to_string(body_id);
@@ -1134,6 +1184,9 @@ class MjcfParser {
   std::string main_file_;
   std::vector<std::unique_ptr<XMLDocument>> docs_;
   std::map<const XMLDocument*, std::string> doc_file_;
+  std::map<const XMLDocument*, const XMLDocument*> included_from_;  // an included document -> the one including it
+  size_t include_count_ = 0;
+  int body_depth_ = 0, default_depth_ = 0;
   Compiler compiler_;
   Vec3 gravity_ = Vec3(0, 0, -9.81);
   std::vector<DefaultClass> classes_;
