@@ -501,6 +501,10 @@ class MjcfParser {
         if (v.size() % 3 != 0) fail(c, "attribute 'vertex' must hold x y z triples, got " + std::to_string(v.size()) + " numbers");
         for (size_t k = 0; k + 2 < v.size(); k += 3) vertices.push_back(Vec3(v[k], v[k + 1], v[k + 2]).cwiseProduct(scale));
       } else if (file) {
+        const std::filesystem::path mesh_dir = mesh_path(".");  // meshdir, else assetdir, else the model's folder
+        if (io_detail::outside(mesh_path(file), mesh_dir))
+          warn(c, std::string("mesh file '") + file + "' is outside the model's mesh folder " + mesh_dir.string() +
+                      " (it is read all the same: check where it points)");
         try {
           vertices = io_detail::read_mesh_vertices(mesh_path(file).string(), scale);
         } catch (const std::runtime_error& err) {

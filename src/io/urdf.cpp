@@ -1,6 +1,7 @@
 // URDF loader: <robot> with <link>s and <joint>s, read with tinyxml2 into a ModelBuilder.
 // Every error carries the file, the line of the offending element and the link or joint it
 // belongs to; the builder's own checks (inertia, tree shape) reuse the locations set here.
+#include <Eigen/Eigenvalues>
 #include <tinyxml2.h>
 
 #include <array>
@@ -177,6 +178,9 @@ void check_meshes(const UrdfContext& ctx, const XMLElement* link, const std::str
       if (resolved.empty())
         warn(ctx, locate(ctx, mesh, owner).str() + "<" + kind + "> mesh file '" + filename +
                       "' not found; the mesh is ignored");
+      else if (!filename.starts_with("package://") && io_detail::outside(resolved, ctx.base_dir))
+        warn(ctx, locate(ctx, mesh, owner).str() + "<" + kind + "> mesh file '" + filename + "' is outside the " +
+                      "model's folder " + ctx.base_dir.string() + " (it is read all the same: check where it points)");
     }
   }
 }
@@ -280,6 +284,15 @@ std::optional<Inertia<double>> read_inertial(const UrdfContext& ctx, const XMLEl
   const Pose<double> frame = read_origin(ctx, inertial, owner);
   Inertia<double> result(mass, frame.p, frame.R * I * frame.R.transpose());
   check_inertia(result, locate(ctx, tensor, owner));  // here, to point at the <inertia> line
+  // No rigid body has a principal moment above the sum of the other two (MuJoCo refuses such files
+  // too); a relative tolerance keeps files written with rounded numbers (equality: a flat body).
+  const Vector3<double> moments = Eigen::SelfAdjointEigenSolver<Matrix3<double>>(I).eigenvalues();
+  if (moments[0] + moments[1] < moments[2] * (1 - 1e-6)) {
+    std::ostringstream s;
+    s << "<inertia> violates the triangle inequality, which every rigid body satisfies: principal moments "
+      << moments.transpose() << " (" << moments[0] << " + " << moments[1] << " < " << moments[2] << ")";
+    throw ModelError(locate(ctx, tensor, owner), s.str());
+  }
   return result;
 }
 
