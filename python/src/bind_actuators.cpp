@@ -178,6 +178,9 @@ build() raises gradyn.ModelError naming the actuator when its joint is missing o
          nb::handle effort_limit, nb::handle velocity_limit) {
         const Model& model = s.model;
         VectorArg q_(q, "q", model.nq), v_(v, "v", model.nv), u_(u, "u", model.nv);
+        check_finite(q_.x, "q");
+        check_finite(v_.x, "v");
+        check_finite(u_.x, "u");
         const auto settings = servo_settings(model, kind, kp, kv, effort_limit, velocity_limit);
         Eigen::VectorXd tau(model.nv);
         actuator_torques<double>(model, settings, q_.x, v_.x, u_.x, tau);
@@ -197,6 +200,8 @@ build() raises gradyn.ModelError naming the actuator when its joint is missing o
         const Model& model = s.model;
         VectorArg q_(q, "q", model.nq), v_(v, "v", model.nv), u_(u, "u", model.nv),
             tau_bar_(tau_bar, "tau_bar", model.nv);
+        for (const auto& [x, name] : {std::pair{&q_, "q"}, {&v_, "v"}, {&u_, "u"}, {&tau_bar_, "tau_bar"}})
+          check_finite(x->x, name);
         const auto settings = servo_settings(model, kind, kp, kv, effort_limit, velocity_limit);
         Eigen::VectorXd q_bar = Eigen::VectorXd::Zero(model.nq), v_bar = Eigen::VectorXd::Zero(model.nv),
                         u_bar = Eigen::VectorXd::Zero(model.nv);

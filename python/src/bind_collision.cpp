@@ -121,8 +121,9 @@ non-finite height or a geom name already taken.
   m.def(
       "collide",
       [](PyModel& s, nb::handle q, double margin) {
-        if (!(margin >= 0)) throw ArgumentError("margin: expected a non-negative number");
+        if (!(margin >= 0) || !std::isfinite(margin)) throw ArgumentError("margin: expected a non-negative finite number");
         VectorArg q_(q, "q", s.model.nq);
+        check_finite(q_.x, "q");
         DataLease data(s);
         Data& d = *data;
         gradyn::forward_kinematics<double>(s.model, d, q_.x);

@@ -50,6 +50,9 @@ void bind_dynamics(nb::module_& m) {
       "aba",
       [](PyModel& s, nb::handle q, nb::handle v, nb::handle tau) {
         VectorArg q_(q, "q", s.model.nq), v_(v, "v", s.model.nv), tau_(tau, "tau", s.model.nv);
+        check_finite(q_.x, "q");
+        check_finite(v_.x, "v");
+        check_finite(tau_.x, "tau");
         DataLease data(s);
         return to_numpy(gradyn::aba<double>(s.model, *data, q_.x, v_.x, tau_.x));
       },
@@ -62,6 +65,9 @@ Armature is included in M; passive spring and damper forces are not (see forward
       "rnea",
       [](PyModel& s, nb::handle q, nb::handle v, nb::handle a) {
         VectorArg q_(q, "q", s.model.nq), v_(v, "v", s.model.nv), a_(a, "a", s.model.nv);
+        check_finite(q_.x, "q");
+        check_finite(v_.x, "v");
+        check_finite(a_.x, "a");
         DataLease data(s);
         return to_numpy(gradyn::rnea<double>(s.model, *data, q_.x, v_.x, a_.x));
       },
@@ -72,6 +78,7 @@ Armature is included in M; passive spring and damper forces are not (see forward
       "crba",
       [](PyModel& s, nb::handle q) {
         VectorArg q_(q, "q", s.model.nq);
+        check_finite(q_.x, "q");
         DataLease data(s);
         return matrix_to_numpy(gradyn::crba<double>(s.model, *data, q_.x));
       },
@@ -83,6 +90,8 @@ Armature is included in M; passive spring and damper forces are not (see forward
       "nonlinear_effects",
       [](PyModel& s, nb::handle q, nb::handle v) {
         VectorArg q_(q, "q", s.model.nq), v_(v, "v", s.model.nv);
+        check_finite(q_.x, "q");
+        check_finite(v_.x, "v");
         DataLease data(s);
         return to_numpy(gradyn::nonlinear_effects<double>(s.model, *data, q_.x, v_.x));
       },
@@ -92,6 +101,7 @@ Armature is included in M; passive spring and damper forces are not (see forward
       "generalized_gravity",
       [](PyModel& s, nb::handle q) {
         VectorArg q_(q, "q", s.model.nq);
+        check_finite(q_.x, "q");
         DataLease data(s);
         return to_numpy(gradyn::generalized_gravity<double>(s.model, *data, q_.x));
       },
@@ -101,6 +111,8 @@ Armature is included in M; passive spring and damper forces are not (see forward
       "passive_forces",
       [](PyModel& s, nb::handle q, nb::handle v) {
         VectorArg q_(q, "q", s.model.nq), v_(v, "v", s.model.nv);
+        check_finite(q_.x, "q");
+        check_finite(v_.x, "v");
         DataLease data(s);
         return to_numpy(gradyn::passive_forces<double>(s.model, *data, q_.x, v_.x));
       },
@@ -111,6 +123,9 @@ Armature is included in M; passive spring and damper forces are not (see forward
       "forward_dynamics",
       [](PyModel& s, nb::handle q, nb::handle v, nb::handle tau) {
         VectorArg q_(q, "q", s.model.nq), v_(v, "v", s.model.nv), tau_(tau, "tau", s.model.nv);
+        check_finite(q_.x, "q");
+        check_finite(v_.x, "v");
+        check_finite(tau_.x, "tau");
         DataLease data(s);
         return to_numpy(gradyn::forward_dynamics<double>(s.model, *data, q_.x, v_.x, tau_.x));
       },
@@ -121,12 +136,14 @@ Armature is included in M; passive spring and damper forces are not (see forward
       "forward_kinematics",
       [](PyModel& s, nb::handle q, nb::handle v) {
         VectorArg q_(q, "q", s.model.nq);
+        check_finite(q_.x, "q");
         DataLease data(s);
         nb::dict out;
         if (v.is_none()) {
           gradyn::forward_kinematics<double>(s.model, *data, q_.x);
         } else {
           VectorArg v_(v, "v", s.model.nv);
+          check_finite(v_.x, "v");
           gradyn::forward_kinematics<double>(s.model, *data, q_.x, v_.x);
           double* d;
           NumpyArray vel = new_array({static_cast<size_t>(s.model.nbodies()), 6}, &d);
@@ -156,6 +173,7 @@ Poses (and velocities) of every body and frame. Returns a dict:
       [](PyModel& s, nb::handle q, const std::string& frame) {
         const int f = frame_or_raise(s.model, frame);
         VectorArg q_(q, "q", s.model.nq);
+        check_finite(q_.x, "q");
         DataLease data(s);
         gradyn::forward_kinematics<double>(s.model, *data, q_.x);
         update_frames<double>(s.model, *data);
@@ -169,6 +187,7 @@ Poses (and velocities) of every body and frame. Returns a dict:
         const int f = frame_or_raise(s.model, frame);
         const ReferenceFrame ref = parse_reference(reference);
         VectorArg q_(q, "q", s.model.nq);
+        check_finite(q_.x, "q");
         DataLease data(s);
         Eigen::MatrixXd J = Eigen::MatrixXd::Zero(6, s.model.nv);
         gradyn::frame_jacobian<double>(s.model, *data, q_.x, f, ref, J);
@@ -184,6 +203,8 @@ reference: 'local_world_aligned' (velocity of the frame's origin in world axes, 
       "kinetic_energy",
       [](PyModel& s, nb::handle q, nb::handle v) {
         VectorArg q_(q, "q", s.model.nq), v_(v, "v", s.model.nv);
+        check_finite(q_.x, "q");
+        check_finite(v_.x, "v");
         DataLease data(s);
         return gradyn::kinetic_energy<double>(s.model, *data, q_.x, v_.x);
       },
@@ -193,6 +214,7 @@ reference: 'local_world_aligned' (velocity of the frame's origin in world axes, 
       "potential_energy",
       [](PyModel& s, nb::handle q) {
         VectorArg q_(q, "q", s.model.nq);
+        check_finite(q_.x, "q");
         DataLease data(s);
         return gradyn::potential_energy<double>(s.model, *data, q_.x);
       },
@@ -202,6 +224,7 @@ reference: 'local_world_aligned' (velocity of the frame's origin in world axes, 
       "center_of_mass",
       [](PyModel& s, nb::handle q) {
         VectorArg q_(q, "q", s.model.nq);
+        check_finite(q_.x, "q");
         DataLease data(s);
         return to_numpy(gradyn::center_of_mass<double>(s.model, *data, q_.x));
       },
@@ -215,6 +238,8 @@ reference: 'local_world_aligned' (velocity of the frame's origin in world axes, 
       "integrate",
       [](PyModel& s, nb::handle q, nb::handle dv) {
         VectorArg q_(q, "q", s.model.nq), dv_(dv, "dv", s.model.nv);
+        check_finite(q_.x, "q");
+        check_finite(dv_.x, "dv");
         Eigen::VectorXd out(s.model.nq);
         gradyn::integrate<double>(s.model, q_.x, dv_.x, out);
         return to_numpy(out);
@@ -226,6 +251,8 @@ reference: 'local_world_aligned' (velocity of the frame's origin in world axes, 
       "difference",
       [](PyModel& s, nb::handle q0, nb::handle q1) {
         VectorArg q0_(q0, "q0", s.model.nq), q1_(q1, "q1", s.model.nq);
+        check_finite(q0_.x, "q0");
+        check_finite(q1_.x, "q1");
         Eigen::VectorXd out(s.model.nv);
         gradyn::difference<double>(s.model, q0_.x, q1_.x, out);
         return to_numpy(out);

@@ -337,6 +337,10 @@ not see (see the README's "Gradients through contact").
         o.max_snapshots = max_snapshots;
         const Model& model = s.model;
         VectorArg q_(q, "q", model.nq), v_(v, "v", model.nv);
+        check_finite(q_.x, "q");  // a check of gradients needs a state where they exist
+        check_finite(v_.x, "v");
+        if (!(fd_step > 0) || !std::isfinite(fd_step))
+          throw ArgumentError("fd_step: expected a positive finite step, got " + std::to_string(fd_step));
         const ConstArray taus_array = as_array(taus, "taus");
         if (taus_array.ndim() == 1) {  // one step: a (nv,) torque
           check_shape(taus_array, "taus", {model.nv});

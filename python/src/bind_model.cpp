@@ -92,7 +92,8 @@ void bind_model(nb::module_& m) {
   auto with_dof_parameter = [](VecField field, const char* name) {
     return [field, name](const PyModel& self, nb::handle values) {
       VectorArg x(values, name, self.model.nv);
-      if (!(x.x.array() >= 0).all()) throw ArgumentError(std::string(name) + ": expected non-negative values");
+      if (!(x.x.array() >= 0).all() || !x.x.allFinite())
+        throw ArgumentError(std::string(name) + ": expected non-negative finite values (one per DoF)");
       Model copy = self.model;
       copy.*field = x.x;
       return std::make_unique<PyModel>(std::move(copy));

@@ -80,7 +80,13 @@ struct VectorArg {
   Eigen::Map<const Eigen::VectorXd> x;
 };
 
+/// Three finite numbers (a position, an axis, gravity); ArgumentError naming the argument otherwise.
 Eigen::Vector3d vector3_arg(nb::handle h, const char* name);
+
+/// Throws ArgumentError ("q: expected finite numbers, got nan at index 3") unless every entry is
+/// finite: the one-state functions (aba, crba, frame_pose, ...) refuse NaN and inf, where the step
+/// family flags them (Status.NON_FINITE) so that one bad world does not stop a batch.
+void check_finite(const Eigen::Ref<const Eigen::VectorXd>& x, const char* name);
 
 /// A 1-D argument that may be None: None gives n zeros (zeros_when_none, e.g. tau) or an empty
 /// vector (the C++ functions read an empty ctrl as "every control zero").

@@ -1,18 +1,41 @@
 // gradyn._core: the module, its exceptions and the NumPy conversion helpers.
+#include <cmath>
 #include <sstream>
 
 #include "common.hpp"
 
 namespace gradyn::python {
 
+// Raises unless `x` (anything with a NumPy dtype) holds real numbers (bool, integers, floats): complex
+// numbers would lose their imaginary part and strings would be parsed, both without a word.
+static void check_real_dtype(nb::handle x, const char* name) {
+  if (!nb::hasattr(x, "dtype")) return;
+  const nb::object dtype = x.attr("dtype");
+  if (!nb::hasattr(dtype, "kind")) return;  // not a NumPy dtype (a torch tensor's): its conversion decides
+  const std::string kind = nb::cast<std::string>(nb::str(dtype.attr("kind")));
+  if (kind == "b" || kind == "i" || kind == "u" || kind == "f") return;
+  const std::string what = kind == "c"   ? "complex numbers (pass the real part, x.real, if that is what you mean)"
+                           : kind == "U" || kind == "S" ? "strings (convert them first, e.g. np.asarray(x, dtype=float))"
+                           : kind == "O" ? "Python objects (None or mixed types?)"
+                                         : "dtype " + std::string(nb::str(dtype).c_str());
+  throw ArgumentError(std::string(name) + ": expected an array of real numbers, got " + what + ", dtype " +
+                      nb::str(dtype).c_str());
+}
+
 ConstArray as_array(nb::handle h, const char* name) {
   ConstArray a;
-  // Fast path: a NumPy array (converted when its dtype or order differ).
+  // Fast path: a C-contiguous float64 NumPy array, taken as it is.
+  if (nb::try_cast(h, a, /*convert=*/false)) return a;
+  // Other NumPy arrays are converted when they hold real numbers (any order, any real dtype).
+  check_real_dtype(h, name);
   if (nb::try_cast(h, a, /*convert=*/true)) return a;
   // Lists, tuples and scalars go through NumPy.
   nb::object converted;
   try {
-    converted = nb::module_::import_("numpy").attr("asarray")(h, nb::arg("dtype") = "float64", nb::arg("order") = "C");
+    nb::object np = nb::module_::import_("numpy");
+    nb::object as_is = np.attr("asarray")(h);
+    check_real_dtype(as_is, name);
+    converted = np.attr("asarray")(as_is, nb::arg("dtype") = "float64", nb::arg("order") = "C");  // keeps 0-d
   } catch (nb::python_error&) {
     throw ArgumentError(std::string(name) + ": expected an array of numbers, got " +
                         nb::type_name(h.type()).c_str());
@@ -52,6 +75,23 @@ void check_shape(const ConstArray& a, const char* name, std::initializer_list<Ei
   throw ArgumentError(s.str());
 }
 
+static std::string vector_string(const Eigen::Ref<const Eigen::VectorXd>& x) {
+  std::ostringstream s;
+  s << "(";
+  for (Eigen::Index i = 0; i < x.size(); ++i) s << (i ? ", " : "") << x[i];
+  s << ")";
+  return s.str();
+}
+
+void check_finite(const Eigen::Ref<const Eigen::VectorXd>& x, const char* name) {
+  for (Eigen::Index i = 0; i < x.size(); ++i)
+    if (!std::isfinite(x[i])) {
+      std::ostringstream s;
+      s << name << ": expected finite numbers, got " << x[i] << " at index " << i;
+      throw ArgumentError(s.str());
+    }
+}
+
 static const double* checked_vector(const ConstArray& a, const char* name, Eigen::Index n) {
   check_shape(a, name, {n});
   return a.data();
@@ -60,7 +100,11 @@ static const double* checked_vector(const ConstArray& a, const char* name, Eigen
 VectorArg::VectorArg(nb::handle h, const char* name, Eigen::Index n)
     : array(as_array(h, name)), x(checked_vector(array, name, n), n) {}
 
-Eigen::Vector3d vector3_arg(nb::handle h, const char* name) { return VectorArg(h, name, 3).x; }
+Eigen::Vector3d vector3_arg(nb::handle h, const char* name) {
+  const Eigen::Vector3d x = VectorArg(h, name, 3).x;
+  if (!x.allFinite()) throw ArgumentError(std::string(name) + ": expected 3 finite numbers, got " + vector_string(x));
+  return x;
+}
 
 OptionalVectorArg::OptionalVectorArg(nb::handle h, const char* name, Eigen::Index n, bool zeros_when_none) {
   if (!h.is_none()) arg_.emplace(h, name, n);

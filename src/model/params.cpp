@@ -261,10 +261,21 @@ const std::vector<Field<S>>& fields() {
          map<6>(p) << J(0, 0), J(1, 1), J(2, 2), S(0.5) * (J(0, 1) + J(1, 0)),
              S(0.5) * (J(0, 2) + J(2, 0)), S(0.5) * (J(1, 2) + J(2, 1));
        },
-       [](const M&, int i, const S* c, int, M& out) {
+       [](const M& m, int i, const S* c, int at, M& out) {
          out.body_inertia[i].inertia_com << c[0], c[3], c[4],  //
              c[3], c[1], c[5],                                 //
              c[4], c[5], c[2];
+         // Moments of inertia are not negative. (Only the diagonal is checked: a body with zero
+         // inertia, a point mass on a slider, must survive finite differences of its off-diagonal
+         // entries, which make one principal moment slightly negative.)
+         static const char* const axes[3] = {"ixx", "iyy", "izz"};
+         for (int k = 0; k < 3; ++k)
+           if (value_of(c[k]) < 0) {
+             std::ostringstream s;
+             s << "parameter '" << m.body_names[i] << ".inertia." << axes[k] << "' (p[" << at + k
+               << "]) must be non-negative (a moment of inertia), got " << value_of(c[k]);
+             throw ModelError(body_location(m, i, false), s.str());
+           }
        },
        [](const M&, const T& t, int i, S* g) {
          // Each off-diagonal parameter sets two entries of the symmetric matrix.
@@ -618,7 +629,24 @@ ModelTpl<S> with_params(const ModelTpl<S>& model, const VecRef<S>& p) {
   ModelTpl<S> out = model;
   // In layout order, so the first entry out of range is the one reported.
   for_each_group<S>(model, [&](const Field<S>& field, int element, int offset, int n) {
-    if (n > 0) field.set(model, element, p.data() + offset, offset, out);
+    if (n <= 0) return;
+    field.set(model, element, p.data() + offset, offset, out);  // its own checks first (a mass > 0, ...)
+    // A NaN network weight is numerical trouble, flagged by the step (Status.NON_FINITE) like a NaN
+    // state; any other parameter must be finite.
+    if (field.owner == Owner::Network) return;
+    for (int k = 0; k < n; ++k) {
+      const double x = value_of(p[offset + k]);
+      if (std::isfinite(x)) continue;
+      std::string name = "p[" + std::to_string(offset + k) + "]";
+      if constexpr (std::is_same_v<S, double>) {
+        std::vector<std::string> names;
+        field.names(model, element, names);
+        if (k < static_cast<int>(names.size())) name = "'" + names[k] + "' (" + name + ")";
+      }
+      std::ostringstream message;
+      message << "parameter " << name << " must be finite, got " << x;
+      throw ModelError(SourceLocation{model.source, 0, ""}, message.str());
+    }
   });
   // Checked when contact is on, as step() does. Off, the settings are inert, and defaults on their
   // bounds (cfm = 0, viscous_friction = 0) must survive a finite-difference step below them.
