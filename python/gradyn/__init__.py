@@ -35,7 +35,10 @@ Conventions (the same as Pinocchio's):
   columns for quaternion components; ``integrate``/``difference`` map tangents to q and back).
 
 Errors: a bad model file or builder input raises :class:`ModelError` (a ValueError) naming the
-file, line and element; bad arguments raise ValueError.
+file, line and element; bad arguments raise ValueError naming the argument and what was expected
+(a wrong shape, strings or complex numbers for numbers, NaN or inf in the state of a one-state
+function such as aba or crba). The step family (step, rollout, their VJPs and Jacobians) never
+raises for NaN or inf in states or controls: it flags them (Status.NON_FINITE).
 """
 
 from ._core import (
@@ -77,6 +80,12 @@ from . import cuda
 from . import viewer
 from .policy import Policy, policy_observations
 from .hybrid import group_lasso, input_group_norms, prune_inputs
+
+# Signatures and error messages name the types as users import them (gradyn.Model, not the
+# compiled module's gradyn._core.Model).
+for _type in (Model, ModelBuilder, ModelError, Status):
+    _type.__module__ = "gradyn"
+del _type
 
 __version__ = "0.1.0"
 

@@ -41,6 +41,7 @@ from typing import Callable, Protocol, Sequence
 import numpy as np
 
 from . import _core
+from .policy import _real_array
 
 __all__ = [
     "Cost",
@@ -62,11 +63,20 @@ def _shape_error(name: str, expected, actual) -> ValueError:
     return ValueError(f"{name}: expected shape {tuple(expected)}, got {tuple(actual)}")
 
 
-def _as_array(name: str, value, shape) -> np.ndarray:
-    array = np.asarray(value, dtype=np.float64)
+def _as_array(name: str, value, shape, finite: bool = True) -> np.ndarray:
+    array = _real_array(name, value)
     if array.shape != tuple(shape):
         raise _shape_error(name, shape, array.shape)
+    if finite:
+        _check_finite(name, array)
     return array
+
+
+def _check_finite(name: str, array: np.ndarray) -> None:
+    bad = np.flatnonzero(~np.isfinite(array))
+    if bad.size:
+        index = np.unravel_index(bad[0], array.shape) if array.ndim > 1 else bad[0]
+        raise ValueError(f"{name}: expected finite numbers, got {array.flat[bad[0]]} at index {index}")
 
 
 class Dynamics(Protocol):
@@ -99,8 +109,10 @@ class GradynDynamics:
 
     def __init__(self, model, dt: float, *, controls: str = "auto", integrator: str = "euler",
                  u_min=None, u_max=None, threads: int | None = None):
-        if not dt > 0:
-            raise ValueError(f"dt: expected a positive time step, got {dt}")
+        if not isinstance(model, _core.Model):
+            raise TypeError(f"model: expected a gradyn.Model, got {type(model).__name__}")
+        if not (dt > 0 and np.isfinite(dt)):
+            raise ValueError(f"dt: expected a positive finite time step, got {dt}")
         if controls == "auto":
             controls = "ctrl" if model.nu > 0 else "tau"
         if controls not in ("ctrl", "tau"):
@@ -122,9 +134,9 @@ class GradynDynamics:
             effort = np.asarray(model.effort_limit, dtype=np.float64)
             lower, upper = -effort, effort
         self.u_min = np.asarray(lower, dtype=np.float64) if u_min is None else \
-            _as_array("u_min", u_min, (self.nu,))
+            _as_array("u_min", u_min, (self.nu,), finite=False)
         self.u_max = np.asarray(upper, dtype=np.float64) if u_max is None else \
-            _as_array("u_max", u_max, (self.nu,))
+            _as_array("u_max", u_max, (self.nu,), finite=False)
         if controls == "ctrl":
             # The step clamps each control to its actuator's ctrlrange: wider limits would plan
             # with controls the model never applies.
@@ -185,7 +197,9 @@ class GradynDynamics:
         flat_to = q_to.reshape(-1, self.nq)
         out = np.empty((flat_from.shape[0], self.nv))
         for i in range(flat_from.shape[0]):
-            out[i] = _core.difference(self.model, flat_from[i], flat_to[i])
+            # a diverged state (NaN or inf, which difference refuses) gives NaN tangents: its cost is NaN
+            finite = np.isfinite(flat_from[i]).all() and np.isfinite(flat_to[i]).all()
+            out[i] = _core.difference(self.model, flat_from[i], flat_to[i]) if finite else np.nan
         return out.reshape(q_from.shape[:-1] + (self.nv,))
 
 
@@ -239,7 +253,12 @@ class QuadraticCost:
                              f"{array.shape}")
         if not np.all(np.isfinite(array)):
             raise ValueError(f"{name}: weights must be finite")
-        return 0.5 * (array + array.T)
+        array = 0.5 * (array + array.T)
+        lowest = np.linalg.eigvalsh(array).min() if n else 0.0
+        if lowest < -1e-12 * max(1.0, np.abs(array).max()):
+            raise ValueError(f"{name}: expected non-negative weights (a positive semi-definite matrix); it has the "
+                             f"eigenvalue {lowest:.3g}, and iLQR's cost would have no minimum")
+        return array
 
     def errors(self, qs, vs):
         """The state errors [dq; dv], shape (..., 2nv)."""
@@ -278,6 +297,14 @@ def box_qp(H, g, lower, upper, x0=None):
     point reached). Projected Newton (Tassa et al. 2014, Algorithm 1), warm-started at x0; the
     kernel iLQR's backward pass runs for each step (C++, control/ilqr.hpp).
     """
+    for name, value in (("H", H), ("g", g), ("x0", x0)):
+        if value is not None:
+            _check_finite(name, np.asarray(value, dtype=np.float64))
+    lower, upper = np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
+    if lower.shape == upper.shape and not np.all(lower <= upper):
+        k = int(np.flatnonzero(~(lower <= upper))[0])
+        raise ValueError(f"lower, upper: expected lower <= upper (bounds may be -inf and inf, not NaN), got "
+                         f"lower[{k}] = {lower[k]} and upper[{k}] = {upper[k]}")
     x, free, ok = _core._box_qp(H, g, lower, upper, x0)
     return x, np.array(free, dtype=bool), ok
 
@@ -388,10 +415,11 @@ def ilqr(dynamics, cost, q0, v0, u_init, *, max_iterations: int = 100, tolerance
     nq, nv, nu = dynamics.nq, dynamics.nv, dynamics.nu
     q0 = _as_array("q0", q0, (nq,))
     v0 = _as_array("v0", v0, (nv,))
-    u = np.asarray(u_init, dtype=np.float64)
+    u = _real_array("u_init", u_init)
     if u.ndim != 2 or u.shape[1] != nu or u.shape[0] < 1:
         raise ValueError(f"u_init: expected shape (T, {nu}) with T >= 1 steps (the horizon), "
                          f"got {u.shape}")
+    _check_finite("u_init", u)
     if max_iterations < 0 or line_search_steps < 1:
         raise ValueError("max_iterations must be >= 0 and line_search_steps >= 1")
     batch = line_search_batch or getattr(dynamics, "threads", None) or os.cpu_count() or 1
@@ -533,6 +561,9 @@ def run_mpc(mpc: MPC, q0, v0, steps: int, *, plant=None, progress: bool = False)
     progress: a tqdm bar.
     """
     dynamics = mpc.dynamics
+    if int(steps) != steps or steps < 0:
+        raise ValueError(f"steps: expected a non-negative whole number of steps, got {steps!r}")
+    steps = int(steps)
     qs = np.empty((steps + 1, dynamics.nq))
     vs = np.empty((steps + 1, dynamics.nv))
     us = np.empty((steps, dynamics.nu))

@@ -197,11 +197,28 @@ _rollout.defvjp(_rollout_fwd, _rollout_bwd)
 # --- public wrappers ------------------------------------------------------------------------
 
 
-def _as_float_array(x):
+def _as_float_array(x, name: str = "argument"):
     x = jnp.asarray(x)
+    if jnp.issubdtype(x.dtype, jnp.complexfloating):  # astype below would drop the imaginary part
+        raise TypeError(f"{name}: expected real numbers, got a complex array ({x.dtype}); pass its real part")
     if not jnp.issubdtype(x.dtype, jnp.floating):
         x = x.astype(jnp.result_type(float))
     return x
+
+
+def _checked_dt(dt) -> float:
+    """dt checked here, before JAX traces the host callback (an error inside it is an opaque
+    XlaRuntimeError)."""
+    dt = float(dt)
+    if not (np.isfinite(dt) and dt > 0):
+        raise ValueError(f"dt: expected a positive finite time step [s], got {dt}")
+    return dt
+
+
+def _checked_integrator(integrator: str) -> str:
+    if integrator not in ("euler", "semi_implicit_euler", "rk4"):
+        raise ValueError(f"integrator: expected 'euler' or 'rk4', got {integrator!r}")
+    return integrator
 
 
 def _batch_axes(named: dict):
@@ -245,13 +262,13 @@ def step(model, q, v, tau, dt: float, params=None, integrator: str = "euler", re
     return_status: also return status, a uint32 array of shape () or (B,) holding the
     gradyn.Status bits of each world's step (0: all went well; numerical trouble never raises).
     """
-    params = None if params is None else _as_float_array(params)
-    ctrl = None if ctrl is None else _as_float_array(ctrl)
-    v = _as_float_array(v)
-    tau = jnp.zeros(model.nv, dtype=v.dtype) if tau is None else _as_float_array(tau)  # None: zeros
-    named = {"q": (_as_float_array(q), 1, "nq"), "v": (v, 1, "nv"),
+    params = None if params is None else _as_float_array(params, "params")
+    ctrl = None if ctrl is None else _as_float_array(ctrl, "ctrl")
+    v = _as_float_array(v, "v")
+    tau = jnp.zeros(model.nv, dtype=v.dtype) if tau is None else _as_float_array(tau, "tau")  # None: zeros
+    named = {"q": (_as_float_array(q, "q"), 1, "nq"), "v": (v, 1, "nv"),
              "tau": (tau, 1, "nv"), "params": (params, 1, "nparams"), "ctrl": (ctrl, 1, "nu")}
-    out = _call(_step, _Static(model, float(dt), integrator), named)
+    out = _call(_step, _Static(model, _checked_dt(dt), _checked_integrator(integrator)), named)
     return out if return_status else out[:2]
 
 
@@ -293,15 +310,16 @@ def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "eule
             ctrls = ctrls if ctrls.ndim == 3 else jnp.broadcast_to(ctrls, (B,) + ctrls.shape)
         qs, vs = cuda.jax_rollout(model, q0, v0, taus, dt, ctrls)
         return (qs[0], vs[0]) if single else (qs, vs)
-    params = None if params is None else _as_float_array(params)
-    ctrls = None if ctrls is None else _as_float_array(ctrls)
-    v0 = _as_float_array(v0)
+    params = None if params is None else _as_float_array(params, "params")
+    ctrls = None if ctrls is None else _as_float_array(ctrls, "ctrls")
+    v0 = _as_float_array(v0, "v0")
     # taus None: no generalised forces, one zero row per step of ctrls (as in gradyn.rollout).
     steps = _bridge.steps_without_taus(taus, None if ctrls is None else ctrls.shape)
-    taus = jnp.zeros((steps, model.nv), dtype=v0.dtype) if taus is None else _as_float_array(taus)
-    named = {"q0": (_as_float_array(q0), 1, "nq"), "v0": (v0, 1, "nv"),
+    taus = jnp.zeros((steps, model.nv), dtype=v0.dtype) if taus is None else _as_float_array(taus, "taus")
+    named = {"q0": (_as_float_array(q0, "q0"), 1, "nq"), "v0": (v0, 1, "nv"),
              "taus": (taus, 2, "nv"), "params": (params, 1, "nparams"), "ctrls": (ctrls, 2, "nu")}
-    out = _call(_rollout, _Static(model, float(dt), integrator, int(max_snapshots)), named)
+    static = _Static(model, _checked_dt(dt), _checked_integrator(integrator), int(max_snapshots))
+    out = _call(_rollout, static, named)
     return out if return_status else out[:2]
 
 
@@ -383,12 +401,16 @@ def policy_rollout(policy, q0, v0, steps: int, dt: float, weights=None, task=Non
     for one world, differentiable with respect to the weights, q0, v0 and the task (jax.grad);
     jax.vmap over any of them runs the worlds in one batched C++ call. decay < 1 multiplies the
     adjoint carried back one step by it (paper 002)."""
-    weights = _as_float_array(policy.weights if weights is None else weights)
-    q0, v0 = _as_float_array(q0), _as_float_array(v0)
-    task = None if task is None else _as_float_array(task)
+    weights = _as_float_array(policy.weights if weights is None else weights, "weights")
+    q0, v0 = _as_float_array(q0, "q0"), _as_float_array(v0, "v0")
+    task = None if task is None else _as_float_array(task, "task")
     for name, x, n in (("weights", weights, policy.param_count), ("q0", q0, policy.model.nq),
                        ("v0", v0, policy.model.nv)):
         if x.ndim != 1 or x.shape[0] != n:
             raise ValueError(f"{name}: expected shape ({n},) (jax.vmap adds batch dimensions), got {tuple(x.shape)}")
-    return _policy_rollout(_PolicyStatic(policy, int(steps), float(dt), float(decay), integrator), weights, q0, v0,
-                           task)
+    if int(steps) != steps or steps < 1:
+        raise ValueError(f"steps: expected at least 1, got {steps!r}")
+    if not 0 <= float(decay) <= 1:
+        raise ValueError(f"decay: expected a number in [0, 1], got {decay!r}")
+    static = _PolicyStatic(policy, int(steps), _checked_dt(dt), float(decay), _checked_integrator(integrator))
+    return _policy_rollout(static, weights, q0, v0, task)

@@ -34,8 +34,19 @@ from . import _core
 __all__ = ["Policy", "policy_observations"]
 
 
+def _real_array(name: str, value) -> np.ndarray:
+    """value as a float64 array; ValueError naming `name` for strings, complex numbers or objects
+    (np.asarray would parse strings and drop imaginary parts without a word)."""
+    array = np.asarray(value)
+    if array.dtype.kind not in "biuf":
+        raise ValueError(f"{name}: expected an array of real numbers, got dtype {array.dtype}")
+    return array.astype(np.float64, copy=False)
+
+
 def policy_observations(model) -> list[str]:
     """The joint observations a policy on `model` may read (besides clock.sin/cos(f) and task[k])."""
+    if not isinstance(model, _core.Model):
+        raise TypeError(f"model: expected a gradyn.Model, got {type(model).__name__}")
     return list(_core._policy_observations(model))
 
 
@@ -79,11 +90,13 @@ class Policy:
         """The closed loop for `steps` steps: (qs, vs, ctrls, status) of shapes (T+1, nq), (T+1, nv),
         (T, nu), (T,), with a leading B when q0 is (B, nq). A step with numerical trouble never
         raises: status holds its gradyn.Status flags and the rollout goes on."""
-        q0 = np.asarray(q0, dtype=np.float64)
+        q0 = _real_array("q0", q0)
         single = q0.ndim == 1
-        q0b, v0b = np.atleast_2d(q0), np.atleast_2d(np.asarray(v0, dtype=np.float64))
-        w = self.weights if weights is None else np.asarray(weights, dtype=np.float64)
-        t = None if task is None else np.asarray(task, dtype=np.float64)
+        q0b, v0b = np.atleast_2d(q0), np.atleast_2d(_real_array("v0", v0))
+        w = self.weights if weights is None else _real_array("weights", weights)
+        if not np.isfinite(w).all():
+            raise ValueError("weights: expected finite numbers (NaN or inf in the policy's weights)")
+        t = None if task is None else _real_array("task", task)
         out = _core._policy_rollout(*self._spec(), w, q0b, v0b, t, int(steps), float(dt), integrator, threads)
         return tuple(x[0] for x in out) if single else out
 
@@ -99,19 +112,19 @@ class Policy:
         grads["diverged"] (one bool per world) reports it."""
         if reduce not in ("sum", "none"):
             raise ValueError(f"reduce: expected 'sum' or 'none', got {reduce!r}")
-        qs = np.asarray(qs, dtype=np.float64)
+        qs = _real_array("qs", qs)
         single = qs.ndim == 2
-        expand = (lambda a: None if a is None else np.asarray(a, dtype=np.float64)[None]) if single else \
-            (lambda a: None if a is None else np.asarray(a, dtype=np.float64))
-        w = self.weights if weights is None else np.asarray(weights, dtype=np.float64)
-        t = None if task is None else np.asarray(task, dtype=np.float64)
+        arrays = {"qs": qs, "vs": vs, "qs_bar": qs_bar, "vs_bar": vs_bar, "ctrls_bar": ctrls_bar}
+        arrays = {k: None if a is None else _real_array(k, a) for k, a in arrays.items()}
+        expand = (lambda a: None if a is None else a[None]) if single else (lambda a: a)
+        qs, vs, qs_bar, vs_bar, ctrls_bar = (expand(a) for a in arrays.values())
+        w = self.weights if weights is None else _real_array("weights", weights)
+        t = None if task is None else _real_array("task", task)
         q0_bar, v0_bar, w_bar, task_bar, p_bar = _core._policy_rollout_vjp(
-            *self._spec(), w, t, expand(qs), expand(vs), expand(qs_bar), expand(vs_bar), expand(ctrls_bar),
-            float(dt), float(decay), integrator, threads)
+            *self._spec(), w, t, qs, vs, qs_bar, vs_bar, ctrls_bar, float(dt), float(decay), integrator, threads)
         # A world whose trajectory diverged has no meaningful gradient: its adjoints are zero (so it
         # does not poison sums over the batch) and grads["diverged"] says which.
-        qb, vb = expand(qs), expand(vs)
-        diverged = ~(np.isfinite(qb).all(axis=(1, 2)) & np.isfinite(vb).all(axis=(1, 2)))
+        diverged = ~(np.isfinite(qs).all(axis=(1, 2)) & np.isfinite(vs).all(axis=(1, 2)))
         for a in (q0_bar, v0_bar, w_bar, task_bar, p_bar):
             a[diverged] = 0.0
         grads = {"q0": q0_bar, "v0": v0_bar, "weights": w_bar, "task": task_bar, "params": p_bar}

@@ -205,10 +205,10 @@ def _grad_like(x, input_, needed: bool):
 
 def _as_float_tensor(x, name: str, device=None):
     t = torch.as_tensor(x, device=device)
+    if t.is_complex():  # before the conversion below, which would drop the imaginary part
+        raise TypeError(f"{name}: expected real numbers, got a complex tensor ({t.dtype}); pass its real part")
     if not t.is_floating_point():
         t = t.to(torch.get_default_dtype())
-    if t.is_complex():
-        raise TypeError(f"{name}: complex tensors are not supported")
     return t
 
 

@@ -34,7 +34,10 @@ def asset(name: str) -> str:
 
 def check_batch(name: str, array, shape: tuple, batch: int | None) -> np.ndarray:
     """array as float64 of shape `shape` (or (batch,) + shape); ValueError naming both shapes otherwise."""
-    a = np.asarray(array, dtype=np.float64)
+    try:
+        a = np.asarray(array, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected an array of numbers, got {array!r:.80}") from None
     expected = tuple(shape) if batch is None else (batch,) + tuple(shape)
     if a.shape != expected:
         raise ValueError(f"{name}: expected shape {expected}, got {a.shape}")
@@ -71,6 +74,10 @@ class GradynEnv(gym.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode: expected one of {self.metadata['render_modes']} or None, "
                              f"got {render_mode!r} ('human' windows are not offered: use gradyn.viewer.show)")
+        if not isinstance(threads, (int, np.integer)) or threads < 1:
+            raise ValueError(f"threads: expected a positive number of threads, got {threads!r}")
+        if not all(isinstance(n, (int, np.integer)) and n >= 16 for n in (width, height)):
+            raise ValueError(f"width, height: expected whole numbers of pixels >= 16, got {width!r}, {height!r}")
         self.render_mode = render_mode
         self.threads = threads
         self.width, self.height, self.camera = width, height, camera

@@ -38,6 +38,9 @@ class GradynVectorEnv(VectorEnv):
                  threads: int | None = None, **env_kwargs):
         if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs: expected a positive integer, got {num_envs!r}")
+        if not (isinstance(env_class, type) and issubclass(env_class, GradynEnv)):
+            raise TypeError(f"env_class: expected a gradyn.envs environment class (a GradynEnv subclass such as "
+                            f"gradyn.envs.PendulumEnv), got {env_class!r}")
         # One environment holds the model, the spaces and the functions that every world shares.
         self.env = env_class(**env_kwargs)
         self.num_envs = int(num_envs)
