@@ -59,6 +59,12 @@ class Provider:
     def flag(self):
         return self.byte() & 1 == 1
 
+    def rare(self, usual, odd):
+        """usual, or (one time in eight) one of the odd choices"""
+        if self.byte() % 8 != 0:
+            return usual
+        return self.pick(odd)
+
     def value(self):
         b = self.byte()
         if b < 96:
@@ -76,7 +82,7 @@ def fuzz_array(p, shape_choices):
         return p.pick(["abc", b"xy", {}, object(), [[1.0], [1.0, 2.0]], [None, 1.0], (1.0, "x")])
     shape = list(p.pick(shape_choices))
     # off by one, an extra or a missing dimension, an empty one
-    m = p.byte() % 8
+    m = p.byte() % 12
     if m == 1 and shape:
         i = p.byte() % len(shape)
         shape[i] = max(0, shape[i] + p.pick([-1, 1]))
@@ -140,10 +146,10 @@ def one_input(data):
                 params.flat[p.byte() % params.size] = p.value()
         else:
             params = fuzz_array(p, [lead + [npar], [npar]])
-    dt = p.pick([0.01, 0.0, -0.01, np.nan, np.inf, 1e-300, 1e300, 0.001, 1, "0.01", None])
-    integrator = p.pick(["euler", "rk4", "semi_implicit_euler", "", "RK4", "euler\0", 3, None])
-    threads = p.pick([None, None, 1, 2, 0, -1, "2", 1.5])
-    return_status = p.pick([False, True, 1, "yes"])
+    dt = p.rare(p.pick([0.01, 0.001, 1e-6, 0.1]), [0.0, -0.01, np.nan, np.inf, 1e-300, 1e300, 1, "0.01", None, -np.inf])
+    integrator = p.rare(p.pick(["euler", "rk4"]), ["semi_implicit_euler", "", "RK4", "euler\0", 3, None])
+    threads = p.rare(p.pick([None, 1, 2]), [0, -1, "2", 1.5, 2**40])
+    return_status = p.rare(p.flag(), [1, "yes", None, 0.5])
     kwargs = dict(dt=dt, integrator=integrator, return_status=return_status, params=params, threads=threads)
     try:
         if rollout:
