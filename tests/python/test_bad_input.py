@@ -29,7 +29,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import pathlib
-import tempfile
 import warnings
 from typing import Any, Callable
 
@@ -52,7 +51,8 @@ INTERNAL = ("std::", "Eigen", "nanobind", "_core", "check_step_options", "Vector
 
 
 class Models:
-    def __init__(self):
+    def __init__(self, tmp: pathlib.Path):
+        self.tmp = tmp  # for recordings
         self.pend = gradyn.load(str(_ROOT / "models" / "pendulums" / "pendulum2.urdf"))
         b = gradyn.ModelBuilder()
         b.add_link("base")
@@ -63,7 +63,6 @@ class Models:
         self.nojoint = gradyn.ModelBuilder().add_link("lonely", mass=1.0, inertia=(1, 1, 1, 0, 0, 0)).build()
         self.net = self.act.with_network("residual", inputs=["hinge.q", "hinge.v"], outputs=["hinge"], hidden=[4],
                                          zero_last_layer=False, seed=1)
-        self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="gradyn_bad_input_"))
         self.policy = gradyn.Policy(self.act, ["hinge.q", "hinge.v", "task[0]"], hidden=[4], zero_last_layer=False)
 
 
@@ -71,10 +70,10 @@ _ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def models():
+def models(tmp_path_factory):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return Models()
+        return Models(tmp_path_factory.mktemp("bad_input"))
 
 
 # --------------------------------------------------------------------------------------------
