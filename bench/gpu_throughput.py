@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Thousands of worlds on one GPU: gradyn's CUDA backend (gradyn.cuda) against gradyn's CPU engine
 for correctness and against MuJoCo MJX for speed, on the laikago with four toe contacts and the
-MJCF humanoid.
+MJCF humanoid, each under penalty contact and under PGS.
 
 Three stages, because the GPU machine has a GPU but no gradyn build (and no network):
 
@@ -58,13 +58,17 @@ GRAD_ROWS = (40, 100, 160)  # one reverse step from these saved states
 
 
 def scenes():
-    """(name, MJCF text, dt, contact settings) of the two scenes."""
+    """(name, MJCF file's name, MJCF text, dt, contact model, contact settings) of the four scenes:
+    the two files under penalty contact and under PGS (the pgs defaults)."""
     sys.path.insert(0, str(ROOT / "examples" / "laikago_contact"))
     import laikago_scene as scene
 
     laikago = scene.mujoco_xml(timestep=1e-3, position_servos=(scene.KP, scene.KD))
     humanoid = (ROOT / "models" / "mujoco" / "humanoid.xml").read_text()
-    return [("laikago", laikago, 1e-3, dict(scene.PENALTY_SETTINGS)), ("humanoid", humanoid, 1e-3, {})]
+    return [("laikago", "laikago", laikago, 1e-3, "penalty", dict(scene.PENALTY_SETTINGS)),
+            ("humanoid", "humanoid", humanoid, 1e-3, "penalty", {}),
+            ("laikago_pgs", "laikago", laikago, 1e-3, "pgs", {}),
+            ("humanoid_pgs", "humanoid", humanoid, 1e-3, "pgs", {})]
 
 
 def prepare():
@@ -83,10 +87,10 @@ def prepare():
     shutil.copy(lib, INPUTS / "libgradyn_cuda.so")
     rng = np.random.default_rng(SEED)
     meta = {"commit": commit_name(), "seed": SEED, "B": B_CHECK, "T": T_CHECK, "rows": ROWS, "scenes": []}
-    for name, xml, dt, settings in scenes():
-        model = load_mjcf_text(xml).with_contact(model="penalty", **settings)
+    for name, file, xml, dt, contact, settings in scenes():
+        model = load_mjcf_text(xml).with_contact(model=contact, **settings)
         ints, reals = gradyn._core._flat_model(model)
-        if name == "laikago":
+        if file == "laikago":
             q = scene.stance(model, clearance=0.01)
             target = np.array([scene.stance_angle(a["joint"]) for a in model.actuators])
             ctrls = np.broadcast_to(target, (B_CHECK, T_CHECK, model.nu)).copy()
@@ -130,9 +134,10 @@ def prepare():
         assert np.array_equal(np.repeat(held, CTRL_HOLD, axis=1), ctrls)
         np.savez_compressed(INPUTS / f"{name}.npz", ints=ints, reals=reals, q0=q0, v0=v0, ctrls_held=held, dt=dt,
                             qs_ref=qs[:, ROWS], vs_ref=vs[:, ROWS], status_ref=np.bitwise_or.reduce(status, axis=1))
-        (INPUTS / f"{name}.xml").write_text(xml)
-        meta["scenes"].append({"name": name, "dt": dt, "nq": model.nq, "nv": model.nv, "nu": model.nu,
-                               "nbodies": model.nbodies, "pairs": int(ints[7]), "contact": settings,
+        (INPUTS / f"{file}.xml").write_text(xml)
+        meta["scenes"].append({"name": name, "file": file, "dt": dt, "nq": model.nq, "nv": model.nv, "nu": model.nu,
+                               "nbodies": model.nbodies, "pairs": int(ints[7]), "contact_model": contact,
+                               "contact": settings,
                                "cpu_reference_s": cpu_s, "cpu_nudged_v_dev_by_row": growth, "flagged_worlds": int(np.count_nonzero(status.any(axis=1)))})
         print(f"{name}: nq {model.nq}, nv {model.nv}, nu {model.nu}, {int(ints[7])} geom pairs; CPU reference "
               f"{B_CHECK} x {T_CHECK} steps in {cpu_s:.1f} s")
@@ -224,6 +229,12 @@ def run(out: pathlib.Path, skip_peers: bool, quick: bool = False):
                           "v0_bar": relative_deviation(v0b, gr["ref_v0_bar"]),
                           "taus_bar": relative_deviation(tausb, gr["ref_taus_bar"]),
                           "ctrls_bar": relative_deviation(ctrlsb, gr["ref_ctrls_bar"])}, **timing})
+            if dtype == "float64":  # checkpointed: 5 states kept, segments of 10 steps recomputed
+                ck = cuda.rollout_vjp(dm, d["q0"][:B_GRAD], d["v0"][:B_GRAD], None, dt, gr["gq"], gr["gv"],
+                                      d["ctrls"][:B_GRAD, :T_GRAD], max_snapshots=5)
+                emit({"kind": "check_checkpointed", "scene": name, "max_snapshots": 5,
+                      "equal": all(np.array_equal(a, b) for a, b in zip(ck[:3] + ck[4:], (q0b, v0b, tausb, ctrlsb))),
+                      "dev": max(relative_deviation(a, b) for a, b in zip(ck[:3] + ck[4:], (q0b, v0b, tausb, ctrlsb)))})
         dm = cuda.DeviceModel(arrays=arrays, dtype="float64")
         worst = {}
         for r in GRAD_ROWS:
@@ -333,9 +344,10 @@ def run(out: pathlib.Path, skip_peers: bool, quick: bool = False):
         emit({"kind": "check_oom", "scene": sc["name"], "B": big, "raised": True, "message": str(e)})
     if skip_peers:
         return
-    for sc in meta["scenes"]:
+    for file in sorted({sc["file"] for sc in meta["scenes"]}):
+        sc = {"name": file}  # MJX runs each file once (with its own solver)
         for B in (8192, 65536):
-            cmd = [sys.executable, str(HERE / "gpu_peers.py"), "--model", str(INPUTS / f"{sc['name']}.xml"),
+            cmd = [sys.executable, str(HERE / "gpu_peers.py"), "--model", str(INPUTS / f"{file}.xml"),
                    "--batch", str(B), "--steps", "50", "--dtype", "float32", "--repeats", "3"]
             t = time.perf_counter()
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
@@ -361,8 +373,8 @@ def report(src: pathlib.Path):
              f"{machine['gpu']['name']} ({machine['gpu']['total_gib']:.0f} GiB); gradyn at {meta['commit']}; "
              f"seed {meta['seed']}.", "",
              "## Correctness: GPU against gradyn's CPU engine", "",
-             f"{meta['B']} worlds x {meta['T']} steps, penalty contact, the CPU engine's batched gradyn.rollout as "
-             "reference. Deviation: max over worlds of max |GPU - CPU| / (1 + max |CPU|), per saved row.", "",
+             f"{meta['B']} worlds x {meta['T']} steps, each scene's contact model (penalty; the *_pgs scenes PGS), "
+             "the CPU engine's batched gradyn.rollout as reference. Deviation: max over worlds of max |GPU - CPU| / (1 + max |CPU|), per saved row.", "",
              "| scene | dtype | worst q deviation (step 1 / 20 / 60 / 100 / 200) | worst v deviation (same steps) | "
              "CPU against itself, v0 x (1 + 1e-15): v deviation | status flags equal | worlds flagged |",
              "|---|---|---|---|---|---|---|"]
@@ -394,6 +406,12 @@ def report(src: pathlib.Path):
             dv = r["dev"]
             lines.append(f"| {r['scene']} | one step, {r['states']} states | {r['dtype']} | {dv['q_bar']:.1e} | "
                          f"{dv['v_bar']:.1e} | {dv['tau_bar']:.1e} | {dv['ctrl_bar']:.1e} |")
+    ck = [r for r in records if r["kind"] == "check_checkpointed"]
+    if ck:
+        lines += ["", f"Checkpointed gradients (max_snapshots={ck[0]['max_snapshots']}: segments recomputed from kept "
+                  "states) against keeping every state, float64: " + ", ".join(
+                      f"{r['scene']} " + ("bit for bit equal" if r["equal"] else f"deviation {r['dev']:.0e}")
+                      for r in ck) + " (under PGS each segment's warm start restarts)."]
     torch_checks = [r for r in records if r["kind"] == "check_torch_path"]
     if torch_checks:
         lines += ["", "PyTorch CUDA tensors in and out (no host copies) give the NumPy path's numbers bit for bit: " +
@@ -416,7 +434,9 @@ def report(src: pathlib.Path):
         for B in sorted({r["B"] for r in tp if r["scene"] == sc["name"]}):
             get = lambda eng, dt: next((r for r in tp if r["scene"] == sc["name"] and r["B"] == B  # noqa: E731
                                         and r["engine"] == eng and r["dtype"] == dt), None)
-            g64, g32, mjx = get("gradyn", "float64"), get("gradyn", "float32"), get("mjx", "float32")
+            g64, g32 = get("gradyn", "float64"), get("gradyn", "float32")
+            mjx = next((r for r in tp if r["scene"] == sc.get("file", sc["name"]) and r["B"] == B
+                        and r["engine"] == "mjx"), None)
             fmt = lambda r, k="steps_per_s": f"{r[k]:.3g}" if r else "-"  # noqa: E731
             ratio = f"{g32['steps_per_s'] / mjx['steps_per_s']:.2f}" if g32 and mjx else "-"
             lines.append(f"| {sc['name']} | {B} | {fmt(g64)} | {fmt(g32)} | {fmt(g32, 'steps_per_s_wall')} | "
@@ -435,9 +455,11 @@ def report(src: pathlib.Path):
                          f"{g32['steps_per_s']:.3g} | {ratio} |" if g64 and g32 else f"| {sc['name']} | {B} | - | - | - | - |")
     lines += ["", "## Reading these numbers", "",
               "- Same MJCF file, not the same contact physics: gradyn runs penalty contact (Hunt-Crossley springs "
-              "and smoothed Coulomb friction, explicit), MJX its soft-constraint Newton solver (the files' own "
-              "settings: up to 100 iterations, 50 line-search steps; under vmap the slowest world sets the pace). "
-              "The ratio is the throughput a user gets from each on the file, not the same computation.",
+              "and smoothed Coulomb friction, explicit) or, in the *_pgs scenes, velocity-level impulses by "
+              "projected Gauss-Seidel (a pyramid friction cone, up to 100 warm-started sweeps per step, the "
+              "iteration of each world stopping at its own tolerance); MJX its soft-constraint Newton solver (the "
+              "files' own settings: up to 100 iterations, 50 line-search steps; under vmap the slowest world sets "
+              "the pace). The ratio is the throughput a user gets from each on the file, not the same computation.",
               "- Rollouts of contact dynamics grow rounding-sized differences exponentially: the CPU against "
               "itself, from initial velocities changed by one part in 1e15, drifts as far as the GPU does "
               "(column 'CPU against itself'). So the GPU equals the CPU to rounding per step (one-step table) "

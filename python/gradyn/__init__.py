@@ -124,11 +124,11 @@ def rollout_vjp(model, q0, v0, taus, dt, qs_bar, vs_bar, integrator="euler", max
         raise ValueError(f"device: expected 'cpu' or 'cuda', got {device!r}")
     from . import cuda
 
-    cuda.check_options(integrator, params=params is not None, max_snapshots=max_snapshots != 0,
-                       clip_norm=clip_norm != 0.0, return_norms=bool(return_norms))
+    cuda.check_options(integrator, params=params is not None, clip_norm=clip_norm != 0.0,
+                       return_norms=bool(return_norms))
 
     # qs, vs (the forward arrays) are not needed: the GPU recomputes its forward pass.
-    out = cuda.rollout_vjp(model, q0, v0, taus, dt, qs_bar, vs_bar, ctrls, dtype=dtype)
+    out = cuda.rollout_vjp(model, q0, v0, taus, dt, qs_bar, vs_bar, ctrls, dtype=dtype, max_snapshots=max_snapshots)
     _warn_if_diverged(out, lambda: cuda.rollout(model, q0, v0, taus, dt, ctrls, dtype=dtype, return_status=True),
                       (qs_bar, vs_bar))
     return out
@@ -173,10 +173,11 @@ rollout_vjp.__doc__ = (_cpu_rollout_vjp.__doc__ or "") + """
 
 device: 'cpu' (the default, everything above) or 'cuda': the same gradients for thousands of worlds
 at once on a GPU (gradyn.cuda.rollout_vjp: one world per GPU thread, every state kept on the GPU,
-each step recomputed from its state). The GPU runs the model as gradyn.rollout(device='cuda')
-does, and returns (q0_bar, v0_bar, taus_bar, None[, ctrls_bar]): the parameters' gradient is not
-computed there (None); params, max_snapshots, clip_norm and return_norms are CPU options (a
-ValueError says so). dtype: 'float64' or 'float32' (GPU only).
+each step recomputed from its state; max_snapshots=k keeps k states and recomputes segments of
+ceil(T / k) steps, see gradyn.cuda.rollout_vjp). The GPU runs the model as
+gradyn.rollout(device='cuda') does, and returns (q0_bar, v0_bar, taus_bar, None[, ctrls_bar]): the
+parameters' gradient is not computed there (None); params, clip_norm and return_norms are CPU
+options (a ValueError says so). dtype: 'float64' or 'float32' (GPU only).
 """
 
 
@@ -184,8 +185,8 @@ rollout.__doc__ = (_cpu_rollout.__doc__ or "") + """
 
 device: 'cpu' (the default, everything above) or 'cuda': thousands of worlds at once on a GPU, one
 world per GPU thread (gradyn.cuda; needs gradyn built with the CUDA toolkit and a GPU, else a
-CudaError saying which is missing). The GPU runs the semi-implicit Euler step with penalty contact
-(or none), the actuators, joint limits, damping and springs; what it does not run is refused with
+CudaError saying which is missing). The GPU runs the semi-implicit Euler step with penalty or PGS
+contact (or none), the actuators, joint limits, damping and springs; what it does not run is refused with
 a ValueError naming it. NumPy inputs give NumPy results; PyTorch CUDA tensors (or any GPU array
 with DLPack) stay on the GPU and give PyTorch CUDA tensors. dtype: 'float64' or 'float32' (GPU
 only). threads is unused there; params must be None (use model.with_params).

@@ -1,8 +1,8 @@
 """gradyn on a GPU: thousands of worlds of one model at once, one world per GPU thread.
 
 ``gradyn.rollout(model, q0, v0, taus, dt, ctrls=..., device="cuda")`` runs here. The kernels are the
-flat per-world pipeline of ``include/gradyn/flat/`` (semi-implicit Euler; penalty contact or none;
-actuators, joint limits, damping and springs inside the step), the very source the CPU tests
+flat per-world pipeline of ``include/gradyn/flat/`` (semi-implicit Euler; penalty or PGS contact, or
+none; actuators, joint limits, damping and springs inside the step), the very source the CPU tests
 compare against gradyn's own step, compiled by nvcc into ``libgradyn_cuda.so``. That library is
 built when the CUDA toolkit (nvcc) is present at install time and is loaded only when a GPU is
 asked for: a CPU-only install never needs CUDA.
@@ -11,8 +11,10 @@ Arrays: NumPy arrays are copied to the GPU and the results come back as NumPy ar
 tensors (and any GPU array that speaks DLPack, e.g. JAX or CuPy, through ``torch.from_dlpack``)
 stay on the GPU: the results are PyTorch CUDA tensors, with no copy through the host.
 
-What the GPU kernels do not run (other contact models, networks, ball or planar joints, some
-geom pairs) is refused with a ValueError that names it, before anything runs.
+What the GPU kernels do not run (interior-point contact, PGS's sweeps gradient, networks, ball or
+planar joints, some geom pairs, PGS models over 32 bodies or 48 DoFs) is refused with a ValueError
+that names it, before anything runs. Under PGS, each world keeps its warm start from step to step
+as the CPU does, and the reverse differentiates each step from a cold start (as step_vjp does).
 """
 
 from __future__ import annotations
@@ -306,20 +308,31 @@ def _rollout_torch(dm, q0, v0, taus, dt, ctrls, return_status, keep, steps, timi
 
 
 def rollout_vjp(model, q0, v0, taus, dt: float, qs_bar, vs_bar, ctrls=None, *, dtype: str = "float64",
-                steps: int | None = None, timing: dict | None = None):
-    """Reverse mode of rollout on the GPU (backpropagation through time, every state kept on the
-    GPU, each step's forward pass recomputed from its state): the arguments of rollout, plus
-    qs_bar (B, T + 1, nq) and vs_bar (B, T + 1, nv), the gradients of a loss with respect to the
-    arrays rollout returns (either may be None: zeros; without B for one world).
+                steps: int | None = None, timing: dict | None = None, max_snapshots: int = 0):
+    """Reverse mode of rollout on the GPU (backpropagation through time, each step's forward pass
+    recomputed from its state): the arguments of rollout, plus qs_bar (B, T + 1, nq) and vs_bar
+    (B, T + 1, nv), the gradients of a loss with respect to the arrays rollout returns (either may
+    be None: zeros; without B for one world).
+
+    Memory: by default every state of the T steps is kept on the GPU. max_snapshots = k >= 2 keeps
+    k states instead (the initial one and one every ceil(T / k) steps, from a forward pass that
+    stores nothing else) and recomputes one segment of ceil(T / k) steps at a time in the reverse
+    pass: GPU memory for about k + T / k states, one more forward pass of compute. (The CPU's
+    max_snapshots is binomial checkpointing; this is its two-level form.) The numbers are those of
+    the default under penalty contact or none; under PGS each segment's solves start from zero
+    impulses, so the gradient is that of a rollout whose warm start restarts at every snapshot
+    (a difference of the order of the PGS tolerance per segment).
 
     Returns (q0_bar, v0_bar, taus_bar, None, ctrls_bar) as gradyn.rollout_vjp returns them
     (ctrls_bar only when ctrls is given): q0_bar is ambient, taus_bar (B, T, nv), ctrls_bar
     (B, T, nu). The fourth entry, the model parameters' gradient, is None: the GPU does not
     compute it (gradyn.rollout_vjp on the CPU does). timing: receives 'forward_s' and 'reverse_s',
-    the GPU times of the two kernels."""
+    the GPU times of the forward and reverse kernels (summed over segments)."""
     if not (np.isfinite(dt) and dt > 0):
         raise ValueError(f"dt: expected a positive finite time step [s], got {dt}")
     dm = model if isinstance(model, DeviceModel) else DeviceModel(model, dtype)
+    if max_snapshots:
+        return _checkpointed_rollout_vjp(dm, q0, v0, taus, dt, qs_bar, vs_bar, ctrls, steps, timing, max_snapshots)
     if any(_is_gpu_array(x) for x in (q0, v0, taus, ctrls, qs_bar, vs_bar)):
         return _rollout_vjp_torch(dm, q0, v0, taus, dt, qs_bar, vs_bar, ctrls, steps, timing)
     np_dtype = _DTYPES[dm.dtype][1]
@@ -350,6 +363,72 @@ def rollout_vjp(model, q0, v0, taus, dt: float, qs_bar, vs_bar, ctrls=None, *, d
     if single:
         out = [None if x is None else x[0] for x in out]
     return tuple(np.ascontiguousarray(x) if x is not None else None for x in out)
+
+
+def _checkpointed_rollout_vjp(dm, q0, v0, taus, dt, qs_bar, vs_bar, ctrls, steps, timing, max_snapshots):
+    """rollout_vjp with max_snapshots states kept (see there): segments of ceil(T / k) steps, each
+    recomputed from its snapshot and reversed with the adjoint of its last state carried in from
+    the segment after it. Works on NumPy arrays and on GPU tensors alike (the calls it makes do)."""
+    if isinstance(max_snapshots, bool) or not isinstance(max_snapshots, (int, np.integer)) or max_snapshots < 2:
+        raise ValueError(f"max_snapshots: expected an integer >= 2 (the states kept on the GPU), or 0 to keep "
+                         f"every state; got {max_snapshots!r}")
+    gpu = any(_is_gpu_array(x) for x in (q0, v0, taus, ctrls, qs_bar, vs_bar))
+    if gpu:
+        import torch
+
+        tdtype = torch.float64 if dm.dtype == "float64" else torch.float32
+        as_array = lambda x: None if x is None else (  # noqa: E731
+            x if isinstance(x, torch.Tensor) else torch.from_dlpack(x)).cuda().to(tdtype)
+        zeros = lambda shape, like: torch.zeros(shape, dtype=tdtype, device=like.device)  # noqa: E731
+        concat = lambda xs: torch.cat(xs, dim=1)  # noqa: E731
+        copy = lambda x: x.clone()  # noqa: E731
+    else:
+        np_dtype = _DTYPES[dm.dtype][1]
+        as_array = lambda x: None if x is None else np.asarray(x, dtype=np_dtype)  # noqa: E731
+        zeros = lambda shape, like: np.zeros(shape, dtype=np_dtype)  # noqa: E731
+        concat = lambda xs: np.concatenate(xs, axis=1)  # noqa: E731
+        copy = lambda x: x.copy()  # noqa: E731
+    q0, v0, taus, ctrls, qs_bar, vs_bar = (as_array(x) for x in (q0, v0, taus, ctrls, qs_bar, vs_bar))
+    single = q0.ndim == 1
+    if single:
+        q0, v0, taus, ctrls, qs_bar, vs_bar = (None if x is None else x[None]
+                                               for x in (q0, v0, taus, ctrls, qs_bar, vs_bar))
+    B, T = _check_shapes(dm, q0, v0, taus, ctrls, steps)
+    _check_adjoint_shapes(dm, B, T, qs_bar, vs_bar)
+    length = -(-T // int(max_snapshots))
+    bounds = [(s, min(T, s + length)) for s in range(0, T, length)]
+    seg = lambda x, s, e: None if x is None else x[:, s:e]  # noqa: E731
+    forward_s = reverse_s = 0.0
+    snapshots = [(q0, v0)]
+    for s, e in bounds[:-1]:  # the forward pass keeps only the segments' first states
+        t = {}
+        snapshots.append(rollout(dm, *snapshots[-1], seg(taus, s, e), dt, seg(ctrls, s, e), keep="final", steps=e - s,
+                                 timing=t))
+        forward_s += t["kernel_s"]
+    q_carry = copy(qs_bar[:, T]) if qs_bar is not None else zeros((B, dm.nq), q0)
+    v_carry = copy(vs_bar[:, T]) if vs_bar is not None else zeros((B, dm.nv), q0)
+    taus_parts, ctrls_parts = [], []
+    for (s, e), (qa, va) in zip(reversed(bounds), reversed(snapshots)):
+        qb = concat([qs_bar[:, s:e], q_carry[:, None]]) if qs_bar is not None else concat(
+            [zeros((B, e - s, dm.nq), q0), q_carry[:, None]])
+        vb = concat([vs_bar[:, s:e], v_carry[:, None]]) if vs_bar is not None else concat(
+            [zeros((B, e - s, dm.nv), q0), v_carry[:, None]])
+        t = {}
+        out = rollout_vjp(dm, qa, va, seg(taus, s, e), dt, qb, vb, seg(ctrls, s, e), steps=e - s, timing=t)
+        forward_s += t["forward_s"]
+        reverse_s += t["reverse_s"]
+        q_carry, v_carry = out[0], out[1]
+        taus_parts.append(out[2])
+        if ctrls is not None:
+            ctrls_parts.append(out[4])
+    if timing is not None:
+        timing["forward_s"], timing["reverse_s"] = forward_s, reverse_s
+    result = [q_carry, v_carry, concat(taus_parts[::-1]), None]
+    if ctrls is not None:
+        result.append(concat(ctrls_parts[::-1]))
+    if single:
+        result = [None if x is None else x[0] for x in result]
+    return tuple(result)
 
 
 def _check_adjoint_shapes(dm, B, T, qs_bar, vs_bar):

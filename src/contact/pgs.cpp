@@ -352,7 +352,8 @@ void least_norm_solve_unpermuted(const Eigen::CompleteOrthogonalDecomposition<Ei
 
 bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::VectorXd>& lambda,
                       const Eigen::Ref<const Eigen::VectorXd>& lambda_bar,
-                      PgsAdjointWorkspace& aws, BoxedLcpAdjoint& adjoint, double active_tolerance) {
+                      PgsAdjointWorkspace& aws, BoxedLcpAdjoint& adjoint, double active_tolerance,
+                      bool least_norm_if_singular) {
   problem.check();
   const int n = problem.size();
   require_adjoint_shapes("pgs_implicit_vjp", n, lambda_bar, aws, adjoint);
@@ -360,13 +361,22 @@ bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::Vec
     throw ArgumentError("pgs_implicit_vjp: lambda has " + std::to_string(lambda.size()) + " entries, expected " +
                         std::to_string(n));
   // dF/dlambda = system; theta_bar = -(dF/dtheta)^T system^-T lambda_bar.
-  if (!factor_active_set_system(problem, lambda, aws, active_tolerance)) return false;
-  // y = system^-T lambda_bar: Eigen's PartialPivLU::transpose().solve step for step, its last
-  // (in-place) permutation into y instead (Eigen's allocates a mask).
+  const bool regular = factor_active_set_system(problem, lambda, aws, active_tolerance);
+  if (!regular && !least_norm_if_singular) return false;
   aws.rhs = lambda_bar;
-  aws.lu.matrixLU().triangularView<Eigen::Upper>().transpose().solveInPlace(aws.rhs);
-  aws.lu.matrixLU().triangularView<Eigen::UnitLower>().transpose().solveInPlace(aws.rhs);
-  aws.y = aws.lu.permutationP().transpose() * aws.rhs;
+  if (regular) {
+    // y = system^-T lambda_bar: Eigen's PartialPivLU::transpose().solve step for step, its last
+    // (in-place) permutation into y instead (Eigen's allocates a mask).
+    aws.lu.matrixLU().triangularView<Eigen::Upper>().transpose().solveInPlace(aws.rhs);
+    aws.lu.matrixLU().triangularView<Eigen::UnitLower>().transpose().solveInPlace(aws.rhs);
+    aws.y = aws.lu.permutationP().transpose() * aws.rhs;
+  } else {  // the least-norm y of system^T y = lambda_bar
+    aws.cod.compute(aws.system.transpose());
+    Eigen::Map<Eigen::MatrixXd> column(aws.rhs.data(), n, 1);
+    least_norm_solve_unpermuted(aws.cod, column, aws.reflector_scratch);
+    permute_in_place<PermuteSide::Rows>(aws.cod.colsPermutation(), column, aws.permuted);
+    aws.y = aws.rhs;
+  }
 
   for (int i = 0; i < n; ++i) {
     const double yi = aws.y(i);
@@ -383,7 +393,7 @@ bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::Vec
       adjoint.mu(i) += yi * state * lambda(normal);
     }
   }
-  return true;
+  return regular;
 }
 
 bool pgs_implicit_jvp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::VectorXd>& lambda,

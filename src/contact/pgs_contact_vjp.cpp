@@ -74,10 +74,14 @@ void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
     if (data.pgs->record_workspace.n != n || data.pgs->record_workspace.capacity < settings.pgs_iterations)
       data.pgs->record_workspace.resize(n, settings.pgs_iterations);  // allocates: as above
     bool done = false;
-    if (settings.pgs_gradient == PgsGradient::Implicit)
-      done = pgs_implicit_vjp(lcp, lambda, data.pgs->adj_lambda_bar, data.pgs->adj_workspace, adj);
+    if (settings.pgs_gradient == PgsGradient::Implicit) {
+      // a singular active-set system (redundant rows) takes the least-norm adjoint
+      pgs_implicit_vjp(lcp, lambda, data.pgs->adj_lambda_bar, data.pgs->adj_workspace, adj, 1e-9,
+                       /*least_norm_if_singular=*/true);
+      done = true;
+    }
     const bool rank_one_A = done;  // A_bar = -u lambda^T (pgs.hpp)
-    if (!done) {  // Sweeps, or a singular active-set system: replay the sweeps from the warm start
+    if (!done) {  // Sweeps: replay the sweeps from the warm start
       data.pgs->adj_lambda = data.pgs->warm_start.head(n);  // what the forward solve started from
       PgsOptions options;
       options.max_iterations = settings.pgs_iterations;

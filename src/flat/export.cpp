@@ -25,6 +25,12 @@ void push_pose(std::vector<double>& r, const Pose<double>& X) {
   for (int i = 0; i < 3; ++i) r.push_back(X.p[i]);
 }
 
+// The most contacts a pair's routine reports (flat/collide.hpp).
+int pair_capacity(GeomType lo, GeomType hi) {
+  if (lo == GeomType::Plane) return hi == GeomType::Box ? 4 : hi == GeomType::Capsule ? 2 : 1;
+  return lo == GeomType::Capsule && hi == GeomType::Capsule ? 2 : 1;
+}
+
 bool supported_pair(GeomType lo, GeomType hi) {
   using T = GeomType;
   if (lo == T::Plane) return hi == T::Sphere || hi == T::Capsule || hi == T::Box;
@@ -36,10 +42,12 @@ bool supported_pair(GeomType lo, GeomType hi) {
 
 FlatArrays export_flat_model(const Model& model) {
   const ContactSettings& c = model.contact;
-  if (c.model != ContactModel::None && c.model != ContactModel::Penalty)
-    refuse(std::string("it uses contact model '") + contact_model_name(c.model) +
-           "', and the GPU kernels run 'penalty' contact (or none) so far; use model.with_contact(model='penalty') "
-           "or run it on the CPU (device='cpu')");
+  if (c.model == ContactModel::Ipm)
+    refuse("it uses contact model 'ipm', and the GPU kernels run 'penalty' and 'pgs' contact (or none); use "
+           "model.with_contact(model='pgs') or 'penalty', or run it on the CPU (device='cpu')");
+  if (c.model == ContactModel::Pgs && c.pgs_gradient != PgsGradient::Implicit)
+    refuse("its pgs contact is differentiated through the sweeps (pgs_gradient='sweeps'); the GPU kernels "
+           "differentiate the solution implicitly: use with_contact(pgs_gradient='implicit') or run it on the CPU");
   if (c.model == ContactModel::Penalty && c.friction != FrictionModel::SmoothCoulomb)
     refuse("its penalty contact uses Brown friction; the GPU kernels have the smoothed Coulomb law "
            "(with_contact(friction='smooth_coulomb')) or run it on the CPU");
@@ -57,7 +65,7 @@ FlatArrays export_flat_model(const Model& model) {
   std::vector<double>& R = out.reals;
   // geom pairs that may touch, in the pair routines' order (lower type first)
   std::vector<std::pair<int, int>> pairs;
-  if (c.model == ContactModel::Penalty) {
+  if (c.model == ContactModel::Penalty || c.model == ContactModel::Pgs) {
     for (int a = 0; a < model.ngeoms(); ++a)
       for (int b = a + 1; b < model.ngeoms(); ++b) {
         const GeomType ta = model.geoms[a].type, tb = model.geoms[b].type;
@@ -74,7 +82,40 @@ FlatArrays export_flat_model(const Model& model) {
         pairs.emplace_back(lo, hi);
       }
   }
-  I = {kMagic, kVersion, nb, model.nq, model.nv, model.nu(), model.ngeoms(), static_cast<std::int32_t>(pairs.size())};
+  // PGS's capacity: every contact the pairs can make (at most the engine's Data holds) and every
+  // joint limit, within the largest row count the kernels are compiled for.
+  int contacts = 0, limit_rows = 0;
+  if (c.model == ContactModel::Pgs) {
+    for (const auto& [a, b] : pairs) contacts += pair_capacity(model.geoms[a].type, model.geoms[b].type);
+    const int engine_capacity = model.max_contacts > 0 ? model.max_contacts : std::max(32, 8 * model.ngeoms());
+    contacts = std::min(contacts, engine_capacity);
+    for (int i = 0; i < nb; ++i) {
+      if (model.joint_type[i] == JointType::Free) continue;
+      const int iq = model.idx_q[i];
+      limit_rows += std::isfinite(model.lower_limit[iq]) + std::isfinite(model.upper_limit[iq]);
+    }
+    if (nb > 32 || model.nv > 48)
+      refuse("it has " + std::to_string(nb) + " bodies and " + std::to_string(model.nv) + " DoFs, and the GPU "
+             "kernels run pgs contact for at most 32 bodies and 48 DoFs; use model.with_contact(model='penalty') or "
+             "run it on the CPU");
+    if (limit_rows > kMaxFlatRows - 3)
+      refuse("its joint limits need " + std::to_string(limit_rows) + " rows of the PGS problem, and the GPU "
+             "kernels hold " + std::to_string(kMaxFlatRows) + " rows; run it on the CPU");
+    // beyond this many contacts at once a step drops the rest and flags kStatusContactOverflow
+    contacts = std::min(contacts, (kMaxFlatRows - limit_rows) / 3);
+  }
+  I = {kMagic,
+       kVersion,
+       nb,
+       model.nq,
+       model.nv,
+       model.nu(),
+       model.ngeoms(),
+       static_cast<std::int32_t>(pairs.size()),
+       c.model == ContactModel::Pgs ? kContactPgs : c.model == ContactModel::Penalty ? kContactPenalty : kContactNone,
+       c.pgs_iterations,
+       contacts,
+       3 * contacts + limit_rows};
   for (int i = 0; i < nb; ++i) {
     const JointType t = model.joint_type[i];
     std::int32_t type = kHinge;
@@ -107,7 +148,8 @@ FlatArrays export_flat_model(const Model& model) {
   for (const auto& [a, b] : pairs) I.insert(I.end(), {a, b});
 
   R = {model.gravity[0], model.gravity[1], model.gravity[2], c.stiffness, c.exponent, c.damping, c.velocity_scale,
-       c.margin, c.limit_stiffness, c.limit_damping, c.max_penetration, c.model == ContactModel::Penalty ? 1.0 : 0.0};
+       c.margin, c.limit_stiffness, c.limit_damping, c.max_penetration, 0.0, c.erp, c.slop, c.cfm,
+       c.restitution_threshold, c.max_correction_velocity, c.pgs_tolerance, c.limit_margin};
   for (int i = 0; i < nb; ++i) {
     push_pose(R, model.joint_placement[i]);
     for (int k = 0; k < 3; ++k) R.push_back(model.joint_axis[i][k]);
@@ -129,8 +171,12 @@ FlatArrays export_flat_model(const Model& model) {
     for (int k = 0; k < 3; ++k) R.push_back(g.size[k]);
     R.push_back(g.friction);
   }
-  // The pair's Coulomb coefficient: the larger of the two (collide_geoms' friction_geom).
-  for (const auto& [a, b] : pairs) R.push_back(std::max(model.geoms[a].friction, model.geoms[b].friction));
+  // The pair's Coulomb coefficient and restitution: the larger of the two (collide_geoms'
+  // friction_geom and restitution_geom).
+  for (const auto& [a, b] : pairs) {
+    R.push_back(std::max(model.geoms[a].friction, model.geoms[b].friction));
+    R.push_back(std::max(model.geoms[a].restitution, model.geoms[b].restitution));
+  }
   const FlatModel<double> view = FlatModel<double>::view(I.data(), R.data());
   if (view.total_ints() != static_cast<int>(I.size()) || view.total_reals() != static_cast<int>(R.size()))
     throw std::logic_error("export_flat_model: the arrays do not match the flat layout");
@@ -138,16 +184,17 @@ FlatArrays export_flat_model(const Model& model) {
 }
 
 namespace {
-template <int MaxB, int MaxD>
+template <int MaxB, int MaxD, int MaxR>
 void rollout_worlds(const FlatModel<double>& m, int B, int T, const double* q0, const double* v0, const double* taus,
                     const double* ctrls, double dt, double* qs, double* vs, std::uint32_t* status) {
-  auto ws = std::make_unique<StepWorkspace<double, MaxB, MaxD>>();
+  auto ws = std::make_unique<StepWorkspace<double, MaxB, MaxD, MaxR>>();
   const int nq = m.nq, nv = m.nv, nu = m.nu;
   for (int w = 0; w < B; ++w) {
     double* qw = qs + static_cast<std::size_t>(w) * (T + 1) * nq;
     double* vw = vs + static_cast<std::size_t>(w) * (T + 1) * nv;
     std::copy(q0 + static_cast<std::size_t>(w) * nq, q0 + static_cast<std::size_t>(w + 1) * nq, qw);
     std::copy(v0 + static_cast<std::size_t>(w) * nv, v0 + static_cast<std::size_t>(w + 1) * nv, vw);
+    reset_warm_start(*ws);  // each world's rollout starts from zero impulses
     std::uint32_t bits = 0;
     for (int t = 0; t < T; ++t) {
       const double* tau = taus ? taus + (static_cast<std::size_t>(w) * T + t) * nv : nullptr;
@@ -162,16 +209,17 @@ void rollout_worlds(const FlatModel<double>& m, int B, int T, const double* q0, 
 void flat_rollout_cpu(const FlatArrays& model, int B, int T, const double* q0, const double* v0, const double* taus,
                       const double* ctrls, double dt, double* qs, double* vs, std::uint32_t* status) {
   const FlatModel<double> m = FlatModel<double>::view(model.ints.data(), model.reals.data());
-  if (m.nb <= 16 && m.nv <= 24) rollout_worlds<16, 24>(m, B, T, q0, v0, taus, ctrls, dt, qs, vs, status);
-  else if (m.nb <= 32 && m.nv <= 48) rollout_worlds<32, 48>(m, B, T, q0, v0, taus, ctrls, dt, qs, vs, status);
-  else rollout_worlds<kMaxFlatBodies, kMaxFlatDofs>(m, B, T, q0, v0, taus, ctrls, dt, qs, vs, status);
+  if (m.pgs_on()) rollout_worlds<kMaxFlatBodies, kMaxFlatDofs, kMaxFlatRows>(m, B, T, q0, v0, taus, ctrls, dt, qs, vs, status);
+  else if (m.nb <= 16 && m.nv <= 24) rollout_worlds<16, 24, 0>(m, B, T, q0, v0, taus, ctrls, dt, qs, vs, status);
+  else if (m.nb <= 32 && m.nv <= 48) rollout_worlds<32, 48, 0>(m, B, T, q0, v0, taus, ctrls, dt, qs, vs, status);
+  else rollout_worlds<kMaxFlatBodies, kMaxFlatDofs, 0>(m, B, T, q0, v0, taus, ctrls, dt, qs, vs, status);
 }
 
 void flat_step_vjp_cpu(const FlatArrays& model, const double* q, const double* v, const double* tau,
                        const double* ctrl, double dt, const double* q_next_bar, const double* v_next_bar, double* q_bar,
                        double* v_bar, double* tau_bar, double* ctrl_bar) {
   const FlatModel<double> m = FlatModel<double>::view(model.ints.data(), model.reals.data());
-  auto ws = std::make_unique<StepVjpWorkspace<double, kMaxFlatBodies, kMaxFlatDofs>>();
+  auto ws = std::make_unique<StepVjpWorkspace<double, kMaxFlatBodies, kMaxFlatDofs, kMaxFlatRows>>();
   step_vjp(m, *ws, q, 1, v, 1, tau, 1, ctrl, 1, dt, q_next_bar, 1, v_next_bar, 1, q_bar, v_bar, tau_bar, 1, ctrl_bar, 1);
 }
 

@@ -11,6 +11,8 @@
 #include "../support/contact_scenes.hpp"
 #include "gradyn/contact/pgs_contact.hpp"
 #include "gradyn/contact/pgs_data.hpp"
+#include "gradyn/sim/integrate.hpp"
+#include "gradyn/sim/step_jacobian.hpp"
 
 namespace gradyn {
 namespace {
@@ -155,6 +157,50 @@ TEST(PgsContactVjp, ModelAdjointsMatchForwardModeADAndCentralDifferences) {
       }
     }
   }
+}
+
+// A box face down on the plane and sticking: its four corners' rows are redundant (no cfm), so
+// the active-set system is singular. step_vjp then takes the least-norm
+// adjoint, the transpose of the step Jacobian's least-norm map: the two agree, the derivatives
+// with respect to q (through the Baumgarte targets of the depths) included. (Here the sweeps'
+// reverse, which step_vjp used before, agrees too; on the humanoid's feet it did not, by up to
+// 1e-5: tests/flat/test_pgs.cpp compares the flat kernels' least-norm adjoint with step_vjp's.)
+TEST(PgsContactVjp, ASingularActiveSetTakesTheStepJacobiansLeastNormMap) {
+  ContactSettings settings;  // the defaults: no cfm, 100 sweeps to 1e-10
+  settings.model = ContactModel::Pgs;
+  const Model m = free_body_on_plane(geom(GeomType::Box, V3(0.1, 0.15, 0.05), 2.0), settings);
+  const Eigen::VectorXd q = touching(m, 0.0, 0.0, face_down(m), 0.002);
+  const Eigen::VectorXd v = vec6(0.0, 0.0, -0.05, 0.0, 0.0, 0.0), tau = vec6(0.1, 0.2, -0.3, 0.01, 0.02, -0.01);
+  const double dt = 1e-3;
+  Data d(m);
+  Eigen::VectorXd qn(m.nq), vn(m.nv);
+  step<double>(m, d, q, v, tau, dt, Integrator::SemiImplicitEuler, qn, vn);
+  ASSERT_EQ(d.ncontacts, 4);
+  ASSERT_TRUE(d.pgs->result.converged);
+  const int n = d.pgs->problem.size();
+  PgsAdjointWorkspace aws(n);
+  BoxedLcpAdjoint unused(n);
+  EXPECT_FALSE(pgs_implicit_vjp(d.pgs->problem, d.pgs->lambda.head(n), Eigen::VectorXd::Ones(n), aws, unused))
+      << "the scene must make the active-set system singular; lambda " << d.pgs->lambda.head(n).transpose();
+  // The rows of v+: by q (the VJP's ambient q mapped to tangent directions, d(q (+) e dq)/de by
+  // central differences of the exponential map), by v and by tau.
+  const Eigen::MatrixXd J = step_jacobian_vjp(m, q, v, tau, dt, Integrator::SemiImplicitEuler);
+  Eigen::MatrixXd A(2 * m.nv, 2 * m.nv), B(2 * m.nv, m.nv);
+  Data dj(m);
+  step_jacobian(m, dj, q, v, tau, dt, Integrator::SemiImplicitEuler, A, B);
+  Eigen::MatrixXd ambient(m.nq, m.nv);
+  for (int k = 0; k < m.nv; ++k) {
+    const double h = 1e-6;
+    Eigen::VectorXd qp(m.nq), qm(m.nq);
+    integrate<double>(m, q, h * Eigen::VectorXd::Unit(m.nv, k), qp);
+    integrate<double>(m, q, -h * Eigen::VectorXd::Unit(m.nv, k), qm);
+    ambient.col(k) = (qp - qm) / (2 * h);
+  }
+  Eigen::MatrixXd from_vjp(m.nv, 3 * m.nv), analytic(m.nv, 3 * m.nv);
+  from_vjp << J.bottomLeftCorner(m.nv, m.nq) * ambient, J.bottomRightCorner(m.nv, 2 * m.nv);
+  analytic << A.bottomRows(m.nv), B.bottomRows(m.nv);
+  EXPECT_GT(analytic.cwiseAbs().maxCoeff(), 0.5);
+  EXPECT_LT(relative_error(from_vjp, analytic), 1e-8) << "vjp\n" << from_vjp << "\njacobian\n" << analytic;
 }
 
 }  // namespace

@@ -137,8 +137,8 @@ void expect_refused(const Model& model, const std::string& fragment) {
 }
 
 TEST(FlatExport, SaysWhatTheKernelsDoNotRun) {
-  test::LaikagoScene s = test::laikago_standing(ContactModel::Pgs);
-  expect_refused(s.model, "contact model 'pgs'");
+  test::LaikagoScene s = test::laikago_standing(ContactModel::Ipm);
+  expect_refused(s.model, "contact model 'ipm'");
   s.model.contact.model = ContactModel::Penalty;
   s.model.contact.friction = FrictionModel::Brown;
   expect_refused(s.model, "Brown friction");

@@ -142,12 +142,16 @@ void pgs_sweeps_vjp(const BoxedLcp& problem, const PgsWorkspace& ws, const Eigen
                     PgsAdjointWorkspace& aws, BoxedLcpAdjoint& adjoint);
 
 /// Implicit differentiation at the solution lambda over its active set. A row counts as clamped when
-/// |lambda_i - bound| <= active_tolerance * (1 + |bound|). Returns false (adding nothing) when the
-/// active-set system is singular. A's adjoint is rank one, -u lambda^T with u_i = aws.y_i on the free
-/// rows (aws.active_i == 0) and 0 elsewhere, which callers may exploit (pgs_contact_vjp does).
+/// |lambda_i - bound| <= active_tolerance * (1 + |bound|). Returns false when the active-set system
+/// is singular (redundant free rows: two contacts of a capsule lying on a plane share a friction
+/// direction); it then adds nothing, or, with least_norm_if_singular, the adjoint of the least-norm
+/// solution of the transposed system (the transpose of pgs_implicit_jvp's least-norm map, so that
+/// step_vjp and step_jacobian agree there). A's adjoint is rank one, -u lambda^T with u_i = aws.y_i
+/// on the free rows (aws.active_i == 0) and 0 elsewhere, which callers may exploit (pgs_contact_vjp does).
 bool pgs_implicit_vjp(const BoxedLcp& problem, const Eigen::Ref<const Eigen::VectorXd>& lambda,
                       const Eigen::Ref<const Eigen::VectorXd>& lambda_bar,
-                      PgsAdjointWorkspace& aws, BoxedLcpAdjoint& adjoint, double active_tolerance = 1e-9);
+                      PgsAdjointWorkspace& aws, BoxedLcpAdjoint& adjoint, double active_tolerance = 1e-9,
+                      bool least_norm_if_singular = false);
 
 /// Forward mode of the implicit differentiation, for many directions at once (the step's analytical
 /// Jacobian, sim/step_jacobian.hpp): on entry each column of `directions` (n x k) is a change of

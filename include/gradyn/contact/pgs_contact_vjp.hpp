@@ -5,6 +5,8 @@
 // ContactSettings::pgs_gradient:
 //   Implicit (default)  implicit differentiation of the converged active set (Nimble): exact where
 //                       the active set is stable; independent of the iteration count and warm start.
+//                       Where its system is singular (redundant rows: the impulses are not unique,
+//                       v+ is) the least-norm solution, as step_jacobian's (sim/step_jacobian.hpp).
 //   Sweeps              the reverse of the PGS sweeps as they ran (Qiao et al. 2021, paper 003): the
 //                       exact derivative of the lambda PGS returned, converged or not. The warm start
 //                       (step_vjp starts PGS cold) is held constant.

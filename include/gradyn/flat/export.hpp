@@ -17,7 +17,7 @@ struct FlatArrays {
 };
 
 /// The model as flat arrays. Throws ArgumentError, naming what the flat kernels do not run and
-/// what to do instead, for: contact models other than 'penalty' and 'none', Brown friction,
+/// what to do instead, for: contact model 'ipm', pgs differentiated through its sweeps, Brown friction,
 /// networks, joints other than revolute, continuous, prismatic and free (a free joint must join
 /// a body to the world, with no spring), collision pairs other than plane, sphere, capsule and box
 /// against a plane, and sphere and capsule against each other.
@@ -27,6 +27,8 @@ FlatArrays export_flat_model(const Model& model);
 /// largest is refused by export_flat_model.
 inline constexpr int kMaxFlatBodies = 64;
 inline constexpr int kMaxFlatDofs = 96;
+/// The most PGS rows (3 per contact, 1 per joint limit) a step of the kernels holds.
+inline constexpr int kMaxFlatRows = 96;
 
 /// T steps of B worlds on the CPU with the flat kernels, one world after the other. Row-major:
 /// q0 (B, nq), v0 (B, nv), taus (B, T, nv) or null, ctrls (B, T, nu) or null; qs (B, T+1, nq),

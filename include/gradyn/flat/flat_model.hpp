@@ -15,18 +15,22 @@
 namespace gradyn::flat {
 
 inline constexpr std::int32_t kMagic = 0x59445247;  // "GRDY"
-inline constexpr std::int32_t kVersion = 1;
+inline constexpr std::int32_t kVersion = 2;
 
 enum FlatJoint : std::int32_t { kHinge = 0, kSlide = 1, kFree = 2 };
 enum FlatGeom : std::int32_t { kPlane = 0, kSphere = 1, kCapsule = 2, kBox = 3 };  // GeomType's numbers
 enum FlatActuator : std::int32_t { kMotorLike = 0, kServo = 1 };  // affine (motor, position, velocity, general) or paper 002's servo
+enum FlatContact : std::int32_t { kContactNone = 0, kContactPenalty = 1, kContactPgs = 2 };
 
 // Status bits, the same numbers as gradyn::StatusFlag (model/data.hpp).
 inline constexpr std::uint32_t kFlatNonFinite = 1u << 0, kFlatSingularInertia = 1u << 1,
+                               kFlatContactOverflow = 1u << 2, kFlatSolverNotConverged = 1u << 4,
                                kFlatDeepPenetration = 1u << 5;
 
 // Integer layout: header, then per body, per actuator, per geom, per pair.
-inline constexpr int kIntHeader = 8;   // magic, version, nb, nq, nv, nu, ngeom, npairs
+inline constexpr int kIntHeader = 12;  // magic, version, nb, nq, nv, nu, ngeom, npairs, contact model
+                                       // (FlatContact), pgs_iterations, contacts a step may hold,
+                                       // constraint rows a step may need (3 per contact + joint limits)
 inline constexpr int kIntsPerBody = 4;  // parent, joint type, first q index, first v index
 inline constexpr int kIntsPerActuator = 5;  // kind, q index, v index, ctrl limited, force limited
 inline constexpr int kIntsPerGeom = 2;  // type, body (-1: world)
@@ -34,15 +38,17 @@ inline constexpr int kIntsPerPair = 2;  // geom a, geom b: a has the lower type 
 
 // Real layout: header, then per body, per DoF (3 arrays of nv), per coordinate (3 arrays of nq),
 // per actuator, per geom, per pair.
-inline constexpr int kRealHeader = 12;  // gravity (3), contact: stiffness, exponent, damping,
+inline constexpr int kRealHeader = 19;  // gravity (3), contact: stiffness, exponent, damping,
                                         // velocity_scale, margin, limit_stiffness, limit_damping,
-                                        // max_penetration, contact on (0/1)
+                                        // max_penetration, (unused), and PGS's erp, slop, cfm,
+                                        // restitution_threshold, max_correction_velocity,
+                                        // pgs_tolerance, limit_margin
 inline constexpr int kRealsPerBody = 28;  // joint placement R (9, row-major), p (3), axis (3),
                                           // mass, com (3), rotational inertia about the com (9)
 inline constexpr int kRealsPerActuator = 14;  // gear, gain (3), bias (3), servo kp, kv, velocity
                                               // limit, ctrl lower, upper, force lower, upper
 inline constexpr int kRealsPerGeom = 16;  // placement R (9), p (3), size (3), friction
-inline constexpr int kRealsPerPair = 1;   // the pair's Coulomb coefficient (the larger one)
+inline constexpr int kRealsPerPair = 2;   // the pair's Coulomb coefficient and restitution (the larger ones)
 
 /// Read access to a flat model whose arrays hold scalars of type S (double or float). Plain
 /// pointers and offsets: copyable to a device kernel by value.
@@ -103,7 +109,8 @@ struct FlatModel {
   GRADYN_HD const S* geom_size(int g) const { return reals + geom_r + kRealsPerGeom * g + 12; }
   GRADYN_HD int pair_a(int k) const { return ints[pair_i + kIntsPerPair * k]; }
   GRADYN_HD int pair_b(int k) const { return ints[pair_i + kIntsPerPair * k + 1]; }
-  GRADYN_HD S pair_friction(int k) const { return reals[pair_r + k]; }
+  GRADYN_HD S pair_friction(int k) const { return reals[pair_r + kRealsPerPair * k]; }
+  GRADYN_HD S pair_restitution(int k) const { return reals[pair_r + kRealsPerPair * k + 1]; }
   // --- settings ---
   GRADYN_HD const S* gravity() const { return reals; }
   GRADYN_HD S contact_stiffness() const { return reals[3]; }
@@ -114,7 +121,19 @@ struct FlatModel {
   GRADYN_HD S limit_stiffness() const { return reals[8]; }
   GRADYN_HD S limit_damping() const { return reals[9]; }
   GRADYN_HD S max_penetration() const { return reals[10]; }
-  GRADYN_HD bool contact_on() const { return reals[11] != S(0); }
+  GRADYN_HD int contact_model() const { return ints[8]; }
+  GRADYN_HD bool penalty_on() const { return ints[8] == kContactPenalty; }
+  GRADYN_HD bool pgs_on() const { return ints[8] == kContactPgs; }
+  GRADYN_HD int pgs_iterations() const { return ints[9]; }
+  GRADYN_HD int max_contacts() const { return ints[10]; }
+  GRADYN_HD int max_rows() const { return ints[11]; }
+  GRADYN_HD S erp() const { return reals[12]; }
+  GRADYN_HD S slop() const { return reals[13]; }
+  GRADYN_HD S cfm() const { return reals[14]; }
+  GRADYN_HD S restitution_threshold() const { return reals[15]; }
+  GRADYN_HD S max_correction_velocity() const { return reals[16]; }
+  GRADYN_HD S pgs_tolerance() const { return reals[17]; }
+  GRADYN_HD S limit_margin() const { return reals[18]; }
 };
 
 }  // namespace gradyn::flat

@@ -13,8 +13,8 @@ namespace gradyn::flat {
 /// trajectory itself (row t + 1 from row t; q, v then receive the final state unless write_final is
 /// false, which leaves them untouched). taus, ctrls and step_status ((T, B), each step's flags) may
 /// be null. Returns the OR of the steps' flags.
-template <class S, int MB, int MD>
-GRADYN_HD std::uint32_t rollout_world(const FlatModel<S>& m, StepWorkspace<S, MB, MD>& ws, int B, int T, S dt, int w,
+template <class S, int MB, int MD, int MR>
+GRADYN_HD std::uint32_t rollout_world(const FlatModel<S>& m, StepWorkspace<S, MB, MD, MR>& ws, int B, int T, S dt, int w,
                                       S* q, S* v, const S* taus, const S* ctrls, S* qs, S* vs,
                                       std::uint32_t* step_status, bool write_final = true) {
   const int nq = m.nq, nv = m.nv, nu = m.nu;
@@ -24,6 +24,7 @@ GRADYN_HD std::uint32_t rollout_world(const FlatModel<S>& m, StepWorkspace<S, MB
     for (int k = 0; k < nq; ++k) qs[k * b + w] = q[k * b + w];
     for (int k = 0; k < nv; ++k) vs[k * b + w] = v[k * b + w];
   }
+  reset_warm_start(ws);  // a rollout starts from zero impulses (PGS), as the engine's
   std::uint32_t bits = 0;
   for (int t = 0; t < T; ++t) {
     const std::size_t st = static_cast<std::size_t>(t);
@@ -48,8 +49,8 @@ GRADYN_HD std::uint32_t rollout_world(const FlatModel<S>& m, StepWorkspace<S, MB
 /// the adjoints qs_bar and vs_bar of the trajectory (same layouts; either may be null: zeros),
 /// writes q0_bar (nq, B) and v0_bar (nv, B), and taus_bar (T, nv, B) and ctrls_bar (T, nu, B) when
 /// not null. Each step's forward pass is recomputed from its state (step_vjp).
-template <class S, int MB, int MD>
-GRADYN_HD void rollout_vjp_world(const FlatModel<S>& m, StepVjpWorkspace<S, MB, MD>& ws, int B, int T, S dt, int w,
+template <class S, int MB, int MD, int MR>
+GRADYN_HD void rollout_vjp_world(const FlatModel<S>& m, StepVjpWorkspace<S, MB, MD, MR>& ws, int B, int T, S dt, int w,
                                  const S* qs, const S* vs, const S* taus, const S* ctrls, const S* qs_bar,
                                  const S* vs_bar, S* q0_bar, S* v0_bar, S* taus_bar, S* ctrls_bar) {
   const int nq = m.nq, nv = m.nv, nu = m.nu;

@@ -1,21 +1,23 @@
 // One semi-implicit Euler step of one world, on a flat model (flat/flat_model.hpp): the same
-// stages and the same numbers as gradyn::step with penalty contact (or none), written on plain
+// stages and the same numbers as gradyn::step with penalty or PGS contact (or none), written on plain
 // arrays so that g++ and nvcc compile the one source: the CPU batch (flat/export.hpp) and the
 // CUDA backend (cuda/) run it, one world per thread.
 //
 // Stages, in step()'s order: forward kinematics and the velocity pass (ABA's pass 1), collision
 // of the geom pairs with penalty contact forces (contact/penalty.hpp) and the joint-limit springs
 // (contact/joint_limits.hpp), actuators (dynamics/actuation.hpp), passive forces, ABA's passes 2
-// and 3 (world frame, as dynamics/aba.cpp), then v+ = v + dt a and q+ = q (+) dt v+.
+// and 3 (world frame, as dynamics/aba.cpp), then v+ = v + dt a and q+ = q (+) dt v+. Under PGS
+// contact (flat/pgs.hpp) the contact forces and limit springs give way to impulses applied to v+.
 #pragma once
 
-#include "gradyn/flat/geometry.hpp"
+#include "gradyn/flat/pgs.hpp"
 
 namespace gradyn::flat {
 
-/// Scratch of one world's step, sized for at most MaxBodies bodies and MaxDofs DoFs. On a GPU it
-/// lives in the thread's local memory.
-template <class S, int MaxBodies, int MaxDofs>
+/// Scratch of one world's step, sized for at most MaxBodies bodies and MaxDofs DoFs, and for
+/// MaxRows rows of PGS contact (0: a workspace for penalty contact or none). On a GPU it lives in
+/// the thread's local memory.
+template <class S, int MaxBodies, int MaxDofs, int MaxRows = 0>
 struct StepWorkspace {
   S R[MaxBodies][9], p[MaxBodies][3];  // body poses in the world
   S Sm[MaxBodies][6];                  // world motion subspace of a 1-DoF joint
@@ -24,98 +26,13 @@ struct StepWorkspace {
   S U[MaxBodies][6], Dinv[MaxBodies], u[MaxBodies];
   S F[MaxBodies][6];  // contact forces on the bodies, then their subtree sums
   S tau[MaxDofs], qdd[MaxDofs];
+  S vplus[MaxDofs];   // PGS: the velocity after the impulses
+  S minv_pA[MaxBodies][6], minv_a[MaxBodies][6], minv_u[MaxBodies];  // scratch of detail::minv_apply
+  PgsBuffers<S, MaxDofs, MaxRows> pgs;
   std::uint32_t status;
 };
 
 namespace detail {
-
-// World motion of column k of a free joint's subspace (v: linear velocity first, in the body frame).
-template <class S> GRADYN_HD void free_column(const S* R, const S* p, int k, S* out) {
-  if (k < 3) {
-    out[0] = out[1] = out[2] = S(0);
-    col3(R, k, out + 3);
-  } else {
-    col3(R, k - 3, out);
-    cross3(p, out, out + 3);
-  }
-}
-
-// Body i's world inertia (about the origin) as a row-major 6x6 matrix.
-template <class S, class M>
-GRADYN_HD void world_inertia(const M& m, int i, const S* R, const S* p, S* I6) {
-  const S mass = m.mass(i);
-  S c[3];
-  mul3(R, m.com(i), c);
-  c[0] += p[0], c[1] += p[1], c[2] += p[2];
-  S RI[9], RIRt[9], Rt[9];
-  matmul3(R, m.inertia_com(i), RI);
-  for (int r = 0; r < 3; ++r)
-    for (int k = 0; k < 3; ++k) Rt[3 * r + k] = R[3 * k + r];
-  matmul3(RI, Rt, RIRt);
-  const S cx[9] = {S(0), -c[2], c[1], c[2], S(0), -c[0], -c[1], c[0], S(0)};
-  S cxcx[9];
-  matmul3(cx, cx, cxcx);
-  for (int r = 0; r < 3; ++r)
-    for (int k = 0; k < 3; ++k) {
-      I6[6 * r + k] = RIRt[3 * r + k] - mass * cxcx[3 * r + k];
-      I6[6 * r + 3 + k] = mass * cx[3 * r + k];
-      I6[6 * (r + 3) + k] = -mass * cx[3 * r + k];
-      I6[6 * (r + 3) + 3 + k] = r == k ? mass : S(0);
-    }
-}
-
-// Solves D x = b for a symmetric positive definite 6x6 D (Cholesky, in place on a copy).
-// Returns false when D is not positive definite.
-template <class S> GRADYN_HD bool solve6(const S* D_in, const S* b, S* x) {
-  S L[36];
-  for (int k = 0; k < 36; ++k) L[k] = D_in[k];
-  for (int j = 0; j < 6; ++j) {
-    S d = L[6 * j + j];
-    for (int k = 0; k < j; ++k) d -= L[6 * j + k] * L[6 * j + k];
-    if (!(d > S(0))) return false;
-    d = fsqrt(d);
-    L[6 * j + j] = d;
-    for (int i = j + 1; i < 6; ++i) {
-      S s = L[6 * i + j];
-      for (int k = 0; k < j; ++k) s -= L[6 * i + k] * L[6 * j + k];
-      L[6 * i + j] = s / d;
-    }
-  }
-  S y[6];
-  for (int i = 0; i < 6; ++i) {
-    S s = b[i];
-    for (int k = 0; k < i; ++k) s -= L[6 * i + k] * y[k];
-    y[i] = s / L[6 * i + i];
-  }
-  for (int i = 5; i >= 0; --i) {
-    S s = y[i];
-    for (int k = i + 1; k < 6; ++k) s -= L[6 * k + i] * x[k];
-    x[i] = s / L[6 * i + i];
-  }
-  return true;
-}
-
-// Spatial force on a body from force f at world point x: [x x f; f], added (sign +1) or removed.
-template <class S> GRADYN_HD void add_point_force(S* F, const S* x, const S* f, S sign) {
-  S n[3];
-  cross3(x, f, n);
-  for (int k = 0; k < 3; ++k) F[k] += sign * n[k], F[3 + k] += sign * f[k];
-}
-
-// Velocity of the material point x of body b minus that of body a (v_O + w x x each; -1: the world).
-template <class S, class W>
-GRADYN_HD void relative_point_velocity(const W& ws, int body_a, int body_b, const S* x, S* u) {
-  S t[3];
-  u[0] = u[1] = u[2] = S(0);
-  if (body_b >= 0) {
-    cross3(ws.ov[body_b], x, t);
-    for (int k = 0; k < 3; ++k) u[k] += ws.ov[body_b][3 + k] + t[k];
-  }
-  if (body_a >= 0) {
-    cross3(ws.ov[body_a], x, t);
-    for (int k = 0; k < 3; ++k) u[k] -= ws.ov[body_a][3 + k] + t[k];
-  }
-}
 
 // Hunt-Crossley normal force and smoothed Coulomb friction at one contact (contact/penalty.cpp),
 // applied to the bodies of geoms a (-f) and b (+f). normal: from a to b.
@@ -136,109 +53,6 @@ GRADYN_HD void penalty_contact(const M& m, W& ws, int body_a, int body_b, S mu, 
   for (int k = 0; k < 3; ++k) f[k] = fn * normal[k] + scale * vt[k];
   if (body_b >= 0) add_point_force(ws.F[body_b], point, f, S(1));
   if (body_a >= 0) add_point_force(ws.F[body_a], point, f, S(-1));
-}
-
-// Two spheres (collision/narrowphase.hpp's sphere_sphere): contact from a to b when within margin.
-template <class S, class M, class W>
-GRADYN_HD void sphere_sphere(const M& m, W& ws, int body_a, int body_b, S mu, const S* ca, S ra, const S* cb, S rb) {
-  S x[3], n[3], depth, dist;
-  if (geometry::sphere_contact(ca, ra, cb, rb, m.margin(), x, n, depth, dist))
-    penalty_contact(m, ws, body_a, body_b, mu, x, n, depth);
-}
-
-// The world pose of geom g.
-template <class S, class M, class W>
-GRADYN_HD void geom_pose(const M& m, const W& ws, int g, S* R, S* p) {
-  const int b = m.geom_body(g);
-  if (b < 0) {
-    for (int k = 0; k < 9; ++k) R[k] = m.geom_R(g)[k];
-    copy3(m.geom_p(g), p);
-  } else {
-    compose(ws.R[b], ws.p[b], m.geom_R(g), m.geom_p(g), R, p);
-  }
-}
-
-// A contact of a plane (normal n, through P) with a point x of the other geom at height h.
-template <class S, class M, class W>
-GRADYN_HD void plane_point(const M& m, W& ws, int body_a, int body_b, S mu, const S* x, S h, const S* n) {
-  const S point[3] = {x[0] - n[0] * h / S(2), x[1] - n[1] * h / S(2), x[2] - n[2] * h / S(2)};
-  penalty_contact(m, ws, body_a, body_b, mu, point, n, -h);
-}
-
-// The world poses of pair k's two geoms; false when one is not finite (a diverged state touches
-// nothing, as collide_geoms).
-template <class S, class W>
-GRADYN_HD bool pair_poses(const FlatModel<S>& m, const W& ws, int k, S* RA, S* pA, S* RB, S* pB) {
-  geom_pose(m, ws, m.pair_a(k), RA, pA);
-  geom_pose(m, ws, m.pair_b(k), RB, pB);
-  for (int i = 0; i < 3; ++i)
-    if (!finite(pA[i]) || !finite(pB[i])) return false;
-  return true;
-}
-
-// Collision of pair k and its penalty forces (collision/narrowphase_*.cpp's routines).
-template <class S, class W>
-GRADYN_HD void collide_pair(const FlatModel<S>& m, W& ws, int k) {
-  const int a = m.pair_a(k), b = m.pair_b(k);
-  const int ta = m.geom_type(a), tb = m.geom_type(b), ba = m.geom_body(a), bb = m.geom_body(b);
-  const S mu = m.pair_friction(k);
-  S RA[9], pA[3], RB[9], pB[3];
-  if (!pair_poses(m, ws, k, RA, pA, RB, pB)) return;
-  const S* sa = m.geom_size(a);
-  const S* sb = m.geom_size(b);
-  const S margin = m.margin();
-  if (ta == kPlane) {
-    S n[3], x[3];
-    col3(RA, 2, n);
-    if (tb == kSphere) {
-      const S h = geometry::plane_height(n, pB, pA, sb[0]);
-      if (h > margin) return;
-      for (int i = 0; i < 3; ++i) x[i] = pB[i] - sb[0] * n[i];
-      plane_point(m, ws, ba, bb, mu, x, h, n);
-    } else if (tb == kCapsule) {
-      for (int side = -1; side <= 1; side += 2) {
-        S end[3];
-        for (int i = 0; i < 3; ++i) end[i] = pB[i] + RB[3 * i + 2] * (sb[1] * S(side));
-        const S h = geometry::plane_height(n, end, pA, sb[0]);
-        if (h > margin) continue;
-        for (int i = 0; i < 3; ++i) x[i] = end[i] - sb[0] * n[i];
-        plane_point(m, ws, ba, bb, mu, x, h, n);
-      }
-    } else if (tb == kBox) {  // the corners below the margin, the 4 deepest
-      S hs[8], xs[8][3];
-      const int count = geometry::plane_box_corners(RB, pB, sb, n, pA, margin, xs, hs);
-      for (int c = 0; c < count; ++c) plane_point(m, ws, ba, bb, mu, xs[c], hs[c], n);
-    }
-  } else if (ta == kSphere && tb == kSphere) {
-    sphere_sphere(m, ws, ba, bb, mu, pA, sa[0], pB, sb[0]);
-  } else if (ta == kSphere && tb == kCapsule) {
-    S p0[3], D[3];
-    geometry::capsule_segment(RB, pB, sb[1], p0, D);
-    const S r[3] = {pA[0] - p0[0], pA[1] - p0[1], pA[2] - p0[2]};
-    const S t = geometry::clamp01(dot3(D, r) / dot3(D, D));
-    const S c[3] = {p0[0] + t * D[0], p0[1] + t * D[1], p0[2] + t * D[2]};
-    sphere_sphere(m, ws, ba, bb, mu, pA, sa[0], c, sb[0]);
-  } else if (ta == kCapsule && tb == kCapsule) {
-    S a0[3], da[3], b0[3], db[3];
-    geometry::capsule_segment(RA, pA, sa[1], a0, da);
-    geometry::capsule_segment(RB, pB, sb[1], b0, db);
-    const geometry::Overlap<S> o = geometry::parallel_overlap(a0, da, b0, db);
-    if (o.parallel) {  // nearly parallel: contacts at both ends of the overlap
-      for (int e = 0; e < 2; ++e) {
-        const S t = e == 0 ? o.lo : o.hi;
-        const S pa[3] = {a0[0] + t * da[0], a0[1] + t * da[1], a0[2] + t * da[2]};
-        const S w[3] = {pa[0] - b0[0], pa[1] - b0[1], pa[2] - b0[2]};
-        const S u = geometry::clamp01(dot3(db, w) / dot3(db, db));
-        const S pb[3] = {b0[0] + u * db[0], b0[1] + u * db[1], b0[2] + u * db[2]};
-        sphere_sphere(m, ws, ba, bb, mu, pa, sa[0], pb, sb[0]);
-      }
-      return;
-    }
-    const geometry::Closest<S> c = geometry::closest_segments(a0, da, b0, db);
-    const S pa[3] = {a0[0] + c.s * da[0], a0[1] + c.s * da[1], a0[2] + c.s * da[2]};
-    const S pb[3] = {b0[0] + c.t * db[0], b0[1] + c.t * db[1], b0[2] + c.t * db[2]};
-    sphere_sphere(m, ws, ba, bb, mu, pa, sa[0], pb, sb[0]);
-  }
 }
 
 // The joint-limit spring-damper of coordinate iq on one side (+1 lower, -1 upper bound): its push
@@ -278,8 +92,8 @@ GRADYN_HD S actuator_force(const std::int32_t* ai, const S* ar, S ctrl, S L, S V
 /// One step of one world. q, v: its state (nq, nv entries, read with strides qs and vs between
 /// consecutive entries); tau (nv, stride ts) and ctrl (nu, stride cs) may be null (zeros). Writes
 /// q_next and v_next (strides qns, vns; they may alias q and v). Returns the status bits.
-template <class S, int MaxBodies, int MaxDofs>
-GRADYN_HD std::uint32_t step(const FlatModel<S>& m, StepWorkspace<S, MaxBodies, MaxDofs>& ws, const S* q, int qs,
+template <class S, int MaxBodies, int MaxDofs, int MaxRows>
+GRADYN_HD std::uint32_t step(const FlatModel<S>& m, StepWorkspace<S, MaxBodies, MaxDofs, MaxRows>& ws, const S* q, int qs,
                              const S* v, int vs, const S* tau, int ts, const S* ctrl, int cs, S dt, S* q_next,
                              int qns, S* v_next, int vns) {
   const int nb = m.nb, nv = m.nv;
@@ -346,8 +160,13 @@ GRADYN_HD std::uint32_t step(const FlatModel<S>& m, StepWorkspace<S, MaxBodies, 
     const S f = detail::actuator_force(ai, ar, ctrl ? ctrl[k * cs] : S(0), gear * q[ai[1] * qs], gear * v[ai[2] * vs]);
     ws.tau[ai[2]] += gear * f;
   }
-  if (m.contact_on()) {
-    for (int k = 0; k < m.npairs; ++k) detail::collide_pair(m, ws, k);
+  if (m.penalty_on()) {
+    for (int k = 0; k < m.npairs; ++k) {
+      const int ba = m.geom_body(m.pair_a(k)), bb = m.geom_body(m.pair_b(k));
+      const S mu = m.pair_friction(k);
+      auto emit = [&](const S* x, const S* n, S depth) { detail::penalty_contact(m, ws, ba, bb, mu, x, n, depth); };
+      detail::collide_pair(m, ws, k, emit);
+    }
     for (int i = nb - 1; i >= 0; --i) {  // tau_c = J^T F: each joint carries its subtree's forces
       const int iv = m.iv(i);
       if (m.joint(i) == kFree) {
@@ -427,17 +246,27 @@ GRADYN_HD std::uint32_t step(const FlatModel<S>& m, StepWorkspace<S, MaxBodies, 
     ws.qdd[iv] = qdd;
     for (int k = 0; k < 6; ++k) ws.oa[i][k] += ws.Sm[i][k] * qdd;
   }
-  // --- semi-implicit Euler: v+ = v + dt a, q+ = q (+) dt v+ ---
+  // --- PGS: the impulses of the contacts and joint limits, at the velocity level ---
+  const bool impulses = m.pgs_on();
+  if (impulses) {
+    if constexpr (decltype(ws.pgs)::enabled) {
+      detail::pgs_velocity(m, ws, q, qs, v, vs, dt);
+    } else {  // a launcher gave a PGS model a workspace without rows: never silently skip contact
+      for (int k = 0; k < nv; ++k) ws.vplus[k] = S(0) / S(0);
+      ws.status |= kFlatContactOverflow;
+    }
+  }
+  // --- semi-implicit Euler: v+ = v + dt a (or PGS's), q+ = q (+) dt v+ ---
   for (int i = 0; i < nb; ++i) {
     const int iq = m.iq(i), iv = m.iv(i);
     if (m.joint(i) != kFree) {
-      const S vn = v[iv * vs] + dt * ws.qdd[iv];
+      const S vn = impulses ? ws.vplus[iv] : v[iv * vs] + dt * ws.qdd[iv];
       v_next[iv * vns] = vn;
       q_next[iq * qns] = q[iq * qs] + dt * vn;
       continue;
     }
     S vn[6];
-    for (int c = 0; c < 6; ++c) vn[c] = v[(iv + c) * vs] + dt * ws.qdd[iv + c];
+    for (int c = 0; c < 6; ++c) vn[c] = impulses ? ws.vplus[iv + c] : v[(iv + c) * vs] + dt * ws.qdd[iv + c];
     const S lin[3] = {dt * vn[0], dt * vn[1], dt * vn[2]}, ang[3] = {dt * vn[3], dt * vn[4], dt * vn[5]};
     const S x = q[(iq + 3) * qs], y = q[(iq + 4) * qs], z = q[(iq + 5) * qs], w = q[(iq + 6) * qs];
     // position: p + R(q normalised) V(ang) lin, V = I + a K + b K^2 (SE(3) exponential)

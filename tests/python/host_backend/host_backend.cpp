@@ -27,7 +27,7 @@ int run(const Handle& h, const R& reals, int B, int T, double dt, const void* q0
   const auto m = gradyn::flat::FlatModel<S>::view(h.ints.data(), reals.data());
   std::vector<S> q(static_cast<const S*>(q0), static_cast<const S*>(q0) + m.nq * B);
   std::vector<S> v(static_cast<const S*>(v0), static_cast<const S*>(v0) + m.nv * B);
-  auto ws = std::make_unique<gradyn::flat::StepWorkspace<S, 64, 96>>();
+  auto ws = std::make_unique<gradyn::flat::StepWorkspace<S, 64, 96, 96>>();
   for (int w = 0; w < B; ++w)
     status[w] = gradyn::flat::rollout_world(m, *ws, B, T, static_cast<S>(dt), w, q.data(), v.data(),
                                             static_cast<const S*>(taus), static_cast<const S*>(ctrls),
@@ -44,8 +44,8 @@ int run_vjp(const Handle& h, const R& reals, int B, int T, double dt, const void
   std::vector<S> q(static_cast<const S*>(q0), static_cast<const S*>(q0) + m.nq * B);
   std::vector<S> v(static_cast<const S*>(v0), static_cast<const S*>(v0) + m.nv * B);
   std::vector<S> qs(static_cast<std::size_t>(T + 1) * m.nq * B), vs(static_cast<std::size_t>(T + 1) * m.nv * B);
-  auto ws = std::make_unique<gradyn::flat::StepWorkspace<S, 64, 96>>();
-  auto wsb = std::make_unique<gradyn::flat::StepVjpWorkspace<S, 64, 96>>();
+  auto ws = std::make_unique<gradyn::flat::StepWorkspace<S, 64, 96, 96>>();
+  auto wsb = std::make_unique<gradyn::flat::StepVjpWorkspace<S, 64, 96, 96>>();
   for (int w = 0; w < B; ++w) {
     gradyn::flat::rollout_world(m, *ws, B, T, static_cast<S>(dt), w, q.data(), v.data(), static_cast<const S*>(taus),
                                 static_cast<const S*>(ctrls), qs.data(), vs.data(), nullptr);
@@ -136,7 +136,7 @@ ffi::Error host_rollout(int64_t model, double dt, ffi::Buffer<D> q0, ffi::Buffer
   const int B = static_cast<int>(q0.dimensions()[1]), T = static_cast<int>(taus.dimensions()[0]);
   std::vector<S> reals(h.reals_d.begin(), h.reals_d.end());
   const auto m = gradyn::flat::FlatModel<S>::view(h.ints.data(), reals.data());
-  auto ws = std::make_unique<gradyn::flat::StepWorkspace<S, 64, 96>>();
+  auto ws = std::make_unique<gradyn::flat::StepWorkspace<S, 64, 96, 96>>();
   for (int w = 0; w < B; ++w)
     status->typed_data()[w] = gradyn::flat::rollout_world(
         m, *ws, B, T, static_cast<S>(dt), w, const_cast<S*>(q0.typed_data()), const_cast<S*>(v0.typed_data()),
@@ -154,7 +154,7 @@ ffi::Error host_rollout_vjp(int64_t model, double dt, ffi::Buffer<D> qs, ffi::Bu
   const int B = static_cast<int>(q0_bar->dimensions()[1]), T = static_cast<int>(taus.dimensions()[0]);
   std::vector<S> reals(h.reals_d.begin(), h.reals_d.end());
   const auto m = gradyn::flat::FlatModel<S>::view(h.ints.data(), reals.data());
-  auto ws = std::make_unique<gradyn::flat::StepVjpWorkspace<S, 64, 96>>();
+  auto ws = std::make_unique<gradyn::flat::StepVjpWorkspace<S, 64, 96, 96>>();
   for (int w = 0; w < B; ++w)
     gradyn::flat::rollout_vjp_world(m, *ws, B, T, static_cast<S>(dt), w, qs.typed_data(), vs.typed_data(),
                                     taus.typed_data(), ctrls.typed_data(), qs_bar.typed_data(), vs_bar.typed_data(),
