@@ -60,6 +60,11 @@ run() {
   mkdir -p "$BUILD/artifacts/$t" "$BUILD/logs"
   local common=(-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024
                 -print_final_stats=1 -artifact_prefix="$BUILD/artifacts/$t/")
+  # Keep going after a finding (one job at a time, in a child process): a long run is not cut short
+  # by its first crash. FUZZ_KEEP_GOING=0 stops at the first finding instead.
+  if [[ ${FUZZ_KEEP_GOING:-1} == 1 && $t != args ]]; then
+    common+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+  fi
   echo "== fuzz $t for ${secs}s (log: build/fuzz/logs/$t.log)"
   local rc=0
   case $t in
@@ -73,7 +78,7 @@ run() {
         "$BUILD/corpus/$t" >"$BUILD/logs/$t.log" 2>&1 || rc=$? ;;
     *) echo "unknown target '$t' (urdf, mjcf, mesh, args or all)" >&2; exit 2 ;;
   esac
-  grep -E '^stat::|^#[0-9]+ +DONE' "$BUILD/logs/$t.log" | tail -8 || true
+  grep -E '^stat::|^#[0-9]+ +DONE|^#[0-9]+: cov' "$BUILD/logs/$t.log" | tail -6 || true
   echo "corpus: $(ls "$BUILD/corpus/$t" | wc -l) files; findings: $(ls "$BUILD/artifacts/$t" | wc -l) in build/fuzz/artifacts/$t (exit $rc)"
   return 0
 }

@@ -62,6 +62,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -472,8 +473,8 @@ class MjcfParser {
     if (e->Attribute("autolimits")) compiler_.autolimits = keyword(a, "autolimits", "true", {"true", "false"}) == "true";
     if (e->Attribute("inertiagrouprange")) {
       const auto g = numbers(a, "inertiagrouprange", {0, 5});
-      compiler_.group_min = static_cast<int>(g[0]);
-      compiler_.group_max = static_cast<int>(g[1]);
+      compiler_.group_min = static_cast<int>(whole_number(e, "inertiagrouprange", g[0], -1e9, 1e9));
+      compiler_.group_max = static_cast<int>(whole_number(e, "inertiagrouprange", g[1], -1e9, 1e9));
     }
     compiler_.boundmass = number(a, "boundmass", compiler_.boundmass);
     compiler_.boundinertia = number(a, "boundinertia", compiler_.boundinertia);
@@ -846,12 +847,23 @@ class MjcfParser {
     return g;
   }
 
+  // A value that must be a whole number from lo to hi (collision bit masks, geom groups): checked
+  // before it is converted to an integer type (a value out of that type's range is undefined).
+  double whole_number(const XMLElement* e, const char* name, double v, double lo, double hi) const {
+    if (!(v >= lo && v <= hi) || v != std::floor(v)) {
+      std::ostringstream s;
+      s << "attribute '" << name << "' must be a whole number from " << std::fixed << std::setprecision(0) << lo
+        << " to " << hi << ", got " << std::defaultfloat << std::setprecision(10) << v;
+      fail(e, s.str());
+    }
+    return v;
+  }
+
   void set_collision_filter(const Attrs& a, GeomSpec& g) const {
-    const double contype = number(a, "contype", 1), conaffinity = number(a, "conaffinity", 1);
-    if (contype < 0 || conaffinity < 0 || contype != std::floor(contype) || conaffinity != std::floor(conaffinity))
-      fail(a.element, "contype and conaffinity must be non-negative integers");
-    g.contype = static_cast<std::uint32_t>(contype);
-    g.conaffinity = static_cast<std::uint32_t>(conaffinity);
+    // 32-bit masks, as MuJoCo's
+    g.contype = static_cast<std::uint32_t>(whole_number(a.element, "contype", number(a, "contype", 1), 0, 4294967295.0));
+    g.conaffinity =
+        static_cast<std::uint32_t>(whole_number(a.element, "conaffinity", number(a, "conaffinity", 1), 0, 4294967295.0));
   }
 
   // ---- actuators -------------------------------------------------------------------------------------
@@ -1056,7 +1068,7 @@ class MjcfParser {
     std::vector<Part> parts;
     for (const XMLElement* g : geoms) {
       const Attrs a = with_defaults(g, "geom", active_class);
-      const int group = static_cast<int>(number(a, "group", 0));
+      const int group = static_cast<int>(whole_number(g, "group", number(a, "group", 0), -1e9, 1e9));
       if (group < compiler_.group_min || group > compiler_.group_max) continue;
       auto part = geom_inertia(a);
       if (!part) continue;

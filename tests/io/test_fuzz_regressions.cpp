@@ -171,4 +171,37 @@ TEST_F(MjcfIncludeLimits, AFileIncludedTwiceWithoutACycleStillLoads) {
   EXPECT_EQ(error_of("main.xml"), "(loaded)");
 }
 
+// Found by fuzz_mjcf: contype="7777777777777777777" was converted to a 32-bit mask (undefined
+// behaviour, UBSan's float-cast-overflow); group and inertiagrouprange had the same conversion.
+std::string mjcf_error(const std::string& xml) {
+  try {
+    std::vector<std::string> warnings;
+    gradyn::LoadOptions options;
+    options.warnings = &warnings;
+    (void)gradyn::parse_mjcf_string(xml, "whole.xml", options).build();
+  } catch (const gradyn::ModelError& e) {
+    return e.what();
+  }
+  return "(loaded)";
+}
+
+TEST(MjcfWholeNumbers, CollisionMasksGroupsAndGroupRangesAreCheckedBeforeTheyAreConverted) {
+  const auto geom = [](const std::string& attributes) {
+    return "<mujoco>\n<worldbody>\n<body name='b'>\n<joint type='hinge'/>\n<geom type='sphere' size='0.1' " + attributes +
+           "/>\n</body>\n</worldbody>\n</mujoco>";
+  };
+  EXPECT_EQ(mjcf_error(geom("contype='7777777777777777777'")),
+            "whole.xml:5: <geom>: attribute 'contype' must be a whole number from 0 to 4294967295, got 7.777777778e+18");
+  EXPECT_NE(mjcf_error(geom("conaffinity='4294967296'")).find("attribute 'conaffinity' must be a whole number"),
+            std::string::npos);
+  EXPECT_NE(mjcf_error(geom("contype='-1'")).find("whole.xml:5: <geom>: attribute 'contype'"), std::string::npos);
+  EXPECT_NE(mjcf_error(geom("contype='0.5'")).find("attribute 'contype'"), std::string::npos);
+  EXPECT_NE(mjcf_error(geom("group='1e19'")).find("whole.xml:5: <geom>: attribute 'group' must be a whole number"),
+            std::string::npos);
+  EXPECT_EQ(mjcf_error(geom("contype='4294967295' conaffinity='0' group='3'")), "(loaded)");
+  EXPECT_NE(mjcf_error("<mujoco>\n<compiler inertiagrouprange='0 1e300'/>\n<worldbody/>\n</mujoco>")
+                .find("whole.xml:2: <compiler>: attribute 'inertiagrouprange' must be a whole number"),
+            std::string::npos);
+}
+
 }  // namespace
