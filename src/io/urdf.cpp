@@ -23,6 +23,14 @@
 namespace gradyn {
 namespace {
 
+// The folder a URDF's relative mesh paths may reach without a warning: the URDF's folder's parent,
+// where ROS packages keep meshes/ beside urdf/ (so '../meshes/x.stl' is the usual layout, not an escape).
+std::filesystem::path model_folder(const std::filesystem::path& urdf_folder) {
+  const std::filesystem::path absolute = std::filesystem::absolute(urdf_folder.empty() ? "." : urdf_folder);
+  return absolute.lexically_normal().parent_path();
+}
+
+
 namespace fs = std::filesystem;
 using tinyxml2::XMLElement;
 
@@ -178,9 +186,10 @@ void check_meshes(const UrdfContext& ctx, const XMLElement* link, const std::str
       if (resolved.empty())
         warn(ctx, locate(ctx, mesh, owner).str() + "<" + kind + "> mesh file '" + filename +
                       "' not found; the mesh is ignored");
-      else if (!filename.starts_with("package://") && io_detail::outside(resolved, ctx.base_dir))
+      else if (!filename.starts_with("package://") && io_detail::outside(resolved, model_folder(ctx.base_dir)))
         warn(ctx, locate(ctx, mesh, owner).str() + "<" + kind + "> mesh file '" + filename + "' is outside the " +
-                      "model's folder " + ctx.base_dir.string() + " (it is read all the same: check where it points)");
+                      "model's folder " + model_folder(ctx.base_dir).string() +
+                      " (it is read all the same: check where it points)");
     }
   }
 }

@@ -1137,10 +1137,11 @@ FILES = [
     BadFile("mjcf-include-cycle", {"m.xml": '<mujoco model="m"><include file="m.xml"/><worldbody/></mujoco>'},
             1, "<include>", ("cycle",)),
     # mesh paths that leave the model's folder: read, with a warning naming file, line and element
-    BadFile("urdf-mesh-outside", {"robot/r.urdf": _urdf(_link("a"), _link("b", extra=(
-        '<collision><geometry><mesh filename="../outside/t.stl"/></geometry></collision>')), _joint("j", "a", "b")),
+    # (a URDF's meshes may sit in its folder's parent, as ROS packages keep meshes/ beside urdf/)
+    BadFile("urdf-mesh-outside", {"robot/urdf/r.urdf": _urdf(_link("a"), _link("b", extra=(
+        '<collision><geometry><mesh filename="../../outside/t.stl"/></geometry></collision>')), _joint("j", "a", "b")),
         "outside/t.stl": _TETRAHEDRON},
-        4, "<link name='b'>", ("../outside/t.stl", "outside the model's folder"), check=lambda m: len(m.geoms) == 1),
+        4, "<link name='b'>", ("../../outside/t.stl", "outside the model's folder"), check=lambda m: len(m.geoms) == 1),
     BadFile("mjcf-mesh-outside", {"robot/m.xml": _mjcf(
         '<body name="a"><joint type="hinge"/><geom type="mesh" mesh="t"/></body>',
         head='<asset><mesh name="t" file="../outside/t.stl"/></asset>\n'), "outside/t.stl": _TETRAHEDRON},
