@@ -153,12 +153,13 @@ GRADYN_HD void least_norm_solve_transposed(S* a, int n, S* V, const S* r, S* z) 
 }
 
 // The active set of the solution P.lambda and the Jacobian of its residual, row by row (contact/
-// pgs.cpp's factor_active_set_system, tolerance 1e-9): a free row (A lambda + b)_i (+ eps on its
+// pgs.cpp's factor_active_set_system, tolerance 1e-9; 1e-5 in float): a free row (A lambda + b)_i (+ eps on its
 // diagonal), a clamped row lambda_i - bound_i, an inert row lambda_i. Returns its largest entry.
 template <class S, class P, class G>
 GRADYN_HD S active_set_system(const FlatModel<S>& m, const P& pgs, G& gb, S eps) {
   const int n = pgs.n;
-  const S tolerance = S(1e-9);
+  // a friction bound mu lambda_n is read after its row was clamped: float rounds it off by ~1e-7
+  const S tolerance = sizeof(S) == 4 ? S(1e-5) : S(1e-9);
   S largest = S(0);
   for (int i = 0; i < n; ++i) {
     S lo = S(0), hi = S(0);
