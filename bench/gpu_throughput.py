@@ -50,7 +50,8 @@ WORLDS = (1024, 8192, 65536)
 STEPS_PER_CONFIG = 2_000_000  # world-steps timed per (scene, B, dtype): T = this / B, 20..1000
 SEED = 0
 CTRL_HOLD = 20  # controls change every CTRL_HOLD steps
-B_GRAD, T_GRAD = 128, 50  # the gradient check: worlds and steps
+B_GRAD, T_GRAD = 64, 50  # the gradient check: worlds and steps
+B_STEP_GRAD = 512  # the one-step gradient check: worlds (of B_CHECK) per saved row
 GRAD_ROWS = (40, 120)  # one reverse step from these saved states
 
 
@@ -121,12 +122,12 @@ def prepare():
                                                         ctrls=ctrls[:B_GRAD, :T_GRAD])
         g.update(ref_q0_bar=q0b, ref_v0_bar=v0b, ref_taus_bar=tausb, ref_ctrls_bar=ctrlsb)
         for r in GRAD_ROWS:
-            sq = np.zeros((B_CHECK, 2, model.nq))
-            sv = np.zeros((B_CHECK, 2, model.nv))
-            sq[:, 1] = rng.normal(size=(B_CHECK, model.nq)).astype(np.float32)
-            sv[:, 1] = rng.normal(size=(B_CHECK, model.nv)).astype(np.float32)
-            qb, vb, tb, _, cb = gradyn.rollout_vjp(model, qs[:, r], vs[:, r], None, dt, sq, sv,
-                                                   ctrls=ctrls[:, r:r + 1])
+            sq = np.zeros((B_STEP_GRAD, 2, model.nq))
+            sv = np.zeros((B_STEP_GRAD, 2, model.nv))
+            sq[:, 1] = rng.normal(size=(B_STEP_GRAD, model.nq)).astype(np.float32)
+            sv[:, 1] = rng.normal(size=(B_STEP_GRAD, model.nv)).astype(np.float32)
+            qb, vb, tb, _, cb = gradyn.rollout_vjp(model, qs[:B_STEP_GRAD, r], vs[:B_STEP_GRAD, r], None, dt, sq, sv,
+                                                   ctrls=ctrls[:B_STEP_GRAD, r:r + 1])
             g.update({f"step{r}_gq": sq[:, 1], f"step{r}_gv": sv[:, 1], f"step{r}_q_bar": qb, f"step{r}_v_bar": vb,
                       f"step{r}_tau_bar": tb[:, 0], f"step{r}_ctrl_bar": cb[:, 0]})
         for key in ("gq", "gv") + tuple(f"step{r}_{x}" for r in GRAD_ROWS for x in ("gq", "gv")):
@@ -254,15 +255,16 @@ def run(out: pathlib.Path, skip_peers: bool, quick: bool = False):
         worst = {}
         for r in GRAD_ROWS:
             i = rows.index(r)
-            zq = np.zeros((d["q0"].shape[0], 2, dm.nq))
-            zv = np.zeros((d["q0"].shape[0], 2, dm.nv))
+            n = gr[f"step{r}_gq"].shape[0]
+            zq = np.zeros((n, 2, dm.nq))
+            zv = np.zeros((n, 2, dm.nv))
             zq[:, 1], zv[:, 1] = gr[f"step{r}_gq"], gr[f"step{r}_gv"]
-            qb, vb, tb, _, cb = cuda.rollout_vjp(dm, d["qs_ref"][:, i], d["vs_ref"][:, i], None, dt, zq, zv,
-                                                 d["ctrls"][:, r:r + 1])
+            qb, vb, tb, _, cb = cuda.rollout_vjp(dm, d["qs_ref"][:n, i], d["vs_ref"][:n, i], None, dt, zq, zv,
+                                                 d["ctrls"][:n, r:r + 1])
             for key, got in (("q_bar", qb), ("v_bar", vb), ("tau_bar", tb[:, 0]), ("ctrl_bar", cb[:, 0])):
                 worst[key] = max(worst.get(key, 0.0), relative_deviation(got, gr[f"step{r}_{key}"]))
         emit({"kind": "check_gradient_one_step", "scene": name, "dtype": "float64",
-              "states": len(GRAD_ROWS) * int(d["q0"].shape[0]), "dev": worst})
+              "states": len(GRAD_ROWS) * int(gr[f"step{GRAD_ROWS[0]}_gq"].shape[0]), "dev": worst})
         # the PyTorch path (CUDA tensors in and out, no host copies) gives the NumPy path's numbers
         try:
             import torch
