@@ -57,6 +57,9 @@ struct FlatModel {
   const std::int32_t* ints = nullptr;
   const S* reals = nullptr;
   int nb = 0, nq = 0, nv = 0, nu = 0, ngeom = 0, npairs = 0;
+  // the header's contact entries, held here as the sizes are: a launcher on the host reads them
+  // from a view whose arrays live on the GPU
+  int contact = 0, iterations = 0, contacts = 0, rows = 0;
   int body_i = 0, act_i = 0, geom_i = 0, pair_i = 0;                     // offsets in ints
   int body_r = 0, dof_r = 0, coord_r = 0, act_r = 0, geom_r = 0, pair_r = 0;  // offsets in reals
 
@@ -65,6 +68,7 @@ struct FlatModel {
     m.ints = ints;
     m.reals = reals;
     m.nb = ints[2], m.nq = ints[3], m.nv = ints[4], m.nu = ints[5], m.ngeom = ints[6], m.npairs = ints[7];
+    m.contact = ints[8], m.iterations = ints[9], m.contacts = ints[10], m.rows = ints[11];
     m.body_i = kIntHeader;
     m.act_i = m.body_i + kIntsPerBody * m.nb;
     m.geom_i = m.act_i + kIntsPerActuator * m.nu;
@@ -121,12 +125,12 @@ struct FlatModel {
   GRADYN_HD S limit_stiffness() const { return reals[8]; }
   GRADYN_HD S limit_damping() const { return reals[9]; }
   GRADYN_HD S max_penetration() const { return reals[10]; }
-  GRADYN_HD int contact_model() const { return ints[8]; }
-  GRADYN_HD bool penalty_on() const { return ints[8] == kContactPenalty; }
-  GRADYN_HD bool pgs_on() const { return ints[8] == kContactPgs; }
-  GRADYN_HD int pgs_iterations() const { return ints[9]; }
-  GRADYN_HD int max_contacts() const { return ints[10]; }
-  GRADYN_HD int max_rows() const { return ints[11]; }
+  GRADYN_HD int contact_model() const { return contact; }
+  GRADYN_HD bool penalty_on() const { return contact == kContactPenalty; }
+  GRADYN_HD bool pgs_on() const { return contact == kContactPgs; }
+  GRADYN_HD int pgs_iterations() const { return iterations; }
+  GRADYN_HD int max_contacts() const { return contacts; }
+  GRADYN_HD int max_rows() const { return rows; }
   GRADYN_HD S erp() const { return reals[12]; }
   GRADYN_HD S slop() const { return reals[13]; }
   GRADYN_HD S cfm() const { return reals[14]; }
