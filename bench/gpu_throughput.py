@@ -484,7 +484,20 @@ def report(src: pathlib.Path):
               "and over the first tens of steps; no two implementations that round differently can agree to "
               "1e-9 over 200 steps of these scenes, the CPU with itself included.",
               "- float32 is for throughput: its gradients through 50 steps of the falling humanoid are not "
-              "those of float64 (deviation of order 10), through the laikago's about 1e-3.",
+              "those of float64 (deviation of order 10), through the laikago's about 1e-3; under PGS the laikago's "
+              "too are not (its float32 solves never reach the 1e-10 tolerance, and the implicit gradient follows "
+              "each step's active set, which float32 rounding changes).",
+              "- PGS, where its solves converge (the laikago: no world flagged), gives the CPU's numbers over whole "
+              "rollouts and gradients. The humanoid's solves stop at 100 sweeps before their tolerance in almost "
+              "every world (the 'worlds flagged' column: SolverNotConverged); the impulses are then those of the "
+              "last sweep, which rounding moves (the CPU against itself, nudged by 1e-15, moves 1e-8 in one step), "
+              "and the implicit gradient is taken at an unconverged point. Hence 1e-7 per step and 1e-3 over 50 "
+              "steps there; more sweeps (with_contact(pgs_iterations=...)) would close it at a cost in speed.",
+              "- Checkpointed gradients under PGS restart each segment's warm start: exact where the solves "
+              "converge (laikago_pgs), a different rollout where they do not (humanoid_pgs).",
+              "- Under PGS the kernels hold every contact row in each thread's local memory (up to 96 rows x 48 "
+              "DoFs for the humanoid): at 65,536 worlds the laikago ran slower per world-step than at 8,192, the "
+              "humanoid's reverse pass takes 3-4x its forward one.",
               "- The wall-clock columns include copying NumPy arrays to and from the GPU (for gradients the "
               "(B, T + 1, nv) adjoint array): PyTorch CUDA tensors skip those copies."]
     oom = [r for r in records if r["kind"] == "check_oom"]
