@@ -265,10 +265,12 @@ def test_the_real_backend_says_when_there_is_no_gpu():
 
 
 @pytest.mark.skipif(gcuda.library_path() is None or not gpu_usable(), reason="needs a GPU and the CUDA backend")
-@pytest.mark.parametrize("make", MODELS)
+@pytest.mark.parametrize("make", [laikago, humanoid, laikago_pgs])
 def test_gpu_rollouts_are_the_cpu_engines(make):
     """1,024 worlds on the GPU against the CPU engine (float64). Over 30 steps the contact dynamics
-    have not yet grown rounding differences (bench/gpu_throughput.py measures that growth)."""
+    have not yet grown rounding differences (bench/gpu_throughput.py measures that growth). Not the
+    humanoid under PGS: its solves stop at 100 sweeps unconverged, where rounding moves the impulses
+    (1e-7 per step on the H200, bench/results/gpu_throughput.md; the CPU against itself 1e-8)."""
     model = make()
     q0, v0, taus, ctrls = batch_inputs(model, 1024, 30)
     qs, vs = gradyn.rollout(model, q0, v0, taus, 1e-3, ctrls=ctrls, device="cuda")
