@@ -8,6 +8,7 @@
 #include <random>
 
 #include "../support/laikago_scene.hpp"
+#include "flat_checks.hpp"
 #include "gradyn/flat/export.hpp"
 #include "gradyn/io/load.hpp"
 #include "gradyn/model/errors.hpp"
@@ -44,14 +45,7 @@ double worst_one_step_deviation(const Model& model, const Eigen::VectorXd& q0, c
   return worst;
 }
 
-MatrixXr<double> random_controls(const Model& model, int T, unsigned seed, double scale) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-scale, scale);
-  MatrixXr<double> ctrls(T, model.nu());
-  for (int t = 0; t < T; ++t)
-    for (int k = 0; k < model.nu(); ++k) ctrls(t, k) = u(rng);
-  return ctrls;
-}
+using test::random_controls;
 
 TEST(FlatStep, LaikagoOnItsToesStepsAsTheEngine) {
   test::LaikagoScene s = test::laikago_standing(ContactModel::Penalty);

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "../support/laikago_scene.hpp"
+#include "flat_checks.hpp"
 #include "gradyn/contact/pgs_contact.hpp"
 #include "gradyn/flat/export.hpp"
 #include "gradyn/flat/flat_model.hpp"
@@ -28,14 +29,7 @@ struct Scene {
   double dt;
 };
 
-MatrixXr<double> random_controls(const Model& model, int T, unsigned seed, double scale) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(-scale, scale);
-  MatrixXr<double> ctrls(T, model.nu());
-  for (int t = 0; t < T; ++t)
-    for (int k = 0; k < model.nu(); ++k) ctrls(t, k) = u(rng);
-  return ctrls;
-}
+using test::random_controls;
 
 Scene laikago_landing(int T) {
   test::LaikagoScene s = test::laikago_standing(ContactModel::Pgs);
@@ -266,41 +260,16 @@ TEST(FlatPgsVjp, MatchesFiniteDifferencesOfTheFlatStep) {
   Scene s = laikago_landing(120);
   s.model.contact.pgs_tolerance = 1e-15;
   s.model.contact.pgs_iterations = 2000;
-  const Model& m = s.model;
   const Rollout r = engine_rollout(s);
-  const flat::FlatArrays fm = flat::export_flat_model(m);
+  const flat::FlatArrays fm = flat::export_flat_model(s.model);
   std::mt19937 rng(11);
   std::normal_distribution<double> normal;
-  auto random = [&](int n) {
-    Eigen::VectorXd x(n);
-    for (int k = 0; k < n; ++k) x[k] = normal(rng);
-    return x;
-  };
-  auto flat_step = [&](const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau,
-                       Eigen::VectorXd& qn, Eigen::VectorXd& vn) {
-    Eigen::VectorXd qs(2 * m.nq), vs(2 * m.nv);
-    std::uint32_t status = 0;
-    flat::flat_rollout_cpu(fm, 1, 1, q.data(), v.data(), tau.data(), nullptr, s.dt, qs.data(), vs.data(), &status);
-    qn = qs.tail(m.nq), vn = vs.tail(m.nv);
-  };
-  int checked = 0;
   for (int t = 40; t < 120; t += 10) {
-    const Eigen::VectorXd q = r.qs.row(t).transpose(), v = r.vs.row(t).transpose();
-    const Eigen::VectorXd tau = random(m.nv), dq = random(m.nq), dv = random(m.nv), dtau = random(m.nv);
-    const Eigen::VectorXd sq = random(m.nq), sv = random(m.nv);
-    Eigen::VectorXd qb(m.nq), vb(m.nv), tb(m.nv);
-    flat::flat_step_vjp_cpu(fm, q.data(), v.data(), tau.data(), nullptr, s.dt, sq.data(), sv.data(), qb.data(),
-                            vb.data(), tb.data(), nullptr);
-    const double h = 1e-7;
-    Eigen::VectorXd qp, vp, qm, vm;
-    flat_step(q + h * dq, v + h * dv, tau + h * dtau, qp, vp);
-    flat_step(q - h * dq, v - h * dv, tau - h * dtau, qm, vm);
-    const double fd = (sq.dot(qp - qm) + sv.dot(vp - vm)) / (2 * h);
-    const double adjoint = qb.dot(dq) + vb.dot(dv) + tb.dot(dtau);
-    EXPECT_NEAR(adjoint, fd, 1e-5 * (1 + std::abs(fd))) << "state " << t;
-    ++checked;
+    Eigen::VectorXd tau(s.model.nv);
+    for (int k = 0; k < s.model.nv; ++k) tau[k] = normal(rng);
+    test::expect_flat_vjp_matches_central_differences(s.model, fm, r.qs.row(t).transpose(), r.vs.row(t).transpose(),
+                                                      tau, s.dt, rng, "state " + std::to_string(t));
   }
-  EXPECT_EQ(checked, 8);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "../support/laikago_scene.hpp"
+#include "flat_checks.hpp"
 #include "gradyn/flat/export.hpp"
 #include "gradyn/model/params.hpp"
 #include "gradyn/io/load.hpp"
@@ -129,38 +130,12 @@ TEST(FlatStepVjp, MatchesFiniteDifferencesOfTheFlatStep) {
   const flat::FlatArrays fm = flat::export_flat_model(m);
   std::mt19937 rng(11);
   std::normal_distribution<double> normal;
-  auto random = [&](int n, double scale) {
-    Eigen::VectorXd x(n);
-    for (int k = 0; k < n; ++k) x[k] = scale * normal(rng);
-    return x;
-  };
-  auto flat_step = [&](const Eigen::VectorXd& q, const Eigen::VectorXd& v, const Eigen::VectorXd& tau,
-                       Eigen::VectorXd& qn, Eigen::VectorXd& vn) {
-    Eigen::VectorXd qs(2 * m.nq), vs(2 * m.nv);
-    std::uint32_t status = 0;
-    flat::flat_rollout_cpu(fm, 1, 1, q.data(), v.data(), tau.data(), nullptr, 1e-3, qs.data(), vs.data(), &status);
-    qn = qs.tail(m.nq), vn = vs.tail(m.nv);
-  };
-  int checked = 0;
   for (int trial = 0; trial < 6; ++trial) {
-    const Eigen::VectorXd q = s.q + (Eigen::VectorXd(m.nq) << Eigen::Vector3d(0, 0, -0.002 * trial),
-                                     Eigen::VectorXd::Zero(m.nq - 3)).finished();
-    const Eigen::VectorXd v = random(m.nv, 0.2), tau = random(m.nv, 1.0);
-    const Eigen::VectorXd dq = random(m.nq, 1.0), dv = random(m.nv, 1.0), dtau = random(m.nv, 1.0);
-    const Eigen::VectorXd sq = random(m.nq, 1.0), sv = random(m.nv, 1.0);
-    Eigen::VectorXd qb(m.nq), vb(m.nv), tb(m.nv);
-    flat::flat_step_vjp_cpu(fm, q.data(), v.data(), tau.data(), nullptr, 1e-3, sq.data(), sv.data(), qb.data(),
-                            vb.data(), tb.data(), nullptr);
-    const double h = 1e-7;
-    Eigen::VectorXd qp, vp, qm, vm;
-    flat_step(q + h * dq, v + h * dv, tau + h * dtau, qp, vp);
-    flat_step(q - h * dq, v - h * dv, tau - h * dtau, qm, vm);
-    const double fd = (sq.dot(qp - qm) + sv.dot(vp - vm)) / (2 * h);
-    const double adjoint = qb.dot(dq) + vb.dot(dv) + tb.dot(dtau);
-    EXPECT_NEAR(adjoint, fd, 1e-5 * (1 + std::abs(fd))) << "trial " << trial;
-    ++checked;
+    Eigen::VectorXd q = s.q, v(m.nv), tau(m.nv);
+    q[2] -= 0.002 * trial;
+    for (int k = 0; k < m.nv; ++k) v[k] = 0.2 * normal(rng), tau[k] = normal(rng);
+    test::expect_flat_vjp_matches_central_differences(m, fm, q, v, tau, 1e-3, rng, "trial " + std::to_string(trial));
   }
-  EXPECT_EQ(checked, 6);
 }
 
 }  // namespace
