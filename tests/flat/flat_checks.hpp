@@ -1,14 +1,20 @@
-// Shared by the flat kernels' tests (tests/flat/): seeded random motor commands, and the check of a
-// flat reverse step against central differences of the flat forward step.
+// Shared by the flat kernels' tests (tests/flat/): seeded random motor commands, the flat reverse
+// step against the engine's step_vjp along a rollout, and against central differences of the flat
+// forward step.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <random>
+#include <string>
 
 #include "gradyn/flat/export.hpp"
 #include "gradyn/model/model.hpp"
+#include "gradyn/model/params.hpp"
+#include "gradyn/sim/step.hpp"
 
 namespace gradyn::test {
 
@@ -20,6 +26,53 @@ inline MatrixXr<double> random_controls(const Model& model, int T, unsigned seed
   for (int t = 0; t < T; ++t)
     for (int k = 0; k < model.nu(); ++k) ctrls(t, k) = u(rng);
   return ctrls;
+}
+
+// Along the engine's rollout, at every `every`-th state, the flat reverse step and the engine's
+// under the same random adjoint seeds. Returns the worst deviation relative to the largest entry.
+// States whose deviation exceeds report_above are printed (and the search stops there).
+inline double worst_vjp_deviation(const Model& model, const Eigen::VectorXd& q0, const Eigen::VectorXd& v0,
+                                  const MatrixXr<double>& ctrls, double dt, int every, int* contact_states = nullptr,
+                                  double report_above = 1e-9) {
+  const int T = static_cast<int>(ctrls.rows()), nq = model.nq, nv = model.nv, nu = model.nu();
+  Data data(model);
+  MatrixXr<double> qs, vs, taus(T, nv);
+  std::mt19937 rng(7);
+  std::normal_distribution<double> normal;
+  for (int t = 0; t < T; ++t)
+    for (int k = 0; k < nv; ++k) taus(t, k) = normal(rng);
+  rollout<double>(model, data, q0, v0, taus, ctrls, dt, Integrator::SemiImplicitEuler, qs, vs);
+  const flat::FlatArrays fm = flat::export_flat_model(model);
+  double worst = 0;
+  int with_contacts = 0;
+  for (int t = 0; t < T; t += every) {
+    const Eigen::VectorXd q = qs.row(t).transpose(), v = vs.row(t).transpose(), tau = taus.row(t).transpose();
+    const Eigen::VectorXd u = nu ? Eigen::VectorXd(ctrls.row(t).transpose()) : Eigen::VectorXd();
+    Eigen::VectorXd qnb(nq), vnb(nv);
+    for (int k = 0; k < nq; ++k) qnb[k] = normal(rng);
+    for (int k = 0; k < nv; ++k) vnb[k] = normal(rng);
+    Eigen::VectorXd qb = Eigen::VectorXd::Zero(nq), vb = Eigen::VectorXd::Zero(nv), tb = Eigen::VectorXd::Zero(nv),
+                    ub = Eigen::VectorXd::Zero(nu);
+    ModelTangent tangent(model);
+    step_vjp<double>(model, data, q, v, tau, u, dt, Integrator::SemiImplicitEuler, qnb, vnb, qb, vb, tb, ub, tangent);
+    with_contacts += data.ncontacts > 0;
+    Eigen::VectorXd fqb(nq), fvb(nv), ftb(nv), fub(nu);
+    flat::flat_step_vjp_cpu(fm, q.data(), v.data(), tau.data(), nu ? u.data() : nullptr, dt, qnb.data(), vnb.data(),
+                            fqb.data(), fvb.data(), ftb.data(), nu ? fub.data() : nullptr);
+    const double scale = 1 + std::max({qb.cwiseAbs().maxCoeff(), vb.cwiseAbs().maxCoeff(), tb.cwiseAbs().maxCoeff()});
+    const double dev = std::max({(fqb - qb).cwiseAbs().maxCoeff(), (fvb - vb).cwiseAbs().maxCoeff(),
+                                 (ftb - tb).cwiseAbs().maxCoeff(), nu ? (fub - ub).cwiseAbs().maxCoeff() : 0.0});
+    if (dev / scale > report_above) {
+      std::cout << "t = " << t << " ncontacts " << data.ncontacts << "\n q_bar engine " << qb.transpose()
+                << "\n q_bar flat   " << fqb.transpose() << "\n v_bar engine " << vb.transpose() << "\n v_bar flat   "
+                << fvb.transpose() << "\n tau_bar engine " << tb.transpose() << "\n tau_bar flat   " << ftb.transpose()
+                << "\n";
+      return dev / scale;
+    }
+    worst = std::max(worst, dev / scale);
+  }
+  if (contact_states) *contact_states = with_contacts;
+  return worst;
 }
 
 /// For a random direction (dq, dv, dtau) and random seeds (drawn from rng), the flat reverse step

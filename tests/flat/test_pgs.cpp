@@ -74,16 +74,10 @@ struct Rollout {
   MatrixXr<double> qs, vs, taus;
 };
 
-Rollout engine_rollout(const Scene& s, unsigned tau_seed = 0) {
+Rollout engine_rollout(const Scene& s) {
   const int T = static_cast<int>(s.ctrls.rows());
   Rollout r;
   r.taus = MatrixXr<double>::Zero(T, s.model.nv);
-  if (tau_seed) {
-    std::mt19937 rng(tau_seed);
-    std::normal_distribution<double> normal;
-    for (int t = 0; t < T; ++t)
-      for (int k = 6; k < s.model.nv; ++k) r.taus(t, k) = normal(rng);
-  }
   Data data(s.model);
   rollout<double>(s.model, data, s.q0, s.v0, r.taus, s.ctrls, s.dt, Integrator::SemiImplicitEuler, r.qs, r.vs);
   return r;
@@ -186,46 +180,10 @@ TEST(FlatPgs, ExportSizesTheRowsAndRefusesTheSweepsGradient) {
   }
 }
 
-// The flat reverse step against the engine's step_vjp at states along the engine's rollout, under
-// random seeds (both recompute the step from a cold start and differentiate the active set).
+// The flat reverse step against the engine's step_vjp along the engine's rollout under random seeds
+// (both recompute the step from a cold start and differentiate the active set).
 double worst_vjp_deviation(const Scene& s, int every, int* contact_states) {
-  const Rollout r = engine_rollout(s, 7);
-  const Model& m = s.model;
-  const int nq = m.nq, nv = m.nv, nu = m.nu();
-  const flat::FlatArrays fm = flat::export_flat_model(m);
-  Data data(m);
-  std::mt19937 rng(5);
-  std::normal_distribution<double> normal;
-  double worst = 0;
-  int touching = 0;
-  for (int t = 0; t + 1 < r.qs.rows(); t += every) {
-    const Eigen::VectorXd q = r.qs.row(t).transpose(), v = r.vs.row(t).transpose(), tau = r.taus.row(t).transpose();
-    const Eigen::VectorXd u = nu ? Eigen::VectorXd(s.ctrls.row(t).transpose()) : Eigen::VectorXd();
-    Eigen::VectorXd qnb(nq), vnb(nv);
-    for (int k = 0; k < nq; ++k) qnb[k] = normal(rng);
-    for (int k = 0; k < nv; ++k) vnb[k] = normal(rng);
-    Eigen::VectorXd qb = Eigen::VectorXd::Zero(nq), vb = Eigen::VectorXd::Zero(nv), tb = Eigen::VectorXd::Zero(nv),
-                    ub = Eigen::VectorXd::Zero(nu);
-    ModelTangent tangent(m);
-    step_vjp<double>(m, data, q, v, tau, u, s.dt, Integrator::SemiImplicitEuler, qnb, vnb, qb, vb, tb, ub, tangent);
-    touching += data.ncontacts > 0;
-    Eigen::VectorXd fqb(nq), fvb(nv), ftb(nv), fub(nu);
-    flat::flat_step_vjp_cpu(fm, q.data(), v.data(), tau.data(), nu ? u.data() : nullptr, s.dt, qnb.data(), vnb.data(),
-                            fqb.data(), fvb.data(), ftb.data(), nu ? fub.data() : nullptr);
-    const double scale = 1 + std::max({qb.cwiseAbs().maxCoeff(), vb.cwiseAbs().maxCoeff(), tb.cwiseAbs().maxCoeff()});
-    const double dev = std::max({(fqb - qb).cwiseAbs().maxCoeff(), (fvb - vb).cwiseAbs().maxCoeff(),
-                                 (ftb - tb).cwiseAbs().maxCoeff(), nu ? (fub - ub).cwiseAbs().maxCoeff() : 0.0});
-    if (dev / scale > 1e-6) {
-      std::cout << "t = " << t << " ncontacts " << data.ncontacts << "\n q_bar engine " << qb.transpose()
-                << "\n q_bar flat   " << fqb.transpose() << "\n v_bar engine " << vb.transpose() << "\n v_bar flat   "
-                << fvb.transpose() << "\n tau_bar engine " << tb.transpose() << "\n tau_bar flat   " << ftb.transpose()
-                << "\n";
-      return dev / scale;
-    }
-    worst = std::max(worst, dev / scale);
-  }
-  *contact_states = touching;
-  return worst;
+  return test::worst_vjp_deviation(s.model, s.q0, s.v0, s.ctrls, s.dt, every, contact_states, 1e-6);
 }
 
 TEST(FlatPgsVjp, LaikagoLanding) {

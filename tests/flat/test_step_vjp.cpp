@@ -17,50 +17,7 @@
 namespace gradyn {
 namespace {
 
-// Along the engine's rollout, at every `every`-th state, the flat reverse step and the engine's
-// under the same random adjoint seeds. Returns the worst deviation relative to the largest entry.
-double worst_vjp_deviation(const Model& model, const Eigen::VectorXd& q0, const Eigen::VectorXd& v0,
-                           const MatrixXr<double>& ctrls, double dt, int every, int* contact_states = nullptr) {
-  const int T = static_cast<int>(ctrls.rows()), nq = model.nq, nv = model.nv, nu = model.nu();
-  Data data(model);
-  MatrixXr<double> qs, vs, taus(T, nv);
-  std::mt19937 rng(7);
-  std::normal_distribution<double> normal;
-  for (int t = 0; t < T; ++t)
-    for (int k = 0; k < nv; ++k) taus(t, k) = normal(rng);
-  rollout<double>(model, data, q0, v0, taus, ctrls, dt, Integrator::SemiImplicitEuler, qs, vs);
-  const flat::FlatArrays fm = flat::export_flat_model(model);
-  double worst = 0;
-  int with_contacts = 0;
-  for (int t = 0; t < T; t += every) {
-    const Eigen::VectorXd q = qs.row(t).transpose(), v = vs.row(t).transpose(), tau = taus.row(t).transpose();
-    const Eigen::VectorXd u = nu ? Eigen::VectorXd(ctrls.row(t).transpose()) : Eigen::VectorXd();
-    Eigen::VectorXd qnb(nq), vnb(nv);
-    for (int k = 0; k < nq; ++k) qnb[k] = normal(rng);
-    for (int k = 0; k < nv; ++k) vnb[k] = normal(rng);
-    Eigen::VectorXd qb = Eigen::VectorXd::Zero(nq), vb = Eigen::VectorXd::Zero(nv), tb = Eigen::VectorXd::Zero(nv),
-                    ub = Eigen::VectorXd::Zero(nu);
-    ModelTangent tangent(model);
-    step_vjp<double>(model, data, q, v, tau, u, dt, Integrator::SemiImplicitEuler, qnb, vnb, qb, vb, tb, ub, tangent);
-    with_contacts += data.ncontacts > 0;
-    Eigen::VectorXd fqb(nq), fvb(nv), ftb(nv), fub(nu);
-    flat::flat_step_vjp_cpu(fm, q.data(), v.data(), tau.data(), nu ? u.data() : nullptr, dt, qnb.data(), vnb.data(),
-                            fqb.data(), fvb.data(), ftb.data(), nu ? fub.data() : nullptr);
-    const double scale = 1 + std::max({qb.cwiseAbs().maxCoeff(), vb.cwiseAbs().maxCoeff(), tb.cwiseAbs().maxCoeff()});
-    const double dev = std::max({(fqb - qb).cwiseAbs().maxCoeff(), (fvb - vb).cwiseAbs().maxCoeff(),
-                                 (ftb - tb).cwiseAbs().maxCoeff(), nu ? (fub - ub).cwiseAbs().maxCoeff() : 0.0});
-    if (dev / scale > 1e-9) {
-      std::cout << "t = " << t << " ncontacts " << data.ncontacts << "\n q_bar engine " << qb.transpose()
-                << "\n q_bar flat   " << fqb.transpose() << "\n v_bar engine " << vb.transpose() << "\n v_bar flat   "
-                << fvb.transpose() << "\n tau_bar engine " << tb.transpose() << "\n tau_bar flat   " << ftb.transpose()
-                << "\n";
-      return dev / scale;
-    }
-    worst = std::max(worst, dev / scale);
-  }
-  if (contact_states) *contact_states = with_contacts;
-  return worst;
-}
+using test::worst_vjp_deviation;
 
 TEST(FlatStepVjp, LaikagoOnItsToes) {
   test::LaikagoScene s = test::laikago_standing(ContactModel::Penalty);
