@@ -7,12 +7,12 @@
 
 namespace gradyn::python {
 
-ContactModel parse_contact_model(const std::string& name) {
+ContactModel parse_contact_model(const std::string& name, const char* argument) {
   if (name == "penalty") return ContactModel::Penalty;
   if (name == "pgs") return ContactModel::Pgs;
   if (name == "ipm") return ContactModel::Ipm;
   if (name == "none") return ContactModel::None;
-  throw ArgumentError("contact: expected None, 'penalty', 'pgs' or 'ipm', got '" + name + "'");
+  throw ArgumentError(std::string(argument) + ": expected None, 'penalty', 'pgs' or 'ipm', got '" + name + "'");
 }
 
 namespace {
@@ -91,7 +91,7 @@ void bind_contact(nb::module_& m) {
             // No model given: keep this model's (tuning a setting must not switch it); one without
             // contact gets 'penalty'.
             if (model)
-              c.model = parse_contact_model(*model);
+              c.model = parse_contact_model(*model, "model");
             else if (c.model == ContactModel::None)
               c.model = ContactModel::Penalty;
             if (stiffness) c.stiffness = *stiffness;

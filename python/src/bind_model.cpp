@@ -49,7 +49,7 @@ Matrix3<double> inertia_arg(nb::handle h) {
 std::unique_ptr<PyModel> load_file(nb::handle path_like, bool floating_base, std::optional<std::string> contact,
                                    bool urdf_effort_motors) {
   ContactModel contact_model = ContactModel::None;  // checked before the (slow) load
-  if (contact) contact_model = parse_contact_model(*contact);
+  if (contact) contact_model = parse_contact_model(*contact, "contact");
   const std::string path = nb::cast<std::string>(nb::str(nb::module_::import_("os").attr("fspath")(path_like)));
   std::vector<std::string> warnings;
   LoadOptions options;

@@ -74,6 +74,8 @@ def test_bad_settings_raise(ball_path):
     model = gradyn.load(ball_path)
     with pytest.raises(ValueError, match="contact: expected None, 'penalty', 'pgs' or 'ipm'"):
         gradyn.load(ball_path, contact="spring")
+    with pytest.raises(ValueError, match="model: expected None, 'penalty', 'pgs' or 'ipm', got 'lcp'"):
+        model.with_contact(model="lcp")
     with pytest.raises(gradyn.ModelError, match="stiffness"):
         model.with_contact(stiffness=-1.0)
     with pytest.raises(gradyn.ModelError, match="exponent"):
