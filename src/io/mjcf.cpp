@@ -73,6 +73,7 @@
 
 #include "gradyn/io/load.hpp"
 #include "mesh_file.hpp"
+#include "xml_error.hpp"
 
 namespace gradyn {
 namespace {
@@ -128,8 +129,7 @@ class MjcfParser {
     main_file_ = source_name;
     auto doc = std::make_unique<XMLDocument>();
     if (doc->Parse(xml.c_str(), xml.size()) != tinyxml2::XML_SUCCESS)
-      throw ModelError(SourceLocation{source_name, doc->ErrorLineNum(), ""},
-                       std::string("malformed XML: ") + doc->ErrorStr());
+      throw ModelError(SourceLocation{source_name, doc->ErrorLineNum(), ""}, io_detail::xml_error_message(*doc));
     doc_file_[doc.get()] = source_name;
     docs_.push_back(std::move(doc));
     return parse_root(*docs_.back());
@@ -144,7 +144,7 @@ class MjcfParser {
     if (err == tinyxml2::XML_ERROR_FILE_NOT_FOUND || err == tinyxml2::XML_ERROR_FILE_COULD_NOT_BE_OPENED)
       throw ModelError(from, "cannot open file '" + path + "'");
     if (err != tinyxml2::XML_SUCCESS)
-      throw ModelError(SourceLocation{path, doc->ErrorLineNum(), ""}, std::string("malformed XML: ") + doc->ErrorStr());
+      throw ModelError(SourceLocation{path, doc->ErrorLineNum(), ""}, io_detail::xml_error_message(*doc));
     doc_file_[doc.get()] = path;
     docs_.push_back(std::move(doc));
     return *docs_.back();

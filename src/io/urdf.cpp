@@ -19,6 +19,7 @@
 
 #include "gradyn/io/load.hpp"
 #include "mesh_file.hpp"
+#include "xml_error.hpp"
 
 namespace gradyn {
 namespace {
@@ -381,8 +382,7 @@ ModelBuilder parse_document(const std::string& xml, const std::string& file, con
   const UrdfContext ctx{file, base_dir, options};
   tinyxml2::XMLDocument doc;
   if (doc.Parse(xml.data(), xml.size()) != tinyxml2::XML_SUCCESS)
-    throw ModelError(SourceLocation{file, doc.ErrorLineNum(), ""},
-                     std::string("malformed XML: ") + (doc.ErrorStr() ? doc.ErrorStr() : "parse error"));
+    throw ModelError(SourceLocation{file, doc.ErrorLineNum(), ""}, io_detail::xml_error_message(doc));
   const XMLElement* robot = doc.RootElement();
   if (!robot || std::string_view(robot->Name()) != "robot")
     throw ModelError(locate(ctx, robot, robot ? std::string("<") + robot->Name() + ">" : ""),
