@@ -11,12 +11,32 @@
 #include <random>
 #include <string>
 
+#include <filesystem>
+#include <fstream>
+
 #include "gradyn/flat/export.hpp"
+#include "gradyn/io/load.hpp"
 #include "gradyn/model/model.hpp"
 #include "gradyn/model/params.hpp"
 #include "gradyn/sim/step.hpp"
 
 namespace gradyn::test {
+
+/// A free box, three free capsules and a free sphere over a plane (no contact model set), loaded
+/// from a file of this name in the temporary folder (the loader places free bodies where a file
+/// says). contype/conaffinity keep the box apart from the capsules: box-capsule has no flat kernel.
+inline Model free_primitives_on_a_plane(const std::string& file_name) {
+  const std::string xml = R"(<mujoco><worldbody><geom name="floor" type="plane" size="5 5 .1" friction=".8" contype="3" conaffinity="3"/>
+    <body pos="0 0 .12"><freejoint/><geom type="box" size=".1 .2 .1" mass="1"/></body>
+    <body pos=".6 0 .06"><freejoint/><geom type="capsule" fromto="-.2 0 0 .2 0 0" size=".05" mass="1" contype="2" conaffinity="2"/></body>
+    <body pos=".6 0.02 .17"><freejoint/><geom type="capsule" fromto="-.2 0 0 .2 0 0" size=".05" mass="1" contype="2" conaffinity="2"/></body>
+    <body pos="-.6 0 .3"><freejoint/><geom type="sphere" size=".08" mass="1" contype="2" conaffinity="2"/></body>
+    <body pos="-.6 0.05 .5"><freejoint/><geom type="capsule" fromto="0 -.1 0 0 .1 .05" size=".04" mass="1" contype="2" conaffinity="2"/></body>
+  </worldbody></mujoco>)";
+  const std::string path = (std::filesystem::temp_directory_path() / file_name).string();
+  std::ofstream(path) << xml;
+  return load_mjcf(path);
+}
 
 /// T rows of nu controls, uniform in [-scale, scale], from seed.
 inline MatrixXr<double> random_controls(const Model& model, int T, unsigned seed, double scale) {

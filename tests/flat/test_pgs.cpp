@@ -52,16 +52,7 @@ Scene humanoid(int T) {
 }
 
 Scene bouncing_pile(int T) {
-  const std::string xml = R"(<mujoco><worldbody><geom name="floor" type="plane" size="5 5 .1" friction=".8" contype="3" conaffinity="3"/>
-    <body pos="0 0 .12"><freejoint/><geom type="box" size=".1 .2 .1" mass="1"/></body>
-    <body pos=".6 0 .06"><freejoint/><geom type="capsule" fromto="-.2 0 0 .2 0 0" size=".05" mass="1" contype="2" conaffinity="2"/></body>
-    <body pos=".6 0.02 .17"><freejoint/><geom type="capsule" fromto="-.2 0 0 .2 0 0" size=".05" mass="1" contype="2" conaffinity="2"/></body>
-    <body pos="-.6 0 .3"><freejoint/><geom type="sphere" size=".08" mass="1" contype="2" conaffinity="2"/></body>
-    <body pos="-.6 0.05 .5"><freejoint/><geom type="capsule" fromto="0 -.1 0 0 .1 .05" size=".04" mass="1" contype="2" conaffinity="2"/></body>
-  </worldbody></mujoco>)";
-  const std::string path = (std::filesystem::temp_directory_path() / "gradyn_flat_pgs_scene.xml").string();
-  std::ofstream(path) << xml;
-  Model model = load_mjcf(path);
+  Model model = test::free_primitives_on_a_plane("gradyn_flat_pgs_scene.xml");
   model.contact.model = ContactModel::Pgs;
   for (Geom& g : model.geoms) g.restitution = 0.5;  // bounces (restitution rows) and Baumgarte rows
   Eigen::VectorXd v0 = Eigen::VectorXd::Zero(model.nv);
