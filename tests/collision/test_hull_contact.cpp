@@ -127,8 +127,9 @@ TEST(HullContact, BoxOnAHullAndHullOnAHullRestUnderPgs) {
   };
   for (const Top& top : {Top{"box on a hull", box, half.z()}, Top{"cube hull on a hull", cube, half.z()},
                          Top{"prism hull on a hull", prism, 0.0}}) {
-    const ConvexHull& shape = top.geom.hull ? *top.geom.hull : *make_convex_hull(corners(half));
-    const Model m = resting_scene({block}, top.geom, solid(shape, 1.0));
+    // (held by a named pointer: a reference into a temporary's hull would dangle)
+    const std::shared_ptr<const ConvexHull> shape = top.geom.hull ? top.geom.hull : make_convex_hull(corners(half));
+    const Model m = resting_scene({block}, top.geom, solid(*shape, 1.0));
     Eigen::VectorXd q = m.q0;
     q.head<3>() = V3(0.05, -0.1, 0.1 + top.base);
     const RestResult r = rest(m, q);

@@ -1,6 +1,7 @@
 // "A step never allocates": once Data's workspaces are sized (the first call with a given contact
 // count), step, step_vjp and step_jacobian make no heap allocation, for every contact model. Counted
-// by interposing malloc in this test binary (glibc: the other tests only pay a relaxed atomic load).
+// by interposing malloc in this test binary (glibc: the other tests only pay a relaxed atomic load),
+// or, in a sanitizer build (scripts/sanitize.sh), whose runtime owns malloc, by its allocation hook.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,11 +22,19 @@
 #include "gradyn/sim/step.hpp"
 #include "gradyn/sim/step_jacobian.hpp"
 
-#if defined(__GLIBC__)
-extern "C" void* __libc_malloc(std::size_t);
-extern "C" void* __libc_calloc(std::size_t, std::size_t);
-extern "C" void* __libc_realloc(void*, std::size_t);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GRADYN_SANITIZER_MALLOC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define GRADYN_SANITIZER_MALLOC 1
+#endif
+#endif
 
+#if defined(GRADYN_SANITIZER_MALLOC)
+#include <sanitizer/allocator_interface.h>
+#endif
+
+#if defined(__GLIBC__) || defined(GRADYN_SANITIZER_MALLOC)
 namespace {
 std::atomic<bool> counting{false};
 std::atomic<long> allocations{0};
@@ -33,6 +42,18 @@ void count() {
   if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
 }
 }  // namespace
+#endif
+
+#if defined(GRADYN_SANITIZER_MALLOC)
+namespace {
+// The sanitizer's malloc calls this for every allocation (malloc, calloc, realloc, new).
+[[maybe_unused]] const int hooks_installed = __sanitizer_install_malloc_and_free_hooks(
+    [](const volatile void*, std::size_t) { count(); }, [](const volatile void*) {});
+}  // namespace
+#elif defined(__GLIBC__)
+extern "C" void* __libc_malloc(std::size_t);
+extern "C" void* __libc_calloc(std::size_t, std::size_t);
+extern "C" void* __libc_realloc(void*, std::size_t);
 
 extern "C" void* malloc(std::size_t n) {
   count();
@@ -54,7 +75,7 @@ namespace {
 // Heap allocations made by f().
 template <class F>
 long allocations_in(F&& f) {
-#if defined(__GLIBC__)
+#if defined(__GLIBC__) || defined(GRADYN_SANITIZER_MALLOC)
   allocations = 0;
   counting = true;
   f();
@@ -189,6 +210,18 @@ void expect_no_allocations(const Scene& scene) {
     EXPECT_EQ(allocations_in(call_jacobian), 0) << "step_jacobian";
     q = q_next, v = v_next;
   }
+}
+
+// The counter itself: an allocation the compiler cannot elide is seen (else every "0" below
+// would hold trivially, e.g. in a build whose malloc the interposition does not reach).
+TEST(StepAllocations, TheCounterSeesAnAllocation) {
+#if defined(__GLIBC__) || defined(GRADYN_SANITIZER_MALLOC)
+  static std::vector<double>* volatile escaped = nullptr;
+  EXPECT_GE(allocations_in([] { escaped = new std::vector<double>(1000, 1.0); }), 1);
+  delete escaped;
+#else
+  GTEST_SKIP() << "allocations are counted on glibc or under a sanitizer only";
+#endif
 }
 
 TEST(StepAllocations, NoneAfterTheFirstStep) {

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The C++ tests under the sanitizers (issue 21); scripts/test.sh (the README's test command, CI)
+# runs both parts after the regular tests.
+#
+#   bash scripts/sanitize.sh [asan|tsan|all]      (default all)
+#
+# asan  AddressSanitizer + UndefinedBehaviorSanitizer (+ LeakSanitizer) over the whole C++ test
+#       suite: CMake preset "asan" (clang, -O1, every library source and every test) in build/asan.
+#       Any report fails the run: UBSan does not recover, LeakSanitizer runs at exit. Leaks inside
+#       Open Asset Import's own error paths are suppressed (tests/fuzz/lsan.supp says why). The
+#       build also records clang's source coverage, and scripts/sanitizer_coverage.py fails the run
+#       if any library source file ran no line under the sanitizers.
+# tsan  ThreadSanitizer over the threaded tests: preset "tsan" (clang, -O1, the library without
+#       the forward-mode AD reference, and only tests/sim/test_batch.cpp and
+#       test_threaded_worlds.cpp) in build/tsan. Those tests run batches on for_each_world's OpenMP
+#       pool (LLVM's libomp, whose Archer tool tells TSan about OpenMP's barriers and tasks, so
+#       that only real races are reported) and one Model from several std::threads at once.
+#
+# Each part configures and builds incrementally (ccache when present); a cold build of both takes
+# about HOW_LONG on a 2-core machine. The compilers come from scripts/setup.sh (clang-14, LLVM's
+# OpenMP and the sanitizer runtimes).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+PART=${1:-all}
+case $PART in
+  asan|tsan|all) ;;
+  *) echo "sanitize: unknown part '$PART': use asan, tsan or all" >&2; exit 2 ;;
+esac
+JOBS=${SANITIZE_JOBS:-2}
+
+run_asan() {
+  echo "sanitize: AddressSanitizer + UndefinedBehaviorSanitizer over the C++ test suite (build/asan)"
+  cmake --preset asan >/dev/null
+  cmake --build build/asan -j "$JOBS"
+  local profiles=$ROOT/build/asan/profiles
+  rm -rf "$profiles" && mkdir -p "$profiles"
+  local tests_status=0
+  ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
+  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
+  LSAN_OPTIONS="suppressions=$ROOT/tests/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
+  LLVM_PROFILE_FILE="$profiles/%p.profraw" \
+    ctest --test-dir build/asan --output-on-failure -j "$JOBS" || tests_status=1
+  # Every library source must have run under the sanitizers (the build is also a coverage build).
+  python3 scripts/sanitizer_coverage.py build/asan "$profiles" || tests_status=1
+  return "$tests_status"
+}
+
+run_tsan() {
+  echo "sanitize: ThreadSanitizer over the threaded tests (build/tsan)"
+  cmake --preset tsan >/dev/null
+  cmake --build build/tsan -j "$JOBS"
+  local archer
+  archer=$(find /usr/lib/llvm-14/lib /usr/lib -maxdepth 2 -name 'libarcher.so' -print -quit 2>/dev/null || true)
+  if [[ -z $archer ]]; then
+    echo "sanitize: LLVM's libarcher.so (package libomp-14-dev) is missing: run bash scripts/setup.sh" >&2
+    return 1
+  fi
+  # halt_on_error: the first race fails the test; Archer needs TSan's ignore_noninstrumented_modules.
+  OMP_TOOL_LIBRARIES="$archer" \
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:ignore_noninstrumented_modules=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
+    ctest --test-dir build/tsan --output-on-failure -j 1
+}
+
+status=0
+if [[ $PART == asan || $PART == all ]]; then run_asan || status=1; fi
+if [[ $PART == tsan || $PART == all ]]; then run_tsan || status=1; fi
+if ((status)); then echo "sanitize: FAILED"; else echo "sanitize: clean"; fi
+exit "$status"
