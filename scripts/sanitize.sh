@@ -29,6 +29,13 @@ case $PART in
 esac
 JOBS=${SANITIZE_JOBS:-2}
 
+# Left out of the ASan run, each for a reason that is not about memory or undefined behaviour:
+# - the bitwise reference hashes (ReferenceTrajectories) are those of the GCC release build; clang
+#   rounds some expressions differently, which the test file says may differ across compilers;
+# - the thousand-step forward-mode AD rollouts (Gradcheck.ThousandStepRollouts...) take over
+#   5 minutes each under ASan; their code runs in the shorter gradient tests.
+ASAN_EXCLUDED='ReferenceTrajectories\.BitwiseUnchanged|Gradcheck\.ThousandStepRolloutsOnShippedRobots'
+
 run_asan() {
   echo "sanitize: AddressSanitizer + UndefinedBehaviorSanitizer over the C++ test suite (build/asan)"
   cmake --preset asan >/dev/null
@@ -39,8 +46,8 @@ run_asan() {
   ASAN_OPTIONS="detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
   LSAN_OPTIONS="suppressions=$ROOT/tests/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
-  LLVM_PROFILE_FILE="$profiles/%p.profraw" \
-    ctest --test-dir build/asan --output-on-failure -j "$JOBS" || tests_status=1
+  LLVM_PROFILE_FILE="$profiles/tests-%2m.profraw" \
+    ctest --test-dir build/asan --output-on-failure -j "$JOBS" -E "$ASAN_EXCLUDED" || tests_status=1
   # Every library source must have run under the sanitizers (the build is also a coverage build).
   python3 scripts/sanitizer_coverage.py build/asan "$profiles" || tests_status=1
   return "$tests_status"
