@@ -5,30 +5,48 @@
 
 namespace gradyn {
 
-// Body-frame recursion: each body's inertia acts in its own frame, and only the 6-vector of
-// joint force is carried to the parent.
+// Body-frame recursion (Pinocchio's two passes): each body's inertia acts in its own frame, and only
+// the 6-vector of joint force is carried to the parent. No world poses are needed.
+namespace {
+template <class S>
+void rnea_passes(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
+                 const VecRef<S>& a) {
+  const int nb = model.nbodies();
+  const Vector6<S> a_world = detail::world_acceleration(model);
+  for (int i = 0; i < nb; ++i) {
+    detail::joint_pose(model, q, i, data.liMi[i]);
+    detail::rnea_forward_body(model, data, v, a, a_world, i);
+  }
+  for (int i = nb - 1; i >= 0; --i) {
+    const int iv = model.idx_v[i], nvi = model.joint_nv(i);
+    if (nvi == 1) {
+      data.tau[iv] = data.joint_S[i].col(0).dot(data.f[i]) + model.armature[iv] * a[iv];
+    } else {
+      data.tau.segment(iv, nvi).noalias() = data.joint_S[i].transpose() * data.f[i];
+      data.tau.segment(iv, nvi) += model.armature.segment(iv, nvi).cwiseProduct(a.segment(iv, nvi));
+    }
+    const int p = model.parent[i];
+    if (p >= 0) data.f[p] += data.liMi[i].act_force(data.f[i]);
+  }
+}
+
+// For double, every helper is inlined into the two passes (as in crba.cpp).
+[[gnu::flatten]] void rnea_passes_double(const Model& model, Data& data, const VecRef<double>& q,
+                                         const VecRef<double>& v, const VecRef<double>& a) {
+  rnea_passes<double>(model, data, q, v, a);
+}
+}  // namespace
+
 template <class S>
 const VectorX<S>& rnea(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                        const VecRef<S>& a) {
   check_size("q", q.size(), model.nq);
   check_size("v", v.size(), model.nv);
   check_size("a", a.size(), model.nv);
-  const int nb = model.nbodies();
-  const Vector6<S> a_world = detail::world_acceleration(model);
-  for (int i = 0; i < nb; ++i) {
-    detail::rnea_forward_body(model, data, v, a, a_world, i,
-                              joint_transform<S>(model.joint_type[i], model.joint_axis[i],
-                                                 q.segment(model.idx_q[i], model.joint_nq(i))));
-    const int p = model.parent[i];
-    data.oMi[i] = p >= 0 ? data.oMi[p] * data.liMi[i] : data.liMi[i];
-  }
-  for (int i = nb - 1; i >= 0; --i) {
-    const int iv = model.idx_v[i], nvi = model.joint_nv(i);
-    data.tau.segment(iv, nvi) =
-        data.joint_S[i].transpose() * data.f[i] + model.armature.segment(iv, nvi).cwiseProduct(a.segment(iv, nvi));
-    const int p = model.parent[i];
-    if (p >= 0) data.f[p] += data.liMi[i].act_force(data.f[i]);
-  }
+  if constexpr (std::is_same_v<S, double>)
+    rnea_passes_double(model, data, q, v, a);
+  else
+    rnea_passes<S>(model, data, q, v, a);
   return data.tau;
 }
 

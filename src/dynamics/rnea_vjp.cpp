@@ -144,7 +144,8 @@ void rnea_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
   for (int i = 0; i < nb; ++i) {
     data.joint_M[i] = joint_transform<S>(model.joint_type[i], model.joint_axis[i],
                                          q.segment(model.idx_q[i], model.joint_nq(i)));
-    detail::rnea_forward_body(model, data, v, a, a_world, i, data.joint_M[i]);
+    data.liMi[i] = model.joint_placement[i] * data.joint_M[i];
+    detail::rnea_forward_body(model, data, v, a, a_world, i);
     data.adj_v[i].setZero();
     data.adj_a[i].setZero();
   }

@@ -25,6 +25,7 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   oI.assign(nb, Matrix6<S>::Zero());
   oIa.assign(nb, Matrix6<S>::Zero());
   oIc.assign(nb, Matrix6<S>::Zero());
+  oYc.assign(nb, OriginInertia<S>());
   opA.assign(nb, Vector6<S>::Zero());
   joint_S.resize(nb);
   oS.resize(nb);

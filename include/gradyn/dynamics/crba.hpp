@@ -5,7 +5,7 @@
 
 namespace gradyn {
 
-/// Returns data.M, both triangles filled. Also fills data.liMi, oMi, oS, oIc.
+/// Returns data.M, both triangles filled. Also fills data.liMi, oMi, oS, oYc.
 template <class S>
 const MatrixX<S>& crba(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q);
 

@@ -6,7 +6,7 @@
 
 namespace gradyn {
 
-/// Returns data.tau. Also fills data.liMi, oMi, v, a (gravity included), f.
+/// Returns data.tau. Also fills data.liMi, v, a (gravity included), f (body frame; not oMi).
 template <class S>
 const VectorX<S>& rnea(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                        const VecRef<S>& a);

@@ -102,7 +102,8 @@ struct DataTpl {
   VectorX<S> ddq;                 // aba output (size nv)
 
   // CRBA
-  std::vector<Matrix6<S>> oIc;    // composite rigid-body inertia, world frame
+  std::vector<OriginInertia<S>> oYc;  // composite rigid-body inertia, world frame, in ten numbers (crba)
+  std::vector<Matrix6<S>> oIc;    // composite rigid-body inertia, world frame, as a 6x6 (rnea_derivatives)
   MatrixX<S> M;                   // joint-space inertia matrix (crba output, both triangles; entries of
                                   // joints on different branches are zero from construction: keep them so)
 

@@ -218,6 +218,58 @@ struct Inertia {
   }
 };
 
+/// A rigid-body or composite inertia about the origin of the frame it is expressed in (gradyn's
+/// world frame), in its ten numbers: mass m, first moment h = m c (c the centre of mass) and the
+/// rotational inertia Io about the origin (symmetric). Inertias expressed in one frame add number by
+/// number, which is what makes CRBA's composite inertias cheap in the world frame (Pinocchio's trick).
+template <class S>
+struct OriginInertia {
+  S m = S(0);
+  Vector3<S> h = Vector3<S>::Zero();
+  Matrix3<S> Io = Matrix3<S>::Zero();
+
+  /// The body inertia I (body frame) expressed in A, given the body's pose oMi in A.
+  static OriginInertia from_body(const Inertia<S>& I, const Pose<S>& oMi) {
+    OriginInertia Y;
+    const Vector3<S> c = oMi.act_point(I.com);
+    Y.m = I.mass;
+    Y.h = I.mass * c;
+    Matrix3<S> T;
+    T.noalias() = oMi.R * I.inertia_com;
+    Y.Io.noalias() = T * oMi.R.transpose();  // R Ic R^T
+    const S ch = c.dot(Y.h);                 // - m [c]x [c]x = m |c|^2 I - m c c^T
+    Y.Io.noalias() -= c * Y.h.transpose();
+    Y.Io.diagonal().array() += ch;
+    return Y;
+  }
+  OriginInertia& operator+=(const OriginInertia& o) {
+    m += o.m;
+    h += o.h;
+    Io += o.Io;
+    return *this;
+  }
+  /// Spatial momentum of the motion s = [w; v]: [Io w + h x v; m v - h x w].
+  Vector6<S> operator*(const Vector6<S>& s) const {
+    const auto w = s.template head<3>();
+    const auto v = s.template tail<3>();
+    Vector6<S> out;
+    out.template head<3>().noalias() = Io * w;
+    out.template head<3>() += h.cross(v);
+    out.template tail<3>() = m * v - h.cross(w);
+    return out;
+  }
+  /// The 6x6 spatial inertia matrix [[Io, [h]x], [-[h]x, m I]].
+  Matrix6<S> matrix() const {
+    Matrix6<S> M;
+    const Matrix3<S> hx = skew(h);
+    M.template topLeftCorner<3, 3>() = Io;
+    M.template topRightCorner<3, 3>() = hx;
+    M.template bottomLeftCorner<3, 3>() = -hx;
+    M.template bottomRightCorner<3, 3>() = m * Matrix3<S>::Identity();
+    return M;
+  }
+};
+
 /// A 6x6 (articulated or rigid) inertia expressed in B, re-expressed in A: X* I X^-1.
 /// Written on 3x3 blocks: I = [[A, B], [B^T, C]].
 template <class S>
