@@ -355,7 +355,8 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
     stage_constraints<double>(model, data, q, v, a_free, dt, v_next);
     a = (v_next - v) / dt;
     // The contact stage reads aba's poses and twists but writes none of them (neither does crba,
-    // for the ipm, beyond the same poses and oIc, which this pass rebuilds).
+    // for the ipm, beyond the same poses, which this pass rebuilds; its composite inertias are oYc,
+    // not the oIc that rnea_derivatives fills).
     detail::rnea_derivatives_kinematics(model, data, q, v, /*aba_is_current=*/true);
     detail::rnea_derivatives_forces(model, data, a);
     if (!ltl_factor(data.M, dof_paths, LT)) data.status |= kStatusSingularInertia;
