@@ -22,14 +22,20 @@
 //  * Per joint: armature, damping, stiffness, springref (-> rest), ref (-> reference), range +
 //    limited (autolimits) -> lower/upper (radians for hinges). Ball springs pull toward the
 //    identity, as MuJoCo's (qpos_spring = qpos0 = identity). Stiffness on a free joint and
-//    springdamper are not supported (ModelError). frictionloss, margin, solref etc. concern
-//    constraints and are ignored.
+//    springdamper are not supported (ModelError). frictionloss, actuatorgravcomp and MuJoCo's
+//    constraint softness (solref*, solimp*, margin) are not simulated: they warn (note_joint_attributes).
 //  * Inertia: <inertial pos quat mass diaginertia|fullinertia>, or from the geoms following
 //    <compiler inertiafromgeom> (auto: only when the body has no <inertial>) and
 //    inertiagrouprange: sphere, capsule, cylinder, ellipsoid, box, by density (default 1000)
 //    or the geom's mass; fromto for capsule/cylinder/ellipsoid/box. Planes and hfields carry no
 //    mass; mesh geoms the solid inertia of their convex hull (MuJoCo's for convex meshes).
-//    boundmass, boundinertia and settotalmass are applied as MuJoCo does.
+//    boundmass, boundinertia and settotalmass are applied as MuJoCo does. A tensor no rigid body
+//    has is refused, repaired (LoadOptions::inertia = Repair, or <compiler balanceinertia="true">,
+//    as MuJoCo's balanceinertia) or accepted as written, by ModelBuilder::add_link.
+//  * Not simulated, with one warning per kind and load (note_section, note_joint_attributes,
+//    collision_geom, parse_body): <equality>, <tendon>, <sensor>, <keyframe>, <deformable>,
+//    <extension>, body <plugin>, gravcomp and mocap, geom condim != 3 and softness; silent: drawing
+//    (<visual>, <statistic>, <site>, <camera>, <light>), <size>, <custom> and <option>'s solver settings.
 //  * Collision meshes: <asset><mesh name file|vertex scale> (file: STL, OBJ or any format
 //    Open Asset Import reads, relative to <compiler meshdir>, else assetdir, else the main
 //    file's directory; relative meshdir/assetdir are relative to the main file's directory, as
@@ -72,6 +78,7 @@
 #include <sstream>
 
 #include "gradyn/io/load.hpp"
+#include "gradyn/model/detail/grouped_warnings.hpp"
 #include "mesh_file.hpp"
 #include "xml_error.hpp"
 
@@ -117,7 +124,7 @@ struct ParseResult {
 
 class MjcfParser {
  public:
-  explicit MjcfParser(std::vector<std::string>* warnings = nullptr) : warnings_(warnings) {}
+  explicit MjcfParser(const LoadOptions& options) : warnings_(options.warnings), inertia_policy_(options.inertia) {}
 
   ParseResult parse_file(const std::string& path) {
     main_file_ = path;
@@ -160,10 +167,10 @@ class MjcfParser {
 
   [[noreturn]] void fail(const XMLElement* e, const std::string& message) const { throw ModelError(where(e), message); }
 
-  void warn(const XMLElement* e, const std::string& message) const {
-    const std::string text = where(e).str() + message;
-    if (warnings_) warnings_->push_back(text);
-    else std::cerr << "gradyn: warning: " << text << '\n';
+  // One occurrence of a kind of warning; a load issues one warning per kind (detail::GroupedWarnings):
+  // "<file>:<line>: <element>: <what> <why>", then how many and where the others are.
+  void warn(const std::string& kind, const XMLElement* e, const std::string& what, const std::string& why) const {
+    notes_.add(kind, where(e), what, why);
   }
 
   // Children of an element with <include file="..."/> replaced by the children of the included
@@ -429,6 +436,8 @@ class MjcfParser {
         defaults.push_back(s);
       else if (name == "worldbody")
         worldbodies.push_back(s);
+      else
+        note_section(s);
     }
     classes_.push_back(DefaultClass{"main", -1, {}});
     class_index_["main"] = 0;
@@ -445,9 +454,75 @@ class MjcfParser {
       if (std::string(s->Name()) == "actuator") parse_actuators(s);
 
     finish_masses();
+    result_.builder.set_inertia_policy(
+        balance_inertia_ && inertia_policy_ == InertiaPolicy::Strict ? InertiaPolicy::Repair : inertia_policy_,
+        warnings_);
     for (const PendingLink& l : pending_) result_.builder.add_link(l.spec);
     for (JointSpec& j : pending_joints_) result_.builder.add_joint(std::move(j));
+    notes_.emit(warnings_);
     return std::move(result_);
+  }
+
+  // What gradyn does not simulate warns, once per kind. Top-level sections:
+  //  * warn: <equality> (closed loops, welds, joint couplings), <tendon> (couplings, limits, springs),
+  //    <sensor> (no readings are computed), <keyframe> (named states: model.q0 is qpos0, a key is
+  //    not read), <deformable> (flexes), <extension> (plugins), and any section MJCF does not define;
+  //  * silent, as they change no dynamics: <visual> and <statistic> (drawing), <size> (MuJoCo's
+  //    memory sizes), <custom> (user numbers and text). <contact> and <actuator> are read below.
+  void note_section(const XMLElement* s) {
+    const std::string name = s->Name();
+    static const std::map<std::string, std::string> why = {
+        {"equality", "is not simulated by gradyn (no closed loops, welds or joint couplings): the model moves "
+                     "without it, unlike in MuJoCo"},
+        {"tendon", "is not simulated by gradyn (no tendon couplings, limits, springs or damping): the model moves "
+                   "without it, unlike in MuJoCo"},
+        {"sensor", "is not computed by gradyn: there are no sensor readings (compute observations from q, v and "
+                   "frame poses)"},
+        {"keyframe", "is not read by gradyn: model.q0 is qpos0, and no named state is kept (set q yourself)"},
+        {"deformable", "(flexes, skins) is not simulated by gradyn"},
+        {"extension", "(plugins) is not simulated by gradyn"},
+    };
+    if (name == "visual" || name == "statistic" || name == "size" || name == "custom" || name == "contact" ||
+        name == "actuator")
+      return;
+    auto it = why.find(name);
+    if (it == why.end()) {
+      warn("unknown section", s, "<" + name + ">", "is not a section of MJCF that gradyn reads, and is ignored");
+      return;
+    }
+    // one occurrence per element inside (a <connect>, a <fixed> tendon, a <jointpos> sensor ...)
+    bool any = false;
+    for (const XMLElement* c : children(s)) {
+      warn(name, c, "<" + name + "><" + c->Name() + ">", it->second);
+      any = true;
+    }
+    if (!any && name != "keyframe") warn(name, s, "<" + name + ">", it->second);
+  }
+
+  // Attributes of bodies, joints and geoms that change the dynamics in MuJoCo but are not simulated
+  // by gradyn (each warns once per load). MuJoCo's constraint softness (solref, solimp, margin, gap,
+  // solmix, priority) is listed on joints and colliding geoms: gradyn's limits and contacts have
+  // their own stiffness (Model.with_contact). Purely visual attributes (rgba, material, group) and
+  // user data are silent.
+  void note_joint_attributes(const Attrs& a, const XMLElement* e) const {
+    if (number(a, "frictionloss", 0) != 0)
+      warn("frictionloss", e, "joint frictionloss=\"" + *a.raw("frictionloss") + "\"",
+           "(dry joint friction) is not simulated by gradyn: the joint moves without it, unlike in MuJoCo");
+    if (a.has("actuatorgravcomp") && keyword(a, "actuatorgravcomp", "false", {"true", "false"}) == "true")
+      warn("actuatorgravcomp", e, "joint actuatorgravcomp=\"true\"",
+           "(gravity compensation through the actuators) is not simulated by gradyn");
+    note_softness(a, e, "joint", {"solreflimit", "solimplimit", "solreffriction", "solimpfriction", "margin"});
+  }
+
+  void note_softness(const Attrs& a, const XMLElement* e, const char* kind,
+                     std::initializer_list<const char*> names) const {
+    std::string present;
+    for (const char* n : names)
+      if (a.has(n)) present += std::string(present.empty() ? "" : ", ") + n;
+    if (!present.empty())
+      warn("softness", e, std::string(kind) + " " + present,
+           "(MuJoCo's constraint softness and margins) are not read by gradyn: its joint limits and contacts have "
+           "their own stiffness and damping (Model.with_contact)");
   }
 
   void parse_compiler(const XMLElement* e) {
@@ -479,8 +554,10 @@ class MjcfParser {
     compiler_.boundmass = number(a, "boundmass", compiler_.boundmass);
     compiler_.boundinertia = number(a, "boundinertia", compiler_.boundinertia);
     compiler_.settotalmass = number(a, "settotalmass", compiler_.settotalmass);
-    if (e->Attribute("balanceinertia") && keyword(a, "balanceinertia", "false", {"true", "false"}) == "true")
-      fail(e, "balanceinertia=\"true\" is not supported");
+    // balanceinertia: impossible inertias are repaired, as LoadOptions::inertia = Repair does (an
+    // explicit Accept wins).
+    if (e->Attribute("balanceinertia"))
+      balance_inertia_ = keyword(a, "balanceinertia", "false", {"true", "false"}) == "true";
   }
 
   // <asset>: <mesh> elements become convex hulls (other assets are not needed).
@@ -504,8 +581,9 @@ class MjcfParser {
       } else if (file) {
         const std::filesystem::path mesh_dir = mesh_path(".");  // meshdir, else assetdir, else the model's folder
         if (io_detail::outside(mesh_path(file), mesh_dir))
-          warn(c, std::string("mesh file '") + file + "' is outside the model's mesh folder " + mesh_dir.string() +
-                      " (it is read all the same: check where it points)");
+          warn("mesh outside", c, std::string("mesh file '") + file + "'",
+               "is outside the model's mesh folder " + mesh_dir.string() +
+                   " (it is read all the same: check where it points)");
         try {
           vertices = io_detail::read_mesh_vertices(mesh_path(file).string(), scale);
         } catch (const std::runtime_error& err) {
@@ -548,12 +626,22 @@ class MjcfParser {
     result_.builder.set_gravity(gravity_ = vec3(a, "gravity", gravity_));
     // MuJoCo's fluid forces act on every body of a model with a medium; gradyn has none of them
     if (number(a, "density", 0.0) != 0.0 || number(a, "viscosity", 0.0) != 0.0 || !vec3(a, "wind", Vec3::Zero()).isZero())
-      warn(e, "the medium's fluid forces (option density, viscosity, wind) are not simulated by gradyn: the model "
-              "moves as in vacuum. To learn them, add a network to the dynamics (Model.with_network)");
-    for (const XMLElement* c : children(e))
-      if (std::string(c->Name()) == "flag" && c->Attribute("gravity") &&
-          keyword(plain(c), "gravity", "enable", {"enable", "disable"}) == "disable")
+      warn("medium", e, "the medium's fluid forces (option density, viscosity, wind)",
+           "are not simulated by gradyn: the model moves as in vacuum. To learn them, add a network to the dynamics "
+           "(Model.with_network)");
+    // timestep, integrator and the solver's settings (cone, impratio, iterations, tolerance, noslip, ...)
+    // are how MuJoCo steps, not the machine: gradyn's step takes dt, and the contact model and its
+    // settings come from gradyn.load(contact=...) and Model.with_contact. They are not read, silently.
+    for (const XMLElement* c : children(e)) {
+      if (std::string(c->Name()) != "flag") continue;
+      if (c->Attribute("gravity") && keyword(plain(c), "gravity", "enable", {"enable", "disable"}) == "disable")
         result_.builder.set_gravity(Vec3::Zero());
+      for (const tinyxml2::XMLAttribute* at = c->FirstAttribute(); at; at = at->Next())
+        if (std::string_view(at->Name()) != "gravity")
+          warn("flag", c, std::string("<flag ") + at->Name() + "=\"" + at->Value() + "\">",
+               "is not read by gradyn, which simulates every force it models (contact, limits, damping, actuation, "
+               "springs) whatever the flag says");
+    }
   }
 
   void parse_default(const XMLElement* e, int parent, bool top) {
@@ -641,8 +729,21 @@ class MjcfParser {
       else if (kind == "inertial") {
         if (inertial) fail(c, "a body may have only one <inertial>");
         inertial = c;
+      } else if (kind == "plugin") {
+        warn("plugin", c, "<body><plugin>", "(an engine plugin's forces) is not simulated by gradyn");
+      } else if (kind != "body" && kind != "site" && kind != "camera" && kind != "light" && kind != "frame" &&
+                 kind != "replicate" && kind != "composite" && kind != "flexcomp" && kind != "attach") {
+        // <site>, <camera> and <light> are frames and drawing: no dynamics, silent
+        warn("unknown body element", c, "<body><" + kind + ">",
+             "is not an element of an MJCF body that gradyn reads, and is ignored");
       }
     }
+    if (number(body_attrs, "gravcomp", 0) != 0)
+      warn("gravcomp", e, "body gravcomp=\"" + *body_attrs.raw("gravcomp") + "\"",
+           "(gravity compensation) is not simulated by gradyn: gravity acts on the whole body");
+    if (e->Attribute("mocap") && keyword(body_attrs, "mocap", "false", {"true", "false"}) == "true")
+      warn("mocap", e, "body mocap=\"true\"",
+           "(a body the user moves) is welded to its parent by gradyn, which has no mocap bodies");
 
     // Chain of joints: every joint but the last moves an intermediate massless link.
     std::string previous = parent_link;
@@ -719,6 +820,7 @@ class MjcfParser {
       if (joints_in_body > 1) fail(e, "a free joint must be the only joint of its body '" + where(body).element + "'");
     }
     if (!freejoint) {
+      note_joint_attributes(a, e);
       js.damping = number(a, "damping", 0);
       js.armature = number(a, "armature", 0);
       js.stiffness = number(a, "stiffness", 0);
@@ -740,8 +842,9 @@ class MjcfParser {
     }
 
     if (a.has("actuatorfrcrange") && keyword(a, "actuatorfrclimited", "auto", {"true", "false", "auto"}) != "false")
-      warn(e, "actuatorfrcrange is not simulated by gradyn: the total actuator force on joint '" + js.name +
-                  "' is not clamped (each actuator's own forcerange is)");
+      warn("actuatorfrcrange", e, "actuatorfrcrange on joint '" + js.name + "'",
+           "is not simulated by gradyn: the total actuator force on the joint is not clamped (each actuator's own "
+           "forcerange is)");
     const Vec3 p = vec3(a, "pos", Vec3::Zero());
     const Vec3 axis = vec3(a, "axis", Vec3(0, 0, 1));
     if (type == "ball") {
@@ -798,8 +901,17 @@ class MjcfParser {
     const char* n = e->Attribute("name");
     g.name = n ? n : body + "/geom" + std::to_string(index);
     g.where = where(e);
+    if (number(a, "contype", 1) != 0 || number(a, "conaffinity", 1) != 0) {  // it collides: how matters
+      const double condim = number(a, "condim", 3);
+      if (condim != 3)
+        warn("condim", e, "geom condim=\"" + *a.raw("condim") + "\"",
+             "is not simulated by gradyn, whose contacts have normal and sliding friction (condim 3): condim 1 "
+             "(frictionless) gets friction, and torsional or rolling friction (4, 6) is left out");
+      note_softness(a, e, "geom", {"solref", "solimp", "solmix", "priority", "margin", "gap"});
+    }
     if (type == "ellipsoid" || type == "hfield" || type == "sdf") {
-      warn(e, type + " geoms are not collision geometry in gradyn yet; geom '" + g.name + "' is skipped");
+      warn("geom type " + type, e, type + " geom '" + g.name + "'",
+           "is not collision geometry in gradyn yet, and is skipped (its mass still counts)");
       return std::nullopt;
     }
     if (type == "mesh") {
@@ -902,8 +1014,9 @@ class MjcfParser {
       const std::string label = "<" + kind + (c->Attribute("name") ? std::string(" name='") + c->Attribute("name") + "'" : "") + ">";
       if (kind == "intvelocity" || kind == "cylinder" || kind == "muscle" || kind == "adhesion" || kind == "plugin" ||
           !is_actuator_kind(kind)) {
-        warn(c, "actuator " + label + " is not simulated by gradyn (it has activation dynamics, or acts through a " +
-                    "body or a plugin) and is skipped: the model has no control for it");
+        warn("actuator kind", c, "actuator " + label,
+             "is not simulated by gradyn (it has activation dynamics, or acts through a body or a plugin) and is "
+             "skipped: the model has no control for it");
         continue;
       }
       const char* joint = c->Attribute("joint");
@@ -912,16 +1025,18 @@ class MjcfParser {
         for (const char* t : {"jointinparent", "tendon", "site", "body", "cranksite"})
           if (c->Attribute(t)) other = t;
         if (other) {
-          warn(c, std::string("actuator ") + label + " acts through its " + other +
-                      "; gradyn actuates joints only, and skips it: the model has no control for it");
+          warn(std::string("actuator through ") + other, c, std::string("actuator ") + label,
+               std::string("acts through its ") + other +
+                   "; gradyn actuates joints only, and skips it: the model has no control for it");
           continue;
         }
         fail(c, "actuator " + label + " names no joint (give joint=\"...\")");
       }
       if (const JointSpec* j = pending_joint(joint); j && j->type != JointType::Revolute &&
                                                       j->type != JointType::Continuous && j->type != JointType::Prismatic) {
-        warn(c, "actuator " + label + " drives the " + std::string(joint_type_name(j->type)) + " joint '" + joint +
-                    "'; gradyn actuates hinge and slide joints only, and skips it: the model has no control for it");
+        warn(std::string("actuator on joint ") + joint, c, "actuator " + label,
+             "drives the " + std::string(joint_type_name(j->type)) + " joint '" + joint +
+                 "'; gradyn actuates hinge and slide joints only, and skips it: the model has no control for it");
         continue;
       }
       ActuatorSpec spec;
@@ -940,10 +1055,11 @@ class MjcfParser {
         spec.kv = number(a, "kv", 0);
         if (spec.kp < 0 || spec.kv < 0) fail(c, "kp and kv must be non-negative");
         if (number(a, "dampratio", 0) != 0)
-          warn(c, "actuator " + label + ": dampratio is not supported by gradyn and is ignored (give kv instead)");
+          warn("dampratio", c, "dampratio of actuator " + label,
+               "is not supported by gradyn and is ignored (give kv instead)");
         if (number(a, "timeconst", 0) > 0) {
-          warn(c, "actuator " + label + " has a timeconst (activation dynamics), which gradyn does not simulate; "
-                  "it is skipped: the model has no control for it");
+          warn("timeconst", c, "actuator " + label + " (with a timeconst: activation dynamics)",
+               "is not simulated by gradyn, and is skipped: the model has no control for it");
           continue;
         }
         const double inherit = number(a, "inheritrange", 0);
@@ -966,9 +1082,11 @@ class MjcfParser {
         const std::string biastype = keyword(a, "biastype", "none", {"none", "affine", "muscle", "user"});
         if (dyntype != "none" || (gaintype != "fixed" && gaintype != "affine") ||
             (biastype != "none" && biastype != "affine")) {
-          warn(c, "actuator " + label + " (dyntype '" + dyntype + "', gaintype '" + gaintype + "', biastype '" +
-                      biastype + "') is not simulated by gradyn, which has the affine gain and bias without "
-                      "activation dynamics; it is skipped: the model has no control for it");
+          warn("general actuator", c,
+               "actuator " + label + " (dyntype '" + dyntype + "', gaintype '" + gaintype + "', biastype '" + biastype +
+                   "')",
+               "is not simulated by gradyn, which has the affine gain and bias without activation dynamics; it is "
+               "skipped: the model has no control for it");
           continue;
         }
         const auto g = numbers(a, "gainprm", {1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, /*exact=*/false);
@@ -1009,7 +1127,8 @@ class MjcfParser {
         if (!b1 || !b2) fail(c, "<exclude> needs 'body1' and 'body2'");
         result_.builder.exclude_collision(b1, b2, where(c));
       } else {
-        warn(c, "<contact><" + kind + "> is not supported by gradyn and is ignored");
+        warn("contact " + kind, c, "<contact><" + kind + ">",
+             "is not supported by gradyn and is ignored (gradyn collides geoms by contype and conaffinity)");
       }
     }
   }
@@ -1020,6 +1139,7 @@ class MjcfParser {
     double mass = 0;
     Vec3 com = Vec3::Zero();
     Mat3 inertia = Mat3::Zero();  // about the com, in the body frame
+    SourceLocation where = {};    // the <inertial> it was written in; empty: computed from geoms
   };
 
   std::optional<MassSpec> explicit_inertial(const XMLElement* e) const {
@@ -1033,10 +1153,9 @@ class MjcfParser {
     const bool diag = e->Attribute("diaginertia"), full = e->Attribute("fullinertia");
     if (diag == full) fail(e, "<inertial> needs exactly one of 'diaginertia' and 'fullinertia'");
     if (diag) {
+      // A tensor no rigid body has (a negative moment, A + B < C) is refused, repaired or accepted by
+      // ModelBuilder::add_link, as LoadOptions::inertia and balanceinertia say (MassSpec::where).
       const Vec3 d = vec3(a, "diaginertia", Vec3::Zero());
-      if (d.minCoeff() < 0) fail(e, "diaginertia must be non-negative");
-      if (d[0] + d[1] < d[2] || d[0] + d[2] < d[1] || d[1] + d[2] < d[0])
-        fail(e, "diaginertia violates the triangle inequality (A + B >= C): not a physical inertia");
       const Mat3 R = orientation(a).toRotationMatrix();
       m.inertia = R * d.asDiagonal() * R.transpose();
     } else {
@@ -1044,11 +1163,8 @@ class MjcfParser {
         if (e->Attribute(k)) fail(e, std::string("fullinertia cannot be combined with '") + k + "'");
       const auto f = numbers(a, "fullinertia", {0, 0, 0, 0, 0, 0});
       m.inertia << f[0], f[3], f[4], f[3], f[1], f[5], f[4], f[5], f[2];
-      Eigen::SelfAdjointEigenSolver<Mat3> eig(m.inertia);
-      const Vec3 ev = eig.eigenvalues();
-      if (ev.minCoeff() < 0 || ev[0] + ev[1] < ev[2] * (1 - 1e-12))
-        fail(e, "fullinertia is not positive semi-definite or violates the triangle inequality");
     }
+    m.where = where(e);
     return m;
   }
 
@@ -1107,7 +1223,7 @@ class MjcfParser {
       if (mass <= 0) return std::nullopt;
       const Mat3 R = orientation(a).toRotationMatrix();
       return MassSpec{mass, vec3(a, "pos", Vec3::Zero()) + R * hull.centroid,
-                      R * (hull.inertia * (mass / hull.volume)) * R.transpose()};
+                      R * (hull.inertia * (mass / hull.volume)) * R.transpose(), {}};
     }
 
     auto size = numbers(a, "size", {0, 0, 0}, /*exact=*/false);
@@ -1164,7 +1280,7 @@ class MjcfParser {
     const double mass = has_mass ? given_mass : density * volume;
     if (mass <= 0) return std::nullopt;
     const Mat3 R = quat.toRotationMatrix();
-    return MassSpec{mass, pos, R * (mass * moments).asDiagonal() * R.transpose()};
+    return MassSpec{mass, pos, R * (mass * moments).asDiagonal() * R.transpose(), {}};
   }
 
   // Applies boundmass / boundinertia / settotalmass and attaches each body's inertia to its link.
@@ -1191,10 +1307,14 @@ class MjcfParser {
       PendingLink& link = pending_[body_links_[i]];
       if (m.mass == 0 && m.inertia.isZero()) continue;
       link.spec.inertia = Inertia<double>(m.mass, m.com, m.inertia);
+      link.spec.inertia_where = m.where;
     }
   }
 
   std::vector<std::string>* warnings_ = nullptr;
+  InertiaPolicy inertia_policy_ = InertiaPolicy::Strict;
+  bool balance_inertia_ = false;  // <compiler balanceinertia="true">
+  mutable detail::GroupedWarnings notes_;
   std::map<std::string, std::shared_ptr<const ConvexHull>> meshes_;  // <asset><mesh> by name
   std::vector<GeomSpec> world_geoms_;
   std::string main_file_;
@@ -1235,20 +1355,20 @@ Model build_with_free_poses(ParseResult parsed) {
 ModelBuilder parse_mjcf(const std::string& path, const LoadOptions& options) {
   if (options.floating_base)
     throw ModelError(SourceLocation{path, 0, ""}, "floating_base must be false for MJCF: free joints are declared in the file");
-  return MjcfParser(options.warnings).parse_file(path).builder;
+  return MjcfParser(options).parse_file(path).builder;
 }
 
 ModelBuilder parse_mjcf_string(const std::string& xml, const std::string& source_name, const LoadOptions& options) {
   if (options.floating_base)
     throw ModelError(SourceLocation{source_name, 0, ""},
                      "floating_base must be false for MJCF: free joints are declared in the file");
-  return MjcfParser(options.warnings).parse_string(xml, source_name).builder;
+  return MjcfParser(options).parse_string(xml, source_name).builder;
 }
 
 Model load_mjcf(const std::string& path, const LoadOptions& options) {
   if (options.floating_base)
     throw ModelError(SourceLocation{path, 0, ""}, "floating_base must be false for MJCF: free joints are declared in the file");
-  return build_with_free_poses(MjcfParser(options.warnings).parse_file(path));
+  return build_with_free_poses(MjcfParser(options).parse_file(path));
 }
 
 }  // namespace gradyn

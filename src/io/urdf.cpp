@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "gradyn/io/load.hpp"
+#include "gradyn/model/detail/grouped_warnings.hpp"
 #include "mesh_file.hpp"
 #include "xml_error.hpp"
 
@@ -39,6 +40,8 @@ struct UrdfContext {
   std::string file;     // what error messages call the input
   fs::path base_dir;    // relative mesh paths are resolved against this
   const LoadOptions& options;
+  // Warnings of this load, issued once per kind at its end (warn()).
+  mutable detail::GroupedWarnings notes = {};
   // Collision mesh hulls already built, by resolved path and scale (robots reuse a mesh per leg).
   mutable std::map<std::pair<std::string, std::array<double, 3>>, std::shared_ptr<const ConvexHull>> hulls = {};
 };
@@ -51,9 +54,10 @@ std::string describe(const char* tag, const char* name) {
   return std::string("<") + tag + " name='" + (name ? name : "") + "'>";
 }
 
-void warn(const UrdfContext& ctx, const std::string& message) {
-  if (ctx.options.warnings) ctx.options.warnings->push_back(message);
-  else std::cerr << "gradyn: warning: " << message << '\n';
+// One occurrence of a kind of warning (see detail::GroupedWarnings): "<where>: <what> <why>".
+void warn(const UrdfContext& ctx, const std::string& kind, const SourceLocation& where, const std::string& what,
+          const std::string& why) {
+  ctx.notes.add(kind, where, what, why);
 }
 
 // Numbers the way URDF writes them ("1.", ".5", "+2", "1e-3"), independent of the C locale.
@@ -184,13 +188,15 @@ void check_meshes(const UrdfContext& ctx, const XMLElement* link, const std::str
       if (!mesh) continue;
       const std::string filename = require_attribute(ctx, mesh, "filename", owner);
       const fs::path resolved = resolve_mesh(ctx, filename);
+      const std::string what = std::string("<") + kind + "> mesh file '" + filename + "'";
       if (resolved.empty())
-        warn(ctx, locate(ctx, mesh, owner).str() + "<" + kind + "> mesh file '" + filename +
-                      "' not found; the mesh is ignored");
+        warn(ctx, std::string("missing ") + kind + " mesh", locate(ctx, mesh, owner), what,
+             std::string("not found; the mesh is ignored") +
+                 (std::string_view(kind) == "collision" ? " (the link has no collision shape for it)" : ""));
       else if (!filename.starts_with("package://") && io_detail::outside(resolved, model_folder(ctx.base_dir)))
-        warn(ctx, locate(ctx, mesh, owner).str() + "<" + kind + "> mesh file '" + filename + "' is outside the " +
-                      "model's folder " + model_folder(ctx.base_dir).string() +
-                      " (it is read all the same: check where it points)");
+        warn(ctx, "mesh outside", locate(ctx, mesh, owner), what,
+             "is outside the model's folder " + model_folder(ctx.base_dir).string() +
+                 " (it is read all the same: check where it points)");
     }
   }
 }
@@ -268,20 +274,24 @@ std::vector<GeomSpec> read_collisions(const UrdfContext& ctx, const XMLElement* 
 }
 
 // <inertial>: mass, and the inertia tensor given in the inertial frame <origin xyz rpy>;
-// returned in the link frame (centre of mass xyz, rotational inertia R I R^T about it).
-// A zero-mass link that is welded to the world (PyBullet's convention for a static base)
-// carries no dynamics, so it is kept massless instead of rejected.
+// returned in the link frame (centre of mass xyz, rotational inertia R I R^T about it), with the
+// <inertia> line in `where` for the builder's checks (ModelBuilder::add_link: a tensor no rigid
+// body has is refused, repaired or accepted as LoadOptions::inertia says). Zero mass and zero or
+// semidefinite tensors are fine (frames, point masses: Pinocchio and MuJoCo load them); the
+// builder checks that every moving joint carries inertia once the welded links are merged. A
+// zero-mass link welded to the world (PyBullet's convention for a static base) carries no dynamics
+// and is kept massless.
 std::optional<Inertia<double>> read_inertial(const UrdfContext& ctx, const XMLElement* link, const std::string& owner,
-                                             bool welded_to_world) {
+                                             bool welded_to_world, SourceLocation& where) {
   const XMLElement* inertial = link->FirstChildElement("inertial");
   if (!inertial) return std::nullopt;
   const XMLElement* mass_element = inertial->FirstChildElement("mass");
   if (!mass_element) throw ModelError(locate(ctx, inertial, owner), "<inertial> needs a <mass value=..>");
   const double mass = require_number(ctx, mass_element, "value", owner);
   if (mass == 0 && welded_to_world) return std::nullopt;
-  if (!(mass > 0) || !std::isfinite(mass)) {
+  if (!(mass >= 0) || !std::isfinite(mass)) {
     std::ostringstream s;
-    s << "<mass value=\"" << mass_element->Attribute("value") << "\">: mass must be positive and finite";
+    s << "<mass value=\"" << mass_element->Attribute("value") << "\">: mass must be zero or positive and finite";
     throw ModelError(locate(ctx, mass_element, owner), s.str());
   }
   const XMLElement* tensor = inertial->FirstChildElement("inertia");
@@ -292,18 +302,8 @@ std::optional<Inertia<double>> read_inertial(const UrdfContext& ctx, const XMLEl
   Matrix3<double> I;
   I << ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz;
   const Pose<double> frame = read_origin(ctx, inertial, owner);
-  Inertia<double> result(mass, frame.p, frame.R * I * frame.R.transpose());
-  check_inertia(result, locate(ctx, tensor, owner));  // here, to point at the <inertia> line
-  // No rigid body has a principal moment above the sum of the other two (MuJoCo refuses such files
-  // too); a relative tolerance keeps files written with rounded numbers (equality: a flat body).
-  const Vector3<double> moments = Eigen::SelfAdjointEigenSolver<Matrix3<double>>(I).eigenvalues();
-  if (moments[0] + moments[1] < moments[2] * (1 - 1e-6)) {
-    std::ostringstream s;
-    s << "<inertia> violates the triangle inequality, which every rigid body satisfies: principal moments "
-      << moments.transpose() << " (" << moments[0] << " + " << moments[1] << " < " << moments[2] << ")";
-    throw ModelError(locate(ctx, tensor, owner), s.str());
-  }
-  return result;
+  where = locate(ctx, tensor, owner);
+  return Inertia<double>(mass, frame.p, frame.R * I * frame.R.transpose());
 }
 
 JointType read_joint_type(const UrdfContext& ctx, const XMLElement* joint, const std::string& owner) {
@@ -368,13 +368,86 @@ JointSpec read_joint(const UrdfContext& ctx, const XMLElement* joint) {
     }
   }
   if (const XMLElement* dynamics = joint->FirstChildElement("dynamics")) {
-    // Coulomb friction is not modelled (it is non-smooth); the attribute is accepted and ignored.
+    // Coulomb (dry) friction is not simulated: a non-zero one warns (note_unsupported).
     spec.damping = read_number(ctx, dynamics, "damping", owner, 0.0);
     // gradyn extension (not standard URDF): a linear spring stiffness*(rest - q).
     spec.stiffness = read_number(ctx, dynamics, "stiffness", owner, 0.0);
     spec.rest = read_number(ctx, dynamics, "rest", owner, 0.0);
   }
   return spec;
+}
+
+// What gradyn does not simulate warns, once per kind (file, line, element, how many, where):
+//  * <joint><mimic> (a joint coupling), <joint><dynamics friction> > 0 (dry friction), <transmission>
+//    and ros2_control's <ros2_control> (actuator maps: gradyn's motors come from <limit effort>),
+//    <gazebo> (Gazebo's friction, contact stiffness, plugins, ...), PyBullet <contact> entries other
+//    than lateral_friction and restitution, <joint_properties> (an old form of <dynamics>) unless
+//    it is all zero, and any element URDF does not define;
+//  * silently ignored, as they change no dynamics: <material> and <visual> (drawing only),
+//    <joint><calibration> (encoder homing references) and <joint><safety_controller> (soft limits
+//    that a ROS controller enforces in software, not the joint).
+void note_unsupported(const UrdfContext& ctx, const XMLElement* robot) {
+  auto unknown = [&](const XMLElement* e, const std::string& owner, const std::string& parent) {
+    warn(ctx, "unknown element", locate(ctx, e, owner), "<" + parent + "><" + e->Name() + ">",
+         "is not an element of URDF that gradyn reads, and is ignored");
+  };
+  for (const XMLElement* e = robot->FirstChildElement(); e; e = e->NextSiblingElement()) {
+    const std::string tag = e->Name();
+    const char* name = e->Attribute("name");
+    const std::string owner = describe(tag.c_str(), name);
+    if (tag == "link") {
+      for (const XMLElement* c = e->FirstChildElement(); c; c = c->NextSiblingElement()) {
+        const std::string child = c->Name();
+        if (child == "contact") {
+          for (const XMLElement* k = c->FirstChildElement(); k; k = k->NextSiblingElement())
+            if (std::string_view(k->Name()) != "lateral_friction" && std::string_view(k->Name()) != "restitution")
+              warn(ctx, "pybullet contact", locate(ctx, k, owner), std::string("<contact><") + k->Name() + ">",
+                   "(PyBullet's contact setting) is not simulated by gradyn, which reads lateral_friction and "
+                   "restitution only");
+        } else if (child != "inertial" && child != "visual" && child != "collision") {
+          unknown(c, owner, "link");
+        }
+      }
+    } else if (tag == "joint") {
+      for (const XMLElement* c = e->FirstChildElement(); c; c = c->NextSiblingElement()) {
+        const std::string child = c->Name();
+        if (child == "mimic") {
+          const char* leader = c->Attribute("joint");
+          warn(ctx, "mimic", locate(ctx, c, owner), "<mimic joint='" + std::string(leader ? leader : "") + "'>",
+               "(a joint coupling) is not simulated by gradyn: the joint moves on its own, not as the multiple of "
+               "the other joint that the file asks for");
+        } else if (child == "dynamics") {
+          double friction = 0;
+          read_numbers(ctx, c, "friction", owner, &friction, 1);
+          if (friction != 0)
+            warn(ctx, "joint friction", locate(ctx, c, owner),
+                 std::string("<dynamics friction=\"") + c->Attribute("friction") + "\">",
+                 "(dry joint friction) is not simulated by gradyn: the joint moves without it");
+        } else if (child == "joint_properties") {
+          // an old form of <dynamics> (early URDF, some PyBullet files): not read; silent when it is all zero
+          double damping = 0, friction = 0;
+          read_numbers(ctx, c, "damping", owner, &damping, 1);
+          read_numbers(ctx, c, "friction", owner, &friction, 1);
+          if (damping != 0 || friction != 0)
+            warn(ctx, "joint_properties", locate(ctx, c, owner), "<joint_properties>",
+                 "(an old form of <dynamics>) is not read by gradyn: give <dynamics damping=..> instead");
+        } else if (child != "origin" && child != "parent" && child != "child" && child != "axis" && child != "limit" &&
+                   child != "calibration" && child != "safety_controller") {
+          unknown(c, owner, "joint");
+        }
+      }
+    } else if (tag == "transmission" || tag == "ros2_control") {
+      warn(ctx, "transmission", locate(ctx, e, owner), "<" + tag + ">",
+           "(the actuators' description for ROS control) is not read by gradyn: each joint with a <limit effort> "
+           "gets a motor of gear 1 instead");
+    } else if (tag == "gazebo") {
+      const char* ref = e->Attribute("reference");
+      warn(ctx, "gazebo", locate(ctx, e, ref ? describe("link", ref) : std::string("<gazebo>")), "<gazebo>",
+           "(Gazebo's own settings: friction, contact stiffness, damping, plugins, ...) is not read by gradyn");
+    } else if (tag != "material") {
+      unknown(e, owner, "robot");
+    }
+  }
 }
 
 ModelBuilder parse_document(const std::string& xml, const std::string& file, const fs::path& base_dir,
@@ -389,6 +462,7 @@ ModelBuilder parse_document(const std::string& xml, const std::string& file, con
                      "a URDF file must have a <robot> root element");
 
   ModelBuilder builder;
+  builder.set_inertia_policy(options.inertia, options.warnings);
   builder.set_name(robot->Attribute("name") ? robot->Attribute("name") : "");
   builder.set_source(file);
 
@@ -406,7 +480,7 @@ ModelBuilder parse_document(const std::string& xml, const std::string& file, con
     const std::string owner = describe("link", link.name.c_str());
     link.where = locate(ctx, l, owner);
     const bool welded_to_world = !options.floating_base && !children.count(link.name);
-    link.inertia = read_inertial(ctx, l, owner, welded_to_world);
+    link.inertia = read_inertial(ctx, l, owner, welded_to_world, link.inertia_where);
     check_meshes(ctx, l, owner);
     link.collisions = read_collisions(ctx, l, link.name, owner);
     builder.add_link(std::move(link));
@@ -429,6 +503,8 @@ ModelBuilder parse_document(const std::string& xml, const std::string& file, con
     }
   for (JointSpec& joint : joints) builder.add_joint(std::move(joint));
   for (ActuatorSpec& motor : motors) builder.add_actuator(std::move(motor));
+  note_unsupported(ctx, robot);
+  ctx.notes.emit(options.warnings);
   return builder;
 }
 

@@ -3,6 +3,7 @@
 
 #include <Eigen/Eigenvalues>
 #include <cmath>
+#include <iostream>
 #include <map>
 #include <sstream>
 
@@ -21,6 +22,13 @@ std::string_view joint_type_name(JointType type) {
   return "unknown";
 }
 
+// Sum of two inertias in one frame. Massless links may still carry rotational inertia (a rotor,
+// a frame given a tensor but no mass), which Inertia::operator+ drops when both masses are zero.
+static Inertia<double> add_inertia(const Inertia<double>& a, const Inertia<double>& b) {
+  if (a.mass + b.mass == 0) return Inertia<double>(0, Vector3<double>::Zero(), a.inertia_com + b.inertia_com);
+  return a + b;
+}
+
 static SourceLocation or_named(const SourceLocation& where, const char* kind, const std::string& name) {
   if (!where.element.empty() || !where.file.empty()) return where;
   SourceLocation w = where;
@@ -28,23 +36,62 @@ static SourceLocation or_named(const SourceLocation& where, const char* kind, co
   return w;
 }
 
-void check_inertia(const Inertia<double>& I, const SourceLocation& where) {
-  if (!std::isfinite(I.mass) || I.mass <= 0) {
+namespace {
+
+// Mass and the tensor's entries: checks that no policy relaxes.
+void check_inertia_entries(const Inertia<double>& I, const SourceLocation& where) {
+  if (!std::isfinite(I.mass) || I.mass < 0) {
     std::ostringstream s;
-    s << "mass must be positive and finite, got " << I.mass;
+    s << "mass must be zero or positive and finite, got " << I.mass;
     throw ModelError(where, s.str());
   }
   if (!I.com.allFinite() || !I.inertia_com.allFinite()) throw ModelError(where, "inertia has non-finite entries");
   const Matrix3<double>& J = I.inertia_com;
   if ((J - J.transpose()).cwiseAbs().maxCoeff() > 1e-12 * (1 + J.cwiseAbs().maxCoeff()))
     throw ModelError(where, "rotational inertia is not symmetric");
-  Eigen::SelfAdjointEigenSolver<Matrix3<double>> eig(J);
-  const Vector3<double> ev = eig.eigenvalues();
-  if (ev.minCoeff() <= 0) {
-    std::ostringstream s;
-    s << "rotational inertia is not positive definite (principal moments " << ev.transpose() << ")";
-    throw ModelError(where, s.str());
+}
+
+// Principal moments, ascending.
+Vector3<double> principal_moments(const Matrix3<double>& J) {
+  return Eigen::SelfAdjointEigenSolver<Matrix3<double>>(J, Eigen::EigenvaluesOnly).eigenvalues();
+}
+
+// Why no rigid body has these principal moments (ascending), or "" when one does. Zero moments
+// (a point mass, a rod) are physical. The relative tolerance 1e-6 keeps files written with
+// rounded numbers (a flat body: A + B = C), and the absolute one, MuJoCo's mjMINVAL (1e-15 kg m^2),
+// tensors that are zero but for rounding noise (iCub's head: ixz = 2.4e-35).
+std::string impossible_moments(double mass, const Vector3<double>& ev, bool triangle = true) {
+  const double scale = ev.cwiseAbs().maxCoeff();
+  std::ostringstream s;
+  s << "rotational inertia is not that of a rigid body: principal moments " << ev.transpose();
+  constexpr double kAbsolute = 1e-15;
+  if (mass == 0 && scale > kAbsolute) {
+    s << " without mass (a body's moments come from its mass: zero mass, zero inertia)";
+    return s.str();
   }
+  if (ev[0] < -1e-6 * scale - kAbsolute) {
+    s << " include a negative one (the tensor is not positive semidefinite)";
+    return s.str();
+  }
+  if (triangle && ev[0] + ev[1] < ev[2] * (1 - 1e-6) - kAbsolute) {
+    s << " violate the triangle inequality A + B >= C (" << ev[0] << " + " << ev[1] << " < " << ev[2] << ")";
+    return s.str();
+  }
+  return "";
+}
+
+const char* kInertiaOptions =
+    ". Load with inertia='repair' to make it physical (its principal moments replaced by their mean, as MuJoCo's "
+    "compiler balanceinertia does; zero for a massless link), or inertia='accept' to keep it as written (as "
+    "Pinocchio does), each with a warning (C++: LoadOptions::inertia = InertiaPolicy::Repair or "
+    "InertiaPolicy::Accept)";
+
+}  // namespace
+
+void check_inertia(const Inertia<double>& I, const SourceLocation& where) {
+  check_inertia_entries(I, where);
+  const std::string wrong = impossible_moments(I.mass, principal_moments(I.inertia_com));
+  if (!wrong.empty()) throw ModelError(where, wrong + kInertiaOptions);
 }
 
 const char* geom_type_name(GeomType type) {
@@ -99,7 +146,49 @@ ModelBuilder& ModelBuilder::add_link(LinkSpec link) {
   if (link.name.empty()) throw ModelError(where, "a link needs a name");
   for (const auto& l : links_)
     if (l.name == link.name) throw ModelError(where, "duplicate link name '" + link.name + "'");
-  if (link.inertia) check_inertia(*link.inertia, where);
+  if (link.inertia) {
+    const SourceLocation at =
+        link.inertia_where.file.empty() && link.inertia_where.element.empty() ? where : link.inertia_where;
+    check_inertia_entries(*link.inertia, at);
+    const Vector3<double> moments = principal_moments(link.inertia->inertia_com);
+    // The triangle inequality is checked on tensors read from files (a loader sets inertia_where);
+    // links built in code (ModelBuilder, random test models) keep the builder's former rule, a
+    // positive-semidefinite tensor.
+    const bool from_file = !link.inertia_where.file.empty() || !link.inertia_where.element.empty();
+    const std::string wrong = impossible_moments(link.inertia->mass, moments, from_file);
+    if (!wrong.empty()) {
+      switch (inertia_policy_) {
+        case InertiaPolicy::Strict: throw ModelError(at, wrong + kInertiaOptions);
+        case InertiaPolicy::Repair: {
+          std::ostringstream s;
+          s << "the rotational inertia of link '" << link.name << "' (principal moments " << moments.transpose() << ")";
+          if (link.inertia->mass == 0) {  // no mass, no moments
+            link.inertia->inertia_com.setZero();
+            inertia_warnings_.add("repaired massless", at, s.str() + " without mass",
+                                  "is not that of a rigid body; it was repaired (inertia='repair'): set to zero, as "
+                                  "the link has no mass");
+            break;
+          }
+          const double mean = moments.sum() / 3;
+          if (!(mean > 0))
+            throw ModelError(at, wrong + "; it cannot be repaired: the mean of its moments is not positive");
+          link.inertia->inertia_com = mean * Matrix3<double>::Identity();
+          inertia_warnings_.add("repaired", at, s.str(),
+                                "is not that of a rigid body; it was repaired (inertia='repair'): its moments were "
+                                "replaced by their mean, as MuJoCo's balanceinertia does");
+          break;
+        }
+        case InertiaPolicy::Accept: {
+          std::ostringstream s;
+          s << "the rotational inertia of link '" << link.name << "' (principal moments " << moments.transpose() << ")";
+          inertia_warnings_.add("accepted", at, s.str(),
+                                "is not that of a rigid body; it is kept as written (inertia='accept'), so the "
+                                "model's dynamics are those of no real machine");
+          break;
+        }
+      }
+    }
+  }
   for (size_t k = 0; k < link.collisions.size(); ++k) {
     GeomSpec& g = link.collisions[k];
     if (g.name.empty()) g.name = link.name + "/collision" + std::to_string(k);
@@ -325,7 +414,7 @@ Model ModelBuilder::build(const BuildOptions& options) const {
     m.frames.push_back({js.child, FrameKind::Link, link_body[cl], link_in_body[cl]});
     if (links_[cl].inertia && link_body[cl] >= 0) {
       const int b = link_body[cl];
-      m.body_inertia[b] = m.body_inertia[b] + links_[cl].inertia->transformed(link_in_body[cl]);
+      m.body_inertia[b] = add_inertia(m.body_inertia[b], links_[cl].inertia->transformed(link_in_body[cl]));
     }
     for (auto it = child_joints[cl].rbegin(); it != child_joints[cl].rend(); ++it) stack.push_back(*it);
   }
@@ -370,12 +459,6 @@ Model ModelBuilder::build(const BuildOptions& options) const {
   for (int b = 0; b < m.nbodies(); ++b)
     if (m.parent[b] >= 0) m.children[m.parent[b]].push_back(b);
 
-  // Every moving body must carry mass somewhere in its subtree, or its acceleration is undefined.
-  std::vector<double> subtree_mass(m.nbodies(), 0.0);
-  for (int b = m.nbodies() - 1; b >= 0; --b) {
-    subtree_mass[b] += m.body_inertia[b].mass;
-    if (m.parent[b] >= 0) subtree_mass[m.parent[b]] += subtree_mass[b];
-  }
   auto to_vec = [](const std::vector<double>& x) { return Eigen::Map<const Eigen::VectorXd>(x.data(), x.size()).eval(); };
   m.damping = to_vec(damping);
   m.armature = to_vec(armature);
@@ -386,19 +469,62 @@ Model ModelBuilder::build(const BuildOptions& options) const {
   m.lower_limit = to_vec(lower);
   m.upper_limit = to_vec(upper);
   m.q0 = to_vec(q0_values);
-  for (int b = 0; b < m.nbodies(); ++b) {
-    if (subtree_mass[b] > 0) continue;
-    const double arm = m.armature.segment(m.idx_v[b], m.joint_nv(b)).minCoeff();
-    if (arm > 0) continue;
-    const int j = m.joint_id(m.joint_names[b]);
+
+  // Every moving joint must carry inertia along its motion, or its acceleration is undefined.
+  // Checked after the welded links are merged, at q0, on the composite inertia Ic of the bodies the
+  // joint moves (its subtree, locked): S^T Ic S + armature must be positive definite. So massless
+  // links and point masses are fine wherever the bodies they move with give the joint inertia. (ABA
+  // divides by the composite S^T I^A S, which can still be singular where this is not, e.g. a
+  // hinge and a ball joint about the same point: those models loaded before and still do.)
+  const int nb = m.nbodies();
+  std::vector<double> subtree_mass(nb, 0.0);
+  std::vector<Matrix6<double>> composite(nb);  // composite (locked) inertia of each subtree
+  std::vector<Eigen::VectorXd> pivots(nb);
+  for (int b = 0; b < nb; ++b) composite[b] = m.body_inertia[b].matrix();
+  for (int b = nb - 1; b >= 0; --b) {
+    subtree_mass[b] += m.body_inertia[b].mass;
+    const Matrix6X<double> S = joint_subspace<double>(m.joint_type[b], m.joint_axis[b]);
+    Eigen::MatrixXd D = S.transpose() * composite[b] * S;
+    D.diagonal() += m.armature.segment(m.idx_v[b], m.joint_nv(b));
+    pivots[b] = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(D, Eigen::EigenvaluesOnly).eigenvalues();
+    const int p = m.parent[b];
+    if (p < 0) continue;
+    subtree_mass[p] += subtree_mass[b];
+    const Matrix6<double>& Ia = composite[b];
+    const Pose<double> X = m.joint_placement[b] * joint_transform<double>(m.joint_type[b], m.joint_axis[b],
+                                                                          m.q0.segment(m.idx_q[b], m.joint_nq(b)));
+    composite[p] += transform_inertia_to_parent(X, Ia);
+  }
+  detail::GroupedWarnings singular;  // inertia='accept' only
+  for (int b = 0; b < nb; ++b) {
+    const Eigen::VectorXd& ev = pivots[b];
+    if (ev.minCoeff() > 1e-12 * ev.maxCoeff() && ev.minCoeff() > 0) continue;
     SourceLocation where;
     for (const auto& js : joints_)
-      if (js.name == m.joint_names[j]) where = js.where;
+      if (js.name == m.joint_names[b]) where = js.where;
     if (where.element.empty()) where = links_[root].where;
-    throw ModelError(where, "joint '" + m.joint_names[b] +
-                                "' moves only massless links: give a link in its subtree an <inertial> (or the "
-                                "joint armature)");
+    if (subtree_mass[b] == 0 && ev.cwiseAbs().maxCoeff() == 0)
+      throw ModelError(where, "joint '" + m.joint_names[b] +
+                                  "' moves only massless links: give a link in its subtree an <inertial> (or the "
+                                  "joint armature)");
+    std::ostringstream s;
+    s << "joint '" << m.joint_names[b] << "' (" << joint_type_name(m.joint_type[b])
+      << ") moves no inertia along some direction of its motion: the inertia of the links it moves, "
+         "projected on its motion (with armature), has eigenvalues "
+      << ev.transpose() << " at the reference configuration (a point mass on the axis of a hinge, or a "
+      << "rod turning about itself?)";
+    if (inertia_policy_ == InertiaPolicy::Accept) {
+      singular.add("singular", where, s.str() + ",",
+                   "is kept as written (inertia='accept'), but its acceleration is undefined there");
+      continue;
+    }
+    throw ModelError(where, s.str() + ": give the links it moves rotational inertia, or the joint armature");
   }
+  for (std::string& w : inertia_warnings_.messages()) {
+    if (warnings_) warnings_->push_back(std::move(w));
+    else std::cerr << "gradyn: warning: " << w << '\n';
+  }
+  singular.emit(warnings_);
   add_actuators(actuators_, m);
   return m;
 }

@@ -420,7 +420,7 @@ TEST(Mjcf, BadInputNamesFileLineAndElement) {
   expect_error(head + "<inertial pos='0 0 0' mass='1' diaginertia='1 1 5'/>\n" + tail, 4, "<inertial>",
                "triangle inequality");
   expect_error(head + "<inertial pos='0 0 0' mass='1' fullinertia='1 1 1 2 0 0'/>\n" + tail, 4, "<inertial>",
-               "positive semi-definite");
+               "not positive semidefinite");
   expect_error(head + "<joint name='j' pos='0 0 abc'/>\n" + tail, 4, "<joint name='j'>", "'0 0 abc'");
   expect_error(head + "<joint name='j' axis='0 0'/>\n" + tail, 4, "<joint name='j'>", "expects 3 numbers");
   expect_error(head + "<joint name='j' class='nope'/>\n" + tail, 4, "<joint name='j'>", "unknown default class 'nope'");

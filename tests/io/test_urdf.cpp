@@ -218,7 +218,8 @@ TEST(Urdf, CartpoleStaticZeroMassBaseIsOnlyAllowedWhenWelded) {
     FAIL() << "expected a ModelError";
   } catch (const ModelError& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("cartpole.urdf:15"), std::string::npos) << what;
+    EXPECT_NE(what.find("cartpole.urdf:16"), std::string::npos) << what;  // its <inertia>: rotational inertia without mass
+    EXPECT_NE(what.find("inertia='accept'"), std::string::npos) << what;
     EXPECT_NE(what.find("<link name='slideBar'>"), std::string::npos) << what;
   }
 }
@@ -265,7 +266,9 @@ TEST(UrdfErrors, UnknownJointType) {
 }
 
 TEST(UrdfErrors, ZeroMass) {
-  expect_mentions(load_error("zero_mass.urdf"), {"zero_mass.urdf:7", "<link name='arm'>", "mass"});
+  // Rotational inertia without mass: no body has it (the <inertia> line is named, with the options).
+  expect_mentions(load_error("zero_mass.urdf"),
+                  {"zero_mass.urdf:8", "<link name='arm'>", "without mass", "inertia='repair'", "inertia='accept'"});
 }
 
 TEST(UrdfErrors, NegativeMass) {
@@ -274,7 +277,8 @@ TEST(UrdfErrors, NegativeMass) {
 
 TEST(UrdfErrors, NonPositiveDefiniteInertia) {
   expect_mentions(load_error("non_pd_inertia.urdf"),
-                  {"non_pd_inertia.urdf:8", "<link name='arm'>", "not positive definite"});
+                  {"non_pd_inertia.urdf:8", "<link name='arm'>", "negative", "not positive semidefinite",
+                   "inertia='repair'", "InertiaPolicy::Accept"});
 }
 
 TEST(UrdfErrors, MissingParentLink) {
@@ -347,12 +351,15 @@ TEST(UrdfMeshes, ShippedLaikagoWithoutMeshesWarnsPerMesh) {
 }
 
 TEST(UrdfMeshes, RelativeMeshesNextToTheFileAreFound) {
-  // The shared copy of Laikago keeps its meshes beside the URDF: every one resolves, no warning.
+  // The shared copy of Laikago keeps its meshes beside the URDF: every one resolves, no mesh warning
+  // (its PyBullet <contact> stiffness and damping, which gradyn does not simulate, do warn).
   const std::string path = std::string(GRADYN_SHARED_MODELS) + "/laikago/laikago_toes_zup.urdf";  // optional
   if (!fs::exists(path)) GTEST_SKIP() << "no shared models at " << path;
   std::vector<std::string> warnings;
   load_quietly(path, true, &warnings);
-  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  for (const std::string& w : warnings) EXPECT_EQ(w.find("mesh"), std::string::npos) << w;
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("<contact><stiffness>"), std::string::npos) << warnings[0];
 }
 
 class TempDir {

@@ -1,6 +1,7 @@
 // ModelBuilder: describe a robot as links joined by joints (the URDF view), then build() a Model.
 // Loaders (URDF, MJCF) and the Python API all go through here, so every model gets the same
-// checks: positive masses, positive-definite inertias, one root, no cycles, known parents.
+// checks: physical inertias, moving bodies that carry inertia along their joints, one root, no
+// cycles, known parents.
 #pragma once
 
 #include <optional>
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gradyn/model/detail/grouped_warnings.hpp"
 #include "gradyn/model/errors.hpp"
 #include "gradyn/model/model.hpp"
 
@@ -17,10 +19,15 @@ struct LinkSpec {
   std::string name;
   // Inertia in the link frame. A link without inertia (std::nullopt) is massless: fine for
   // frames and welded links, but a moving body whose whole subtree is massless is rejected.
+  // Zero or positive-semidefinite rotational inertia is fine (point masses, frames): build()
+  // checks, after merging the links welded by fixed joints, that every moving joint carries inertia.
   std::optional<Inertia<double>> inertia;
   SourceLocation where;
   // Collision geometry, placed in the link frame. Unnamed geoms are called "<link>/collision<k>".
   std::vector<GeomSpec> collisions;
+  // Where the inertia is written (a URDF <inertia>, an MJCF <inertial>), for its messages; empty:
+  // the link's `where`.
+  SourceLocation inertia_where;
 };
 
 struct JointSpec {
@@ -60,6 +67,14 @@ struct ActuatorSpec {
   SourceLocation where;
 };
 
+/// What add_link does with a rotational inertia that no rigid body has (a negative principal
+/// moment, or moments that violate the triangle inequality A + B >= C).
+enum class InertiaPolicy {
+  Strict,  // ModelError naming the link, the moments and the two other policies (the default)
+  Repair,  // replace the moments by their mean, as MuJoCo's compiler balanceinertia does; warn
+  Accept,  // keep the tensor as written, as Pinocchio does; warn
+};
+
 struct BuildOptions {
   bool floating_base = false;  // put a free joint between the world and the root link
   std::string floating_base_name = "root";
@@ -79,6 +94,14 @@ class ModelBuilder {
   ModelBuilder& exclude_collision(std::string link_a, std::string link_b, SourceLocation where = {});
   /// Let the geoms of a body collide with those of its parent body (default: skipped).
   ModelBuilder& set_collide_parent_child(bool on) { collide_parent_child_ = on; return *this; }
+  /// How add_link treats impossible inertia tensors (set it before adding links), and where the
+  /// warnings of Repair and Accept go (null: std::cerr). add_link collects them; build() issues one
+  /// warning per kind, naming how many links and where.
+  ModelBuilder& set_inertia_policy(InertiaPolicy policy, std::vector<std::string>* warnings = nullptr) {
+    inertia_policy_ = policy;
+    warnings_ = warnings;
+    return *this;
+  }
 
   const std::vector<LinkSpec>& links() const { return links_; }
   const std::vector<JointSpec>& joints() const { return joints_; }
@@ -97,13 +120,18 @@ class ModelBuilder {
   };
   std::vector<Exclusion> exclusions_;
   bool collide_parent_child_ = false;
+  InertiaPolicy inertia_policy_ = InertiaPolicy::Strict;
+  std::vector<std::string>* warnings_ = nullptr;
+  detail::GroupedWarnings inertia_warnings_;  // tensors repaired or accepted by add_link
   Vector3<double> gravity_ = Vector3<double>(0, 0, -9.81);
   std::string name_;
   std::string source_;
 };
 
-/// Throws ModelError unless the inertia is physical: mass > 0 and a symmetric positive-definite
-/// rotational inertia.
+/// Throws ModelError unless the inertia is physical: a finite mass >= 0 and a symmetric
+/// positive-semidefinite rotational inertia whose principal moments satisfy the triangle
+/// inequality (relative tolerance 1e-6, for files written with rounded numbers). The message of
+/// an impossible tensor names the load option that repairs or accepts it.
 void check_inertia(const Inertia<double>& inertia, const SourceLocation& where);
 
 }  // namespace gradyn
