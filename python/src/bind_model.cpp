@@ -46,15 +46,24 @@ Matrix3<double> inertia_arg(nb::handle h) {
   return I;
 }
 
+InertiaPolicy parse_inertia_policy(const std::string& s) {
+  if (s == "strict") return InertiaPolicy::Strict;
+  if (s == "repair") return InertiaPolicy::Repair;
+  if (s == "accept") return InertiaPolicy::Accept;
+  throw ArgumentError("inertia: expected 'strict', 'repair' or 'accept', got '" + s + "'");
+}
+
 std::unique_ptr<PyModel> load_file(nb::handle path_like, bool floating_base, std::optional<std::string> contact,
-                                   bool urdf_effort_motors) {
+                                   bool urdf_effort_motors, const std::string& inertia) {
   ContactModel contact_model = ContactModel::None;  // checked before the (slow) load
   if (contact) contact_model = parse_contact_model(*contact, "contact");
+  const InertiaPolicy inertia_policy = parse_inertia_policy(inertia);
   const std::string path = nb::cast<std::string>(nb::str(nb::module_::import_("os").attr("fspath")(path_like)));
   std::vector<std::string> warnings;
   LoadOptions options;
   options.floating_base = floating_base;
   options.urdf_effort_motors = urdf_effort_motors;
+  options.inertia = inertia_policy;
   options.warnings = &warnings;
   Model model = load(path, options);
   model.contact.model = contact_model;
@@ -200,7 +209,7 @@ format version, truncated or changed bytes raise gradyn.ModelError saying which.
       .def("__repr__", [](const PyModel& s) { return model_repr(s.model); });
 
   m.def("load", &load_file, nb::arg("path"), nb::arg("floating_base") = false, nb::arg("contact") = nb::none(),
-        nb::arg("urdf_effort_motors") = true, R"doc(
+        nb::arg("urdf_effort_motors") = true, nb::arg("inertia") = "strict", R"doc(
 Load a robot model from a URDF (.urdf) or MJCF (.xml, .mjcf) file.
 
 floating_base: URDF only; put a free joint between the world and the root link (MJCF files
@@ -210,8 +219,24 @@ declare their own free joints). contact: None (no contact forces, the default), 
 Model.with_contact. Actuators (Model.actuators; step's ctrl): MJCF <actuator> motor, position,
 velocity, damper and general elements on hinge and slide joints; URDF joints with an effort limit
 get a motor each (gear 1, forcerange +-effort, named after the joint) unless
-urdf_effort_motors=False. Loader warnings (e.g. a missing mesh file) are issued as Python
-warnings. A bad file raises gradyn.ModelError (a ValueError) naming the file, line and element.
+urdf_effort_motors=False.
+
+inertia: what to do with an inertia tensor that no rigid body has (a negative principal moment,
+or moments A + B < C). 'strict' (the default) raises gradyn.ModelError naming the link and these
+options; 'repair' replaces the moments by their mean, as MuJoCo's compiler balanceinertia does (an
+MJCF <compiler balanceinertia="true"> asks for it too); 'accept' keeps the tensor as written, as
+Pinocchio does. Both warn. Massless links, point masses and other zero or semidefinite tensors load
+under every policy, as long as every moving joint carries inertia once the links welded by fixed
+joints are merged (else gradyn.ModelError naming the joint).
+
+Warnings: whatever gradyn reads but does not simulate (MJCF <equality>, <tendon>, <sensor>,
+<keyframe>, joint frictionloss, contact softness, condim; URDF <mimic>, <transmission>, <gazebo>,
+joint dry friction; unknown elements; the README lists them) is issued as a Python warning, one per
+kind and load, naming the file, line and element of the first occurrence, how many there are and
+where. A missing mesh file is a warning in a URDF, whose dynamics come from its <inertial>
+elements (the link loses that collision shape), and an error in an MJCF, where meshes also give
+the bodies their mass (as in MuJoCo). A bad file raises gradyn.ModelError (a ValueError) naming
+the file, line and element.
 )doc");
 
   nb::class_<ModelBuilder>(m, "ModelBuilder", R"doc(

@@ -466,7 +466,9 @@ row("gradyn.load", call_class(gradyn.load), lambda m: dict(path=str(_ROOT / "mod
      Case("path-unknown-suffix", setarg("path", str(_ROOT / "README.md")), raises("README.md", ".urdf",
                                                                                    types=(gradyn.ModelError,))),
      Case("path-a-number", setarg("path", 3), raises("int", types=(TypeError,))),
-     Case("contact-unknown", setarg("contact", "lcp"), raises("'lcp'", "penalty"))])
+     Case("contact-unknown", setarg("contact", "lcp"), raises("'lcp'", "penalty")),
+     Case("inertia-unknown", setarg("inertia", "fix"), raises("inertia", "'fix'", "'repair'", "'accept'")),
+     Case("inertia-not-a-string", setarg("inertia", 1), raises("int", types=(TypeError,)))])
 
 row("gradyn.param_index", model_first(gradyn.param_index), lambda m: dict(model=m.pend, name="link0.mass"),
     model_cases(), name_cases("name", words=("no parameter named", "param_names")))
@@ -570,7 +572,7 @@ row("gradyn.ModelBuilder.add_link", builder_method("add_link"),
      Case("mass-negative", setarg("mass", -1.0), raises("mass", "positive", types=(gradyn.ModelError,))),
      Case("mass-nan", setarg("mass", float("nan")), raises("mass", "finite", types=(gradyn.ModelError,))),
      Case("inertia-negative-moment", setarg("inertia", (-0.1, 0.2, 0.25, 0, 0, 0)),
-          raises("inertia", "positive definite", types=(gradyn.ModelError,))),
+          raises("inertia", "negative", types=(gradyn.ModelError,))),
      Case("inertia-wrong-shape", setarg("inertia", (1, 2, 3)), raises("inertia", "expected shape")),
      Case("inertia-nan", setarg("inertia", (np.nan, 1, 1, 0, 0, 0)), raises("inertia", "finite")),
      Case("com-wrong-shape", setarg("com", (0, 0)), raises("com", "expected shape")),
@@ -1090,13 +1092,14 @@ FILES = [
     BadFile("urdf-negative-mass", {"r.urdf": _urdf(_link("a"), _link("b", mass="-1"), _joint("j", "a", "b"))},
             4, "<link name='b'>", ("mass",)),
     BadFile("urdf-negative-moment", {"r.urdf": _urdf(_link("a"), _link("b", inertia=("-0.1", "0.1", "0.1")),
-                                                     _joint("j", "a", "b"))}, 4, "<link name='b'>", ("positive definite",)),
+                                                     _joint("j", "a", "b"))}, 4, "<link name='b'>",
+            ("negative", "inertia='repair'", "inertia='accept'")),
     BadFile("urdf-triangle-inequality", {"r.urdf": _urdf(_link("a"), _link("b", inertia=("0.1", "0.1", "1")),
                                                          _joint("j", "a", "b"))}, 4, "<link name='b'>", ("triangle",)),
     BadFile("mjcf-negative-mass", {"m.xml": _mjcf(_MJ_BODY.format(n="a", m=-1, i="1 1 1"))}, 3, "<inertial>",
             ("mass",)),
     BadFile("mjcf-negative-moment", {"m.xml": _mjcf(_MJ_BODY.format(n="a", m=1, i="-1 1 1"))}, 3, "<inertial>",
-            ("non-negative",)),
+            ("negative", "inertia='repair'")),
     BadFile("mjcf-triangle-inequality", {"m.xml": _mjcf(_MJ_BODY.format(n="a", m=1, i="1 1 5"))}, 3, "<inertial>",
             ("triangle",)),
     # huge and non-numbers
@@ -1159,8 +1162,7 @@ FILES = [
     BadFile("urdf-empty-file", {"r.urdf": ""}, 0, "", ("empty",)),
     BadFile("urdf-not-xml", {"r.urdf": "hello"}, 1, "", ("XML",)),
 ]
-# Issue 23 (item 1) makes point masses on welded links load; until then they are refused.
-_XFAIL = {"urdf-point-mass-welded": "issue 23, item 1: a welded point mass (zero rotational inertia) is refused"}
+_XFAIL = {}  # id -> reason, for a known defect (strict xfail)
 
 
 @pytest.mark.parametrize("bad", [pytest.param(f, id=f.id, marks=pytest.mark.xfail(reason=_XFAIL[f.id], strict=True))
