@@ -24,9 +24,11 @@ PY_MODULES="numpy, matplotlib, tqdm, meshcat, nanobind, scikit_build_core"
 if [[ $profile == test ]]; then
   # The C++ tests and benchmarks; a browser for the viewer's test.
   APT_PACKAGES+=(libgtest-dev libgmock-dev libbenchmark-dev chromium chromium-driver)
-  # Oracles (Pinocchio, MuJoCo); the examples' libraries; the browser driver of the viewer's test;
-  # the docs build; Ray for the distributed populations.
-  PY_PACKAGES+=(pytest scipy pin mujoco gymnasium ale-py cma selenium sphinx myst-parser sphinx-argparse ray)
+  # Oracles (Pinocchio, MuJoCo) and Pinocchio's robot collection (example-robot-data: real URDFs,
+  # tests/python/test_robot_collection.py); the examples' libraries; the browser driver of the
+  # viewer's test; the docs build; Ray for the distributed populations.
+  PY_PACKAGES+=(pytest scipy pin example-robot-data mujoco gymnasium ale-py cma selenium sphinx myst-parser
+                sphinx-argparse ray)
   PY_MODULES+=", pytest, scipy, pinocchio, mujoco, gymnasium, ale_py, cma, selenium, sphinx, myst_parser, sphinxarg, ray"
 fi
 
@@ -52,6 +54,11 @@ if ! "$PY" -c "import ${PY_MODULES}" 2>/dev/null; then
   echo "setup: installing Python dependencies"
   "$PY" -m pip install --upgrade pip
   "$PY" -m pip install "${PY_PACKAGES[@]}"
+fi
+# example-robot-data holds files only (no module to import): asked of pip itself.
+if [[ $profile == test ]] && ! "$PY" -m pip show example-robot-data >/dev/null 2>&1; then
+  echo "setup: installing example-robot-data (real robot files for the tests)"
+  "$PY" -m pip install example-robot-data
 fi
 
 # The ML framework bridges (gradyn.torch, gradyn.jax; pyproject extras "torch" and "jax") are
