@@ -504,14 +504,19 @@ class MjcfParser {
   // solmix, priority) is listed on joints and colliding geoms: gradyn's limits and contacts have
   // their own stiffness (Model.with_contact). Purely visual attributes (rgba, material, group) and
   // user data are silent.
-  void note_joint_attributes(const Attrs& a, const XMLElement* e) const {
+  void note_joint_attributes(const Attrs& a, const XMLElement* e, bool free_joint) const {
     if (number(a, "frictionloss", 0) != 0)
       warn("frictionloss", e, "joint frictionloss=\"" + *a.raw("frictionloss") + "\"",
            "(dry joint friction) is not simulated by gradyn: the joint moves without it, unlike in MuJoCo");
     if (a.has("actuatorgravcomp") && keyword(a, "actuatorgravcomp", "false", {"true", "false"}) == "true")
       warn("actuatorgravcomp", e, "joint actuatorgravcomp=\"true\"",
            "(gravity compensation through the actuators) is not simulated by gradyn");
-    note_softness(a, e, "joint", {"solreflimit", "solimplimit", "solreffriction", "solimpfriction", "margin"});
+    // the limit's softness matters on a limited joint only (a free joint's margin, say, does nothing);
+    // the friction's softness only with frictionloss, which warns itself
+    const bool limited = !free_joint && (keyword(a, "limited", "auto", {"true", "false", "auto"}) == "true" ||
+                                         (keyword(a, "limited", "auto", {"true", "false", "auto"}) == "auto" &&
+                                          a.has("range")));
+    if (limited) note_softness(a, e, "joint", {"solreflimit", "solimplimit", "margin"});
   }
 
   void note_softness(const Attrs& a, const XMLElement* e, const char* kind,
@@ -636,11 +641,19 @@ class MjcfParser {
       if (std::string(c->Name()) != "flag") continue;
       if (c->Attribute("gravity") && keyword(plain(c), "gravity", "enable", {"enable", "disable"}) == "disable")
         result_.builder.set_gravity(Vec3::Zero());
-      for (const tinyxml2::XMLAttribute* at = c->FirstAttribute(); at; at = at->Next())
-        if (std::string_view(at->Name()) != "gravity")
-          warn("flag", c, std::string("<flag ") + at->Name() + "=\"" + at->Value() + "\">",
-               "is not read by gradyn, which simulates every force it models (contact, limits, damping, actuation, "
-               "springs) whatever the flag says");
+      // flags that switch off a force gradyn models warn; the others tune MuJoCo's solver and
+      // integrator (warmstart, eulerdamp, energy, island, ...) and are silent
+      static const std::set<std::string> forces = {"constraint", "limit", "contact", "passive", "spring", "damper",
+                                                   "actuation", "clampctrl", "filterparent"};
+      for (const tinyxml2::XMLAttribute* at = c->FirstAttribute(); at; at = at->Next()) {
+        const std::string name = at->Name();
+        const bool changed = (forces.count(name) && std::string_view(at->Value()) == "disable") ||
+                             (name == "override" && std::string_view(at->Value()) == "enable");
+        if (changed)
+          warn("flag", c, std::string("<flag ") + name + "=\"" + at->Value() + "\">",
+               "is not read by gradyn, which simulates every force it models (contact, limits, damping, "
+               "actuation, springs) whatever the flag says");
+      }
     }
   }
 
@@ -820,7 +833,7 @@ class MjcfParser {
       if (joints_in_body > 1) fail(e, "a free joint must be the only joint of its body '" + where(body).element + "'");
     }
     if (!freejoint) {
-      note_joint_attributes(a, e);
+      note_joint_attributes(a, e, keyword(a, "type", "hinge", {"hinge", "slide", "ball", "free"}) == "free");
       js.damping = number(a, "damping", 0);
       js.armature = number(a, "armature", 0);
       js.stiffness = number(a, "stiffness", 0);

@@ -133,7 +133,7 @@ TEST(LoadWarnings, EachUnsupportedMjcfElementWarns) {
       {"unknown section", mjcf("", "", "", "<wobble/>"), 8, {"<wobble>", "not a section"}},
       {"frictionloss", mjcf("", "frictionloss='2'"), 5, {"<joint name='h'>", "frictionloss=\"2\"", "dry joint friction"}},
       {"actuatorgravcomp", mjcf("", "actuatorgravcomp='true'"), 5, {"actuatorgravcomp", "gravity compensation"}},
-      {"joint softness", mjcf("", "solreflimit='0.02 1'"), 5, {"<joint name='h'>", "solreflimit", "softness"}},
+      {"joint softness", mjcf("", "range='-1 1' solreflimit='0.02 1'"), 5, {"<joint name='h'>", "solreflimit", "softness"}},
       {"geom softness", mjcf("", "", "solref='0.02 1' solimp='0.9 0.95 0.001'"), 6,
        {"<geom name='g'>", "solref, solimp", "softness"}},
       {"condim", mjcf("", "", "condim='1'"), 6, {"<geom name='g'>", "condim=\"1\"", "frictionless"}},
@@ -151,13 +151,14 @@ TEST(LoadWarnings, EachUnsupportedMjcfElementWarns) {
 }
 
 TEST(LoadWarnings, HarmlessMjcfElementsAreSilent) {
-  // drawing, memory sizes, user data, sites, cameras, lights, MuJoCo's solver settings, gravity flags,
-  // and softness on geoms that never collide
+  // drawing, memory sizes, user data, sites, cameras, lights, MuJoCo's solver settings and solver
+  // flags, gravity flags, limit softness on an unlimited joint, and softness on geoms that never collide
   const std::string xml = mjcf(
       "<visual><global fovy='45'/></visual><statistic extent='2'/><size memory='1M'/><custom><numeric name='n' "
       "data='1'/></custom><option timestep='0.002' integrator='RK4' cone='elliptic' impratio='10'><flag "
-      "gravity='enable'/></option>",
-      "", "rgba='1 0 0 1' group='1'", "", "", "<site name='s'/><camera name='c'/><light name='l'/>");
+      "gravity='enable' eulerdamp='disable' warmstart='disable'/></option>",
+      "margin='0.1' solreflimit='0.02 1'", "rgba='1 0 0 1' group='1'", "", "",
+      "<site name='s'/><camera name='c'/><light name='l'/>");  // an unlimited joint's limit softness: moot
   std::vector<std::string> w = mjcf_warnings(xml);
   EXPECT_TRUE(w.empty()) << joined(w);
   w = mjcf_warnings(mjcf("", "", "contype='0' conaffinity='0' condim='1' solref='0.02 1'"));
