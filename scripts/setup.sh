@@ -22,8 +22,10 @@ APT_PACKAGES=(build-essential cmake ninja-build libeigen3-dev libtinyxml2-dev py
 PY_PACKAGES=(numpy matplotlib tqdm meshcat "nanobind>=2.0" "scikit-build-core>=0.10")
 PY_MODULES="numpy, matplotlib, tqdm, meshcat, nanobind, scikit_build_core"
 if [[ $profile == test ]]; then
-  # The C++ tests and benchmarks; a browser for the viewer's test.
-  APT_PACKAGES+=(libgtest-dev libgmock-dev libbenchmark-dev chromium chromium-driver)
+  # The C++ tests and benchmarks; a browser for the viewer's test; clang with its sanitizer
+  # runtimes, LLVM's OpenMP and its coverage tools for the sanitizer builds (scripts/sanitize.sh).
+  APT_PACKAGES+=(libgtest-dev libgmock-dev libbenchmark-dev chromium chromium-driver
+                 clang-14 libclang-rt-14-dev libomp-14-dev llvm-14)
   # Oracles (Pinocchio, MuJoCo) and Pinocchio's robot collection (example-robot-data: real URDFs,
   # tests/python/test_robot_collection.py); the examples' libraries; the browser driver of the
   # viewer's test; the docs build; Ray for the distributed populations.
