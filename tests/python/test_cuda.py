@@ -99,8 +99,11 @@ def test_gradients_are_the_cpu_engines(host_backend, make):
     want = gradyn.rollout_vjp(model, q0, v0, taus, 1e-3, qs_bar, vs_bar, ctrls=ctrls)
     assert len(got) == len(want) == 5 and got[3] is None  # no parameter gradient on the GPU
     # (the humanoid's feet make redundant PGS rows: their least-norm adjoint is a Jacobi SVD on the GPU
-    # kernels and a complete orthogonal decomposition on the CPU, which round differently)
-    tolerance = 1e-6 if make is humanoid_pgs else 1e-8
+    # kernels and a complete orthogonal decomposition on the CPU, which round differently, and the
+    # ill-conditioned solve amplifies that: since the CPU's CRBA/RNEA rewrite (074e4f8) changed its
+    # rounding, the one-world q0_bar below differs by 3.7e-6 of its largest entry (it was < 1e-8),
+    # while the forward states still agree to 1e-10)
+    tolerance = 1e-5 if make is humanoid_pgs else 1e-8
     for name, g, w in zip(("q0_bar", "v0_bar", "taus_bar", "ctrls_bar"), got[:3] + got[4:], want[:3] + want[4:]):
         assert g.shape == w.shape, name
         np.testing.assert_allclose(g, w, rtol=0, atol=tolerance * (1 + np.abs(w).max()), err_msg=name)
