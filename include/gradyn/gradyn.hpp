@@ -25,4 +25,6 @@
 #include "gradyn/sim/integrate.hpp"
 #include "gradyn/sim/step.hpp"
 #include "gradyn/sim/step_jacobian.hpp"
+#include "gradyn/sensors/sensors.hpp"
+#include "gradyn/sensors/step_sensors.hpp"
 #include "gradyn/spatial/spatial.hpp"

@@ -32,10 +32,16 @@
 //    boundmass, boundinertia and settotalmass are applied as MuJoCo does. A tensor no rigid body
 //    has is refused, repaired (LoadOptions::inertia = Repair, or <compiler balanceinertia="true">,
 //    as MuJoCo's balanceinertia) or accepted as written, by ModelBuilder::add_link.
+//  * Named <site>s become frames (kind Site) of their body's link (parse_site). <sensor>: jointpos,
+//    jointvel, framepos, framequat, framelinvel, frameangvel (objtype/reftype site, xbody or a
+//    primitive geom, whose frame becomes a model frame of kind Geom), gyro, accelerometer and touch
+//    become model.sensors (parse_sensors; sensors/sensors.hpp); other sensors, and frame sensors on
+//    body (inertial) frames, cameras and mesh geoms, warn and are skipped.
 //  * Not simulated, with one warning per kind and load (note_section, note_joint_attributes,
-//    collision_geom, parse_body): <equality>, <tendon>, <sensor>, <keyframe>, <deformable>,
-//    <extension>, body <plugin>, gravcomp and mocap, geom condim != 3 and softness; silent: drawing
-//    (<visual>, <statistic>, <site>, <camera>, <light>), <size>, <custom> and <option>'s solver settings.
+//    collision_geom, parse_body, parse_sensors): <equality>, <tendon>, <keyframe>, <deformable>,
+//    <extension>, body <plugin>, gravcomp and mocap, geom condim != 3 and softness, the sensors above;
+//    silent: drawing (<visual>, <statistic>, <camera>, <light>), <size>, <custom> and <option>'s solver
+//    settings.
 //  * Collision meshes: <asset><mesh name file|vertex scale> (file: STL, OBJ or any format
 //    Open Asset Import reads, relative to <compiler meshdir>, else assetdir, else the main
 //    file's directory; relative meshdir/assetdir are relative to the main file's directory, as
@@ -423,7 +429,7 @@ class MjcfParser {
     if (const char* n = root->Attribute("model")) result_.builder.set_name(n);
     result_.builder.set_source(main_file_);
 
-    std::vector<const XMLElement*> worldbodies, defaults, assets;
+    std::vector<const XMLElement*> worldbodies, defaults, assets, sensor_sections;
     for (const XMLElement* s : children(root)) {
       const std::string name = s->Name();
       if (name == "asset")
@@ -436,6 +442,8 @@ class MjcfParser {
         defaults.push_back(s);
       else if (name == "worldbody")
         worldbodies.push_back(s);
+      else if (name == "sensor")
+        sensor_sections.push_back(s);
       else
         note_section(s);
     }
@@ -452,6 +460,7 @@ class MjcfParser {
       if (std::string(s->Name()) == "contact") parse_contact(s);
     for (const XMLElement* s : children(root))
       if (std::string(s->Name()) == "actuator") parse_actuators(s);
+    for (const XMLElement* s : sensor_sections) parse_sensors(s);
 
     finish_masses();
     result_.builder.set_inertia_policy(
@@ -465,7 +474,7 @@ class MjcfParser {
 
   // What gradyn does not simulate warns, once per kind. Top-level sections:
   //  * warn: <equality> (closed loops, welds, joint couplings), <tendon> (couplings, limits, springs),
-  //    <sensor> (no readings are computed), <keyframe> (named states: model.q0 is qpos0, a key is
+  //    <keyframe> (named states: model.q0 is qpos0, a key is
   //    not read), <deformable> (flexes), <extension> (plugins), and any section MJCF does not define;
   //  * silent, as they change no dynamics: <visual> and <statistic> (drawing), <size> (MuJoCo's
   //    memory sizes), <custom> (user numbers and text). <contact> and <actuator> are read below.
@@ -476,8 +485,6 @@ class MjcfParser {
                      "without it, unlike in MuJoCo"},
         {"tendon", "is not simulated by gradyn (no tendon couplings, limits, springs or damping): the model moves "
                    "without it, unlike in MuJoCo"},
-        {"sensor", "is not computed by gradyn: there are no sensor readings (compute observations from q, v and "
-                   "frame poses)"},
         {"keyframe", "is not read by gradyn: model.q0 is qpos0, and no named state is kept (set q yourself)"},
         {"deformable", "(flexes, skins) is not simulated by gradyn"},
         {"extension", "(plugins) is not simulated by gradyn"},
@@ -695,11 +702,14 @@ class MjcfParser {
       if (kind == "body")
         parse_body(c, link, active_class, world);
       else if (world && kind == "geom") {
+        if (const char* gn = c->Attribute("name")) geom_elements_[gn] = GeomPlace{link, c, active_class};
         if (auto g = collision_geom(c, active_class, link, static_cast<int>(world_geoms_.size())))
           world_geoms_.push_back(std::move(*g));
       }
       else if (world && (kind == "joint" || kind == "freejoint"))
         fail(c, "the world body cannot have joints");
+      else if (world && kind == "site")
+        parse_site(c, link, active_class);
       else if (kind == "frame" || kind == "replicate" || kind == "composite" || kind == "flexcomp" ||
                kind == "attach")
         fail(c, "<" + kind + "> is not supported by the gradyn MJCF loader");
@@ -722,6 +732,7 @@ class MjcfParser {
     const int body_id = ++body_count_;
     const char* n = e->Attribute("name");
     const std::string name = n ? n : "body" + std::to_string(body_id);
+    body_names_.insert(name);
     int active_class = parent_class;
     if (const char* c = e->Attribute("childclass")) {
       auto it = class_index_.find(c);
@@ -746,7 +757,7 @@ class MjcfParser {
         warn("plugin", c, "<body><plugin>", "(an engine plugin's forces) is not simulated by gradyn");
       } else if (kind != "body" && kind != "site" && kind != "camera" && kind != "light" && kind != "frame" &&
                  kind != "replicate" && kind != "composite" && kind != "flexcomp" && kind != "attach") {
-        // <site>, <camera> and <light> are frames and drawing: no dynamics, silent
+        // <site>s become frames (parse_site); <camera> and <light> are drawing: no dynamics, silent
         warn("unknown body element", c, "<body><" + kind + ">",
              "is not an element of an MJCF body that gradyn reads, and is ignored");
       }
@@ -797,12 +808,17 @@ class MjcfParser {
     body_links_.push_back(pending_.size());
     pending_.push_back(PendingLink{LinkSpec{name, std::nullopt, where(e), {}}, e});
     for (const XMLElement* g : geoms) {
+      if (const char* gn = g->Attribute("name")) geom_elements_[gn] = GeomPlace{name, g, active_class};
       auto& collisions = pending_.back().spec.collisions;
       if (auto geom = collision_geom(g, active_class, name, static_cast<int>(collisions.size())))
         collisions.push_back(std::move(*geom));
     }
     pending_inertia_.push_back(body_inertia(inertial, geoms, active_class));
 
+    for (const XMLElement* c : children(e)) {
+      const std::string kind = c->Name();
+      if (kind == "site") parse_site(c, name, active_class);
+    }
     for (const XMLElement* c : children(e)) {
       const std::string kind = c->Name();
       if (kind == "body")
@@ -826,6 +842,7 @@ class MjcfParser {
     const Attrs a = freejoint ? plain(e) : with_defaults(e, "joint", active_class);
     JointSpec js;
     js.name = joint_name(e, id);
+    joint_names_.insert(js.name);
     js.where = where(e);
     const std::string type = freejoint ? "free" : keyword(a, "type", "hinge", {"hinge", "slide", "ball", "free"});
     if (type == "free") {
@@ -895,6 +912,181 @@ class MjcfParser {
     else
       js.child_offset = Pose<double>(Mat3::Identity(), -js.axis * js.reference - p);
     return js;
+  }
+
+  // ---- sites and sensors ----------------------------------------------------------------------------
+
+  // A named <site> becomes a frame (kind Site) of its body's link, named like the site; its shape and
+  // size are kept for touch sensors. Unnamed sites cannot be read by a sensor and are skipped.
+  struct SiteInfo {
+    ZoneShape shape = ZoneShape::Sphere;
+    Vec3 size = Vec3::Constant(0.005);
+  };
+
+  void parse_site(const XMLElement* e, const std::string& link, int active_class) {
+    const Attrs a = with_defaults(e, "site", active_class);
+    const char* n = e->Attribute("name");
+    if (!n) return;
+    if (sites_.count(n)) fail(e, std::string("site '") + n + "' is defined twice");
+    SiteInfo info;
+    const std::string type = keyword(a, "type", "sphere", {"sphere", "capsule", "ellipsoid", "cylinder", "box"});
+    info.shape = type == "capsule"     ? ZoneShape::Capsule
+                 : type == "ellipsoid" ? ZoneShape::Ellipsoid
+                 : type == "cylinder"  ? ZoneShape::Cylinder
+                 : type == "box"       ? ZoneShape::Box
+                                       : ZoneShape::Sphere;
+    auto size = numbers(a, "size", {0.005, 0.005, 0.005}, /*exact=*/false);
+    for (size_t k = size.size(); k < 3; ++k) size.push_back(0.005);
+    Vec3 pos;
+    Quat quat;
+    if (a.has("fromto")) {
+      const auto f = numbers(a, "fromto", {0, 0, 0, 0, 0, 0});
+      const Vec3 from(f[0], f[1], f[2]), to(f[3], f[4], f[5]);
+      const Vec3 dir = to - from;
+      if (dir.norm() < 1e-10) fail(e, "fromto points are too close together");
+      if (type == "sphere") fail(e, "fromto cannot be used with a sphere site");
+      pos = (from + to) / 2;
+      quat = z_to_quat(dir);
+      if (type == "capsule" || type == "cylinder") {
+        size[1] = dir.norm() / 2;
+      } else {
+        size[1] = size[0];
+        size[2] = dir.norm() / 2;
+      }
+    } else {
+      pos = vec3(a, "pos", Vec3::Zero());
+      quat = orientation(a);
+    }
+    for (double x : size)
+      if (!(x >= 0)) fail(e, "site size must be non-negative");
+    info.size = Vec3(size[0], size[1], size[2]);
+    sites_[n] = info;
+    result_.builder.add_site(SiteSpec{n, FrameKind::Site, link, Pose<double>(quat.toRotationMatrix(), pos), where(e)});
+  }
+
+  // <sensor>: jointpos, jointvel, framepos, framequat, framelinvel, frameangvel (objtype site, xbody
+  // or geom; reftype likewise), gyro, accelerometer and touch (site) are computed (sensors/sensors.hpp);
+  // every other sensor, and frame sensors on other objects, warn once per load and are skipped.
+  // noise is kept (not applied, as in MuJoCo), cutoff clamps as in MuJoCo. A sensor that names what
+  // does not exist is a ModelError naming its element.
+  void parse_sensors(const XMLElement* section) {
+    static const std::map<std::string, SensorKind> kinds = {
+        {"jointpos", SensorKind::JointPos},       {"jointvel", SensorKind::JointVel},
+        {"framepos", SensorKind::FramePos},       {"framequat", SensorKind::FrameQuat},
+        {"framelinvel", SensorKind::FrameLinVel}, {"frameangvel", SensorKind::FrameAngVel},
+        {"gyro", SensorKind::Gyro},               {"accelerometer", SensorKind::Accelerometer},
+        {"touch", SensorKind::Touch}};
+    for (const XMLElement* c : children(section)) {
+      const std::string type = c->Name();
+      auto it = kinds.find(type);
+      if (it == kinds.end()) {
+        warn("sensor", c, "<sensor><" + type + ">",
+             "is not computed by gradyn, which reads jointpos, jointvel, framepos, framequat, framelinvel, "
+             "frameangvel, gyro, accelerometer and touch; it has no entry in gradyn.sensors");
+        continue;
+      }
+      const Attrs a = plain(c);
+      SensorSpec spec;
+      spec.kind = it->second;
+      if (const char* n = c->Attribute("name")) spec.name = n;
+      spec.noise = number(a, "noise", 0);
+      spec.cutoff = number(a, "cutoff", 0);
+      if (spec.noise < 0 || spec.cutoff < 0) fail(c, "noise and cutoff must be non-negative");
+      spec.where = where(c);
+      auto required = [&](const char* attr) {
+        const char* x = c->Attribute(attr);
+        if (!x) fail(c, "<" + type + "> needs a '" + attr + "' attribute");
+        return std::string(x);
+      };
+      switch (spec.kind) {
+        case SensorKind::JointPos:
+        case SensorKind::JointVel:
+          spec.object = required("joint");
+          if (!joint_names_.count(spec.object)) fail(c, "unknown joint '" + spec.object + "'");
+          break;
+        case SensorKind::Gyro:
+        case SensorKind::Accelerometer:
+        case SensorKind::Touch: {
+          spec.object = required("site");
+          auto s = sites_.find(spec.object);
+          if (s == sites_.end()) fail(c, "unknown site '" + spec.object + "'");
+          spec.object_kind = FrameKind::Site;
+          spec.zone = s->second.shape;
+          spec.zone_size = s->second.size;
+          break;
+        }
+        default: {
+          const std::string objtype = required("objtype"), objname = required("objname");
+          if (!frame_object(c, "objtype", objtype, objname, spec.object_kind)) continue;
+          spec.object = objname;
+          const char* reftype = c->Attribute("reftype");
+          const char* refname = c->Attribute("refname");
+          if ((reftype == nullptr) != (refname == nullptr)) fail(c, "reftype and refname go together");
+          if (reftype) {
+            if (!frame_object(c, "reftype", reftype, refname, spec.reference_kind)) continue;
+            spec.reference = refname;
+          }
+        }
+      }
+      result_.builder.add_sensor(std::move(spec));
+    }
+  }
+
+  // The frame a frame sensor's objtype/objname (or reftype/refname) names: a site, an MJCF body's
+  // frame (xbody: the link named after the body) or a primitive geom's frame (added as a frame of kind
+  // Geom, named like the geom, the first time a sensor reads it). "body" (MuJoCo: the body's inertial
+  // frame), "camera" and mesh geoms are not read: the sensor warns and is skipped (false).
+  bool frame_object(const XMLElement* c, const char* attr, const std::string& type, const std::string& name,
+                    FrameKind& kind) {
+    if (type == "site") {
+      if (!sites_.count(name)) fail(c, "unknown site '" + name + "'");
+      kind = FrameKind::Site;
+      return true;
+    }
+    if (type == "xbody") {
+      if (name != "world" && !body_names_.count(name)) fail(c, "unknown body '" + name + "'");
+      kind = FrameKind::Link;
+      return true;
+    }
+    if (type == "geom") {
+      auto g = geom_elements_.find(name);
+      if (g == geom_elements_.end()) fail(c, "unknown geom '" + name + "'");
+      const Attrs a = with_defaults(g->second.element, "geom", g->second.active_class);
+      const std::string gtype = a.has("type") ? *a.raw("type") : "sphere";
+      if (gtype == "mesh" || gtype == "sdf" || gtype == "hfield") {
+        // MuJoCo moves a mesh geom's frame to the mesh's centroid and principal axes
+        warn("sensor frame", c, std::string("<") + c->Name() + " " + attr + "=\"geom\"> on " + gtype + " geom '" +
+                                    name + "'",
+             "is not computed by gradyn, whose frame sensors read sites, bodies' frames and the frames of "
+             "primitive geoms; it has no entry in gradyn.sensors");
+        return false;
+      }
+      if (!geom_frames_.count(name)) {
+        Vec3 pos;
+        Quat quat;
+        if (a.has("fromto") && gtype != "sphere" && gtype != "plane") {
+          const auto f = numbers(a, "fromto", {0, 0, 0, 0, 0, 0});
+          const Vec3 from(f[0], f[1], f[2]), to(f[3], f[4], f[5]);
+          pos = (from + to) / 2;
+          quat = z_to_quat(to - from);
+        } else {
+          pos = vec3(a, "pos", Vec3::Zero());
+          quat = orientation(a);
+        }
+        result_.builder.add_site(SiteSpec{name, FrameKind::Geom, g->second.link, Pose<double>(quat.toRotationMatrix(), pos),
+                                          where(g->second.element)});
+        geom_frames_.insert(name);
+      }
+      kind = FrameKind::Geom;
+      return true;
+    }
+    if (type == "body" || type == "camera") {
+      warn("sensor frame", c, std::string("<") + c->Name() + " " + attr + "=\"" + type + "\">",
+           "is not computed by gradyn, whose frame sensors read sites, bodies' frames and geoms (objtype \"site\", "
+           "\"xbody\" or \"geom\"); it has no entry in gradyn.sensors");
+      return false;
+    }
+    fail(c, std::string(attr) + " must be one of 'site', 'xbody', 'body', 'geom', 'camera', got '" + type + "'");
   }
 
   // ---- collision geometry ---------------------------------------------------------------------------
@@ -1329,6 +1521,15 @@ class MjcfParser {
   bool balance_inertia_ = false;  // <compiler balanceinertia="true">
   mutable detail::GroupedWarnings notes_;
   std::map<std::string, std::shared_ptr<const ConvexHull>> meshes_;  // <asset><mesh> by name
+  std::map<std::string, SiteInfo> sites_;  // named sites (parse_site)
+  std::set<std::string> body_names_, joint_names_;  // what sensors may name
+  struct GeomPlace {
+    std::string link;
+    const XMLElement* element = nullptr;
+    int active_class = 0;
+  };
+  std::map<std::string, GeomPlace> geom_elements_;  // geoms by name, for sensors on their frames
+  std::set<std::string> geom_frames_;               // geoms whose frame a sensor made
   std::vector<GeomSpec> world_geoms_;
   std::string main_file_;
   std::vector<std::unique_ptr<XMLDocument>> docs_;

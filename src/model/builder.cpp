@@ -200,6 +200,37 @@ ModelBuilder& ModelBuilder::add_link(LinkSpec link) {
   return *this;
 }
 
+ModelBuilder& ModelBuilder::add_site(SiteSpec site) {
+  const SourceLocation where = or_named(site.where, "site", site.name);
+  if (site.name.empty()) throw ModelError(where, "a site needs a name");
+  if (site.kind != FrameKind::Site && site.kind != FrameKind::Geom)
+    throw ModelError(where, "a site's frame is of kind Site or Geom");
+  for (const auto& x : sites_)
+    if (x.name == site.name && x.kind == site.kind)
+      throw ModelError(where, std::string("duplicate ") + (site.kind == FrameKind::Site ? "site" : "geom frame") +
+                                  " name '" + site.name + "'");
+  if (!site.placement.R.allFinite() || !site.placement.p.allFinite()) throw ModelError(where, "placement is not finite");
+  site.where = where;
+  sites_.push_back(std::move(site));
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::add_sensor(SensorSpec sensor) {
+  const SourceLocation where =
+      sensor.where.element.empty()
+          ? SourceLocation{sensor.where.file.empty() ? source_ : sensor.where.file, sensor.where.line,
+                           std::string("<") + sensor_kind_name(sensor.kind) + " name='" + sensor.name + "'>"}
+          : sensor.where;
+  for (double x : {sensor.cutoff, sensor.noise})
+    if (!(x >= 0) || !std::isfinite(x))
+      throw ModelError(where, "cutoff and noise must be finite and non-negative, got " + std::to_string(x));
+  if (sensor.kind == SensorKind::Touch && (!sensor.zone_size.allFinite() || (sensor.zone_size.array() < 0).any()))
+    throw ModelError(where, "the touch zone's size must be finite and non-negative");
+  sensor.where = where;
+  sensors_.push_back(std::move(sensor));
+  return *this;
+}
+
 ModelBuilder& ModelBuilder::add_joint(JointSpec joint) {
   const SourceLocation where = or_named(joint.where, "joint", joint.name);
   if (joint.name.empty()) throw ModelError(where, "a joint needs a name");
@@ -296,6 +327,59 @@ void add_actuators(const std::vector<ActuatorSpec>& specs, Model& m) {
       throw ModelError(spec.where, "actuator name '" + a.name + "' is used twice");
     }
     m.actuators.push_back(std::move(a));
+  }
+}
+
+/// The frame of the given kind and name (sites and links), or -1.
+int find_frame(const Model& m, FrameKind kind, const std::string& name) {
+  for (int f = 0; f < static_cast<int>(m.frames.size()); ++f)
+    if (m.frames[f].kind == kind && m.frames[f].name == name) return f;
+  return -1;
+}
+
+void add_sensors(const std::vector<SensorSpec>& specs, Model& m) {
+  int adr = 0;
+  for (const SensorSpec& spec : specs) {
+    Sensor s;
+    s.kind = spec.kind;
+    s.name = spec.name.empty() ? "sensor" + std::to_string(m.sensors.size()) : spec.name;
+    if (m.sensor_id(s.name) >= 0) throw ModelError(spec.where, "sensor name '" + s.name + "' is used twice");
+    const auto kind_word = [](FrameKind k) {
+      return k == FrameKind::Site ? "site" : k == FrameKind::Geom ? "geom" : k == FrameKind::Link ? "link" : "joint";
+    };
+    if (s.kind == SensorKind::JointPos || s.kind == SensorKind::JointVel) {
+      s.object = m.joint_id(spec.object);
+      if (s.object < 0)
+        throw ModelError(spec.where, "sensor '" + s.name + "' reads unknown joint '" + spec.object + "'" +
+                                         (spec.object.empty() ? " (give it a joint)" : ""));
+      if (m.joint_nv(s.object) != 1)
+        throw ModelError(spec.where, "sensor '" + s.name + "' reads joint '" + spec.object + "' (" +
+                                         std::string(joint_type_name(m.joint_type[s.object])) +
+                                         "): jointpos and jointvel read hinge and slide joints only");
+    } else {
+      const bool site_only = s.kind == SensorKind::Gyro || s.kind == SensorKind::Accelerometer || s.kind == SensorKind::Touch;
+      if (site_only && spec.object_kind != FrameKind::Site)
+        throw ModelError(spec.where, "sensor '" + s.name + "': gyro, accelerometer and touch read a site");
+      s.object = find_frame(m, spec.object_kind, spec.object);
+      if (s.object < 0)
+        throw ModelError(spec.where, "sensor '" + s.name + "' reads unknown " + kind_word(spec.object_kind) + " '" +
+                                         spec.object + "'");
+      if (!spec.reference.empty()) {
+        if (site_only) throw ModelError(spec.where, "sensor '" + s.name + "': only frame sensors take a reference frame");
+        s.reference = find_frame(m, spec.reference_kind, spec.reference);
+        if (s.reference < 0)
+          throw ModelError(spec.where, "sensor '" + s.name + "' is expressed in unknown " +
+                                           kind_word(spec.reference_kind) + " '" + spec.reference + "'");
+      }
+    }
+    s.adr = adr;
+    adr += s.dim();
+    s.cutoff = spec.cutoff;
+    s.noise = spec.noise;
+    s.zone = spec.zone;
+    s.zone_size = spec.zone_size;
+    s.where = spec.where;
+    m.sensors.push_back(std::move(s));
   }
 }
 
@@ -526,6 +610,14 @@ Model ModelBuilder::build(const BuildOptions& options) const {
   }
   singular.emit(warnings_);
   add_actuators(actuators_, m);
+
+  // Sites: frames after the links' and joints' frames, on the bodies their links were merged into.
+  for (const SiteSpec& site : sites_) {
+    auto it = link_index.find(site.link);
+    if (it == link_index.end()) throw ModelError(site.where, "site '" + site.name + "' is on unknown link '" + site.link + "'");
+    m.frames.push_back({site.name, site.kind, link_body[it->second], link_in_body[it->second] * site.placement});
+  }
+  add_sensors(sensors_, m);
   return m;
 }
 

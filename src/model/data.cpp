@@ -101,6 +101,9 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   adj_mu = VectorX<S>::Zero(model.nv);
   adj_tau = VectorX<S>::Zero(model.nv);
   adj_ddq = VectorX<S>::Zero(model.nv);
+  // sensors
+  for (auto* x : {&sensor_ov, &sensor_oa, &sensor_ov_bar, &sensor_oa_bar, &sensor_pose_bar})
+    x->assign(nb, Vector6<S>::Zero());
   // collision workspace
   const int ng = model.ngeoms();
   oMg.resize(ng);

@@ -30,7 +30,8 @@ namespace gradyn {
   static_assert(sizeof(type) == (bytes), #type " changed size: extend the model format in src/model/serialize.cpp " \
                                                 "(write_payload, read_payload), bump kModelFormatVersion, then update " \
                                                 "this size")
-GRADYN_SERIALIZED_SIZE(Model, 856);
+GRADYN_SERIALIZED_SIZE(Model, 880);
+GRADYN_SERIALIZED_SIZE(Sensor, 168);
 GRADYN_SERIALIZED_SIZE(Frame, 136);
 GRADYN_SERIALIZED_SIZE(Actuator, 240);
 GRADYN_SERIALIZED_SIZE(Geom, 272);
@@ -268,6 +269,20 @@ void write_payload(const Model& m, Writer& w) {
     w.where(a.where);
   }
 
+  w.count(m.sensors.size());
+  for (const Sensor& sn : m.sensors) {
+    w.str(sn.name);
+    w.enumeration(sn.kind);
+    w.i32(sn.object);
+    w.i32(sn.reference);
+    w.i32(sn.adr);
+    w.f64(sn.cutoff);
+    w.f64(sn.noise);
+    w.enumeration(sn.zone);
+    w.fixed(sn.zone_size);
+    w.where(sn.where);
+  }
+
   w.count(m.networks.size());
   for (const Network& n : m.networks) {
     w.str(n.name);
@@ -430,7 +445,7 @@ Model read_payload(Reader& r) {
   m.frames.resize(r.count("frames", 8 + 1 + 4 + kPoseBytes));
   for (Frame& f : m.frames) {
     f.name = r.str("frame name");
-    f.kind = r.enumeration("frame kind", FrameKind::Site);
+    f.kind = r.enumeration("frame kind", FrameKind::Geom);
     f.body = r.i32("frame body");
     check_index(f.body, -1, m.nbodies(), "the body of frame '" + f.name + "'");
     f.placement = r.pose("frame placement");
@@ -458,6 +473,30 @@ Model read_payload(Reader& r) {
     a.force_lower = r.f64("actuator force_lower");
     a.force_upper = r.f64("actuator force_upper");
     a.where = r.where("actuator source location");
+  }
+
+  m.sensors.resize(r.count("sensors", 8 + 1 + 3 * 4 + 2 * 8 + 1 + 3 * 8 + 8 + 4 + 8));
+  int sensor_adr = 0;
+  for (Sensor& sn : m.sensors) {
+    sn.name = r.str("sensor name");
+    sn.kind = r.enumeration("sensor kind", SensorKind::Touch);
+    sn.object = r.i32("sensor object");
+    if (sn.kind == SensorKind::JointPos || sn.kind == SensorKind::JointVel) {
+      check_index(sn.object, 0, m.nbodies(), "the joint of sensor '" + sn.name + "'");
+      if (m.joint_nv(sn.object) != 1) Reader::inconsistent("sensor '" + sn.name + "' reads a joint without one DoF");
+    } else {
+      check_index(sn.object, 0, static_cast<int>(m.frames.size()), "the frame of sensor '" + sn.name + "'");
+    }
+    sn.reference = r.i32("sensor reference");
+    check_index(sn.reference, -1, static_cast<int>(m.frames.size()), "the reference frame of sensor '" + sn.name + "'");
+    sn.adr = r.i32("sensor adr");
+    if (sn.adr != sensor_adr) Reader::inconsistent("sensor '" + sn.name + "' does not follow the one before it");
+    sensor_adr += sn.dim();
+    sn.cutoff = r.f64("sensor cutoff");
+    sn.noise = r.f64("sensor noise");
+    sn.zone = r.enumeration("sensor zone", ZoneShape::Box);
+    sn.zone_size = r.fixed<3, 1>("sensor zone size");
+    sn.where = r.where("sensor source location");
   }
 
   m.networks.resize(r.count("networks", 8 + 1 + 8 + 8 + 4 + 1 + 8 + 8 + 2 + 8));

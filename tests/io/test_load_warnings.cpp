@@ -124,8 +124,10 @@ TEST(LoadWarnings, EachUnsupportedMjcfElementWarns) {
        {"<joint name='e'>", "<equality><joint>", "closed loops, welds or joint couplings"}},
       {"tendon", mjcf("", "", "", "<tendon><fixed name='t'><joint joint='h' coef='1'/></fixed></tendon>"), 8,
        {"<fixed name='t'>", "<tendon><fixed>", "tendon"}},
-      {"sensor", mjcf("", "", "", "<sensor><jointpos name='s' joint='h'/></sensor>"), 8,
-       {"<jointpos name='s'>", "<sensor><jointpos>", "no sensor readings"}},
+      {"sensor", mjcf("", "", "", "<sensor><subtreecom name='s' body='b'/></sensor>"), 8,
+       {"<subtreecom name='s'>", "<sensor><subtreecom>", "not computed by gradyn", "gradyn.sensors"}},
+      {"sensor frame", mjcf("", "", "", "<sensor><framepos name='s' objtype='body' objname='b'/></sensor>"), 8,
+       {"<framepos name='s'>", "objtype=\"body\"", "not computed by gradyn"}},
       {"keyframe", mjcf("", "", "", "<keyframe><key name='home' qpos='0.3'/></keyframe>"), 8,
        {"<key name='home'>", "<keyframe><key>", "q0"}},
       {"deformable", mjcf("", "", "", "<deformable><flex name='f' dim='1'/></deformable>"), 8, {"<deformable><flex>"}},
@@ -167,14 +169,14 @@ TEST(LoadWarnings, HarmlessMjcfElementsAreSilent) {
 
 TEST(LoadWarnings, MjcfGroupsPerKindAcrossElements) {
   const std::string xml = mjcf("", "", "", "<equality><connect body1='b' anchor='0 0 0'/>\n<weld body1='b'/>\n"
-                                           "<joint joint1='h'/></equality>\n<sensor><jointpos joint='h'/></sensor>");
+                                           "<joint joint1='h'/></equality>\n<sensor><subtreecom body='b'/></sensor>");
   const std::vector<std::string> w = mjcf_warnings(xml);
   ASSERT_EQ(w.size(), 2u) << joined(w);
   EXPECT_NE(w[0].find("w.xml:8: <connect>: <equality><connect>"), std::string::npos) << w[0];
   EXPECT_NE(w[0].find("3 in all"), std::string::npos) << w[0];
   EXPECT_NE(w[0].find("<equality><weld> at line 9 <weld>"), std::string::npos) << w[0];
   EXPECT_NE(w[0].find("<equality><joint> at line 10 <joint>"), std::string::npos) << w[0];
-  EXPECT_NE(w[1].find("w.xml:11: <jointpos>: <sensor><jointpos>"), std::string::npos) << w[1];
+  EXPECT_NE(w[1].find("w.xml:11: <subtreecom>: <sensor><subtreecom>"), std::string::npos) << w[1];
 }
 
 TEST(LoadWarnings, MissingMeshIsAnErrorInMjcfAndAWarningInUrdf) {

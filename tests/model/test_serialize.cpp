@@ -148,6 +148,22 @@ void expect_models_equal(const Model& a, const Model& b) {
     expect_same(x.where, y.where, what + " where");
   }
 
+  ASSERT_EQ(a.sensors.size(), b.sensors.size());
+  for (size_t k = 0; k < a.sensors.size(); ++k) {
+    const Sensor &x = a.sensors[k], &y = b.sensors[k];
+    const std::string what = "sensor " + x.name;
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.kind, y.kind) << what;
+    EXPECT_EQ(x.object, y.object) << what;
+    EXPECT_EQ(x.reference, y.reference) << what;
+    EXPECT_EQ(x.adr, y.adr) << what;
+    expect_same(x.cutoff, y.cutoff, what + " cutoff");
+    expect_same(x.noise, y.noise, what + " noise");
+    EXPECT_EQ(x.zone, y.zone) << what;
+    expect_same(x.zone_size, y.zone_size, what + " zone_size");
+    expect_same(x.where, y.where, what + " where");
+  }
+
   ASSERT_EQ(a.networks.size(), b.networks.size());
   for (size_t k = 0; k < a.networks.size(); ++k) {
     const Network &x = a.networks[k], &y = b.networks[k];
@@ -254,6 +270,17 @@ Model everything() {
   m.velocity_limit[1] = std::nan("");
   m.frames.push_back({"tool", FrameKind::Site, 1, Pose<double>(rpy_to_matrix<double>(Vector3<double>(0.1, 0.2, 0.3)),
                                                                Vector3<double>(0.3, 0, 0))});
+  {
+    Sensor touch;  // every field away from its default
+    touch.name = "palm", touch.kind = SensorKind::Touch, touch.object = static_cast<int>(m.frames.size()) - 1;
+    touch.adr = 0, touch.cutoff = 50, touch.noise = 0.1, touch.zone = ZoneShape::Capsule;
+    touch.zone_size = Vector3<double>(0.02, 0.05, 0.005);
+    touch.where = SourceLocation{"arm.xml", 40, "<touch name='palm'>"};
+    Sensor pos;
+    pos.name = "tool_in_base", pos.kind = SensorKind::FramePos, pos.object = touch.object, pos.reference = 0;
+    pos.adr = 1, pos.cutoff = 2;
+    m.sensors = {touch, pos};
+  }
   const ActuatorKind kinds[] = {ActuatorKind::Motor, ActuatorKind::Position, ActuatorKind::Velocity,
                                 ActuatorKind::General, ActuatorKind::Servo};
   for (int k = 0; k < 5; ++k) {
@@ -462,7 +489,7 @@ TEST(ModelSerialize, DamagedBytesSayWhatIsWrong) {
 
   std::string version = good;
   version[12] = 7;
-  EXPECT_CONTAINS(error_of(version), "made by format version 7, this gradyn reads format version 2");
+  EXPECT_CONTAINS(error_of(version), "made by format version 7, this gradyn reads format version 3");
 
   EXPECT_CONTAINS(error_of(good.substr(0, 20)), "shorter than the 32-byte header");
   for (size_t cut : {kHeader, kHeader + 1, good.size() / 2, good.size() - 1})

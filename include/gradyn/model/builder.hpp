@@ -67,6 +67,34 @@ struct ActuatorSpec {
   SourceLocation where;
 };
 
+/// A named frame fixed on a link: an MJCF <site> (kind Site), or a geom's frame that a sensor reads
+/// (kind Geom). It becomes a model frame of that kind.
+struct SiteSpec {
+  std::string name;
+  FrameKind kind = FrameKind::Site;  // Site or Geom
+  std::string link;        // the link it is fixed on
+  Pose<double> placement;  // in the link frame
+  SourceLocation where;
+};
+
+/// A sensor (model.hpp, SensorKind). object names a joint (JointPos, JointVel: a 1-DoF joint) or a
+/// frame: a site (object_kind Site), a geom's frame (Geom) or a link (Link: the link's own frame, MJCF
+/// objtype "xbody").
+/// Gyro, Accelerometer and Touch read sites. reference (frame sensors only; empty: the world) names
+/// a frame the same way.
+struct SensorSpec {
+  std::string name;  // empty: "sensor<k>", k its index
+  SensorKind kind = SensorKind::JointPos;
+  std::string object;
+  FrameKind object_kind = FrameKind::Site;
+  std::string reference;
+  FrameKind reference_kind = FrameKind::Site;
+  double cutoff = 0, noise = 0;  // non-negative (model.hpp, Sensor)
+  ZoneShape zone = ZoneShape::Sphere;  // Touch: the site's shape and size
+  Vector3<double> zone_size = Vector3<double>::Zero();
+  SourceLocation where;
+};
+
 /// What add_link does with a rotational inertia that no rigid body has (a negative principal
 /// moment, or moments that violate the triangle inequality A + B >= C).
 enum class InertiaPolicy {
@@ -87,6 +115,11 @@ class ModelBuilder {
   /// Actuators get controls in the order they are added. build() checks that the joint exists
   /// and has one DoF, and that gains, gear and ranges are finite (ModelError naming the actuator).
   ModelBuilder& add_actuator(ActuatorSpec actuator);
+  /// Sites become frames (kind Site) after the links' frames; names are unique among sites.
+  ModelBuilder& add_site(SiteSpec site);
+  /// Sensors write the readings in the order they are added. build() checks that what they read
+  /// exists (ModelError naming the sensor's element).
+  ModelBuilder& add_sensor(SensorSpec sensor);
   ModelBuilder& set_gravity(const Vector3<double>& g) { gravity_ = g; return *this; }
   ModelBuilder& set_name(std::string name) { name_ = std::move(name); return *this; }
   ModelBuilder& set_source(std::string file) { source_ = std::move(file); return *this; }
@@ -106,6 +139,8 @@ class ModelBuilder {
   const std::vector<LinkSpec>& links() const { return links_; }
   const std::vector<JointSpec>& joints() const { return joints_; }
   const std::vector<ActuatorSpec>& actuators() const { return actuators_; }
+  const std::vector<SiteSpec>& sites() const { return sites_; }
+  const std::vector<SensorSpec>& sensors() const { return sensors_; }
 
   /// Checks the description and builds the model. Throws ModelError naming the element.
   Model build(const BuildOptions& options = {}) const;
@@ -114,6 +149,8 @@ class ModelBuilder {
   std::vector<LinkSpec> links_;
   std::vector<JointSpec> joints_;
   std::vector<ActuatorSpec> actuators_;
+  std::vector<SiteSpec> sites_;
+  std::vector<SensorSpec> sensors_;
   struct Exclusion {
     std::string a, b;
     SourceLocation where;

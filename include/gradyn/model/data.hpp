@@ -166,6 +166,10 @@ struct DataTpl {
   long long rollout_adj_clipped = 0;        // states whose adjoint CheckpointOptions::clip_norm scaled
   // ---- end of step adjoint workspace ----
 
+  // ---- sensors (sensor_readings, sensor_readings_vjp; sensors/sensors.hpp) ----
+  std::vector<Vector6<S>> sensor_ov;        // per body: world spatial velocity about the world origin
+  std::vector<Vector6<S>> sensor_oa;        // per body: world spatial acceleration about the origin (no gravity)
+  std::vector<Vector6<S>> sensor_ov_bar, sensor_oa_bar, sensor_pose_bar;  // their adjoints, the poses' (wrenches)
   // ---- collision (collide; src/collision/) ----
   std::vector<Pose<S>> oMg;                  // geom poses in the world
   std::vector<Eigen::Vector3d> geom_aabb_min, geom_aabb_max;  // world AABBs, margin included (double:

@@ -16,7 +16,7 @@
 
 namespace gradyn {
 
-enum class FrameKind : std::uint8_t { Link, Joint, Site };
+enum class FrameKind : std::uint8_t { Link, Joint, Site, Geom };  // Geom: an MJCF geom's frame a sensor reads
 
 /// A named frame rigidly attached to a body (a URDF link, an MJCF body or site, a joint frame).
 template <class S>
@@ -152,6 +152,49 @@ struct ActuatorTpl {
 /// "motor", "position", "velocity", "general", "servo" (the MJCF element names; "servo" is paper 002's).
 const char* actuator_kind_name(ActuatorKind kind);
 
+// --- sensors (sensors/sensors.hpp): named observations, MuJoCo's <sensor> semantics ----------------
+// Every sensor writes dim() consecutive entries of the readings vector, from `adr` on.
+enum class SensorKind : std::uint8_t {
+  JointPos,       // q of a 1-DoF joint (1)
+  JointVel,       // v of a 1-DoF joint (1)
+  FramePos,       // frame origin, world or reference frame (3)
+  FrameQuat,      // frame orientation as a unit quaternion (w, x, y, z), w >= 0, world or reference (4)
+  FrameLinVel,    // frame origin's velocity, world axes or relative to a moving reference frame (3)
+  FrameAngVel,    // frame angular velocity, world axes or relative to a reference frame (3)
+  Gyro,           // angular velocity in the frame's own axes (3)
+  Accelerometer,  // proper linear acceleration of the frame's origin (gravity reads as +g up), own axes (3)
+  Touch,          // sum of the normal contact forces on the frame's body inside the frame's zone (1)
+};
+/// "jointpos", "jointvel", "framepos", ... (the MJCF element names).
+const char* sensor_kind_name(SensorKind kind);
+/// Entries a sensor of this kind writes: 1, 3 or 4.
+int sensor_kind_dim(SensorKind kind);
+/// Acceleration-stage sensors read the accelerations (Accelerometer) or the contact forces
+/// (Touch) of a step, besides (q, v).
+inline bool sensor_needs_step(SensorKind kind) { return kind == SensorKind::Accelerometer || kind == SensorKind::Touch; }
+
+/// The volume in which a Touch sensor counts contacts: a MuJoCo site's shape, in its frame
+/// (sizes as MJCF's: sphere radius; capsule/cylinder radius, half-length along z; ellipsoid radii;
+/// box half-sizes).
+enum class ZoneShape : std::uint8_t { Sphere, Capsule, Ellipsoid, Cylinder, Box };
+
+struct Sensor {
+  std::string name;
+  SensorKind kind = SensorKind::JointPos;
+  int object = -1;     // JointPos, JointVel: the body whose (1-DoF) joint is read; others: a frame
+                       // (model.frames index)
+  int reference = -1;  // FramePos, FrameQuat, FrameLinVel, FrameAngVel: the frame the reading is
+                       // expressed in (model.frames index), -1: the world
+  int adr = 0;         // first entry in the readings
+  double cutoff = 0;   // > 0: readings clamped to [-cutoff, cutoff] (Touch: to at most cutoff;
+                       // FrameQuat: never), as MuJoCo does
+  double noise = 0;    // MJCF noise: kept, not applied (MuJoCo does not apply it either)
+  ZoneShape zone = ZoneShape::Sphere;              // Touch
+  Vector3<double> zone_size = Vector3<double>::Zero();  // Touch
+  SourceLocation where;
+  int dim() const { return sensor_kind_dim(kind); }
+};
+
 template <class S>
 struct ModelTpl {
   using Scalar = S;
@@ -199,6 +242,10 @@ struct ModelTpl {
   // --- networks inside the dynamics (model/network.hpp; hybrid models, paper 001) ------------------
   std::vector<NetworkTpl<S>> networks;
 
+  // --- sensors (sensors/sensors.hpp), in readings order ------------------------------------------
+  std::vector<Sensor> sensors;
+  int nsensordata() const { return sensors.empty() ? 0 : sensors.back().adr + sensors.back().dim(); }
+
   // --- collision (collision/collide.hpp) --------------------------------------------------------
   std::vector<GeomTpl<S>> geoms;
   // Body pairs (a < b; -1 is the world) whose geoms never collide: MJCF <contact><exclude>, or the user.
@@ -221,6 +268,7 @@ struct ModelTpl {
   int frame_id(const std::string& frame_name) const;  // -1 if absent
   int geom_id(const std::string& geom_name) const;    // -1 if absent
   int actuator_id(const std::string& actuator_name) const;  // -1 if absent
+  int sensor_id(const std::string& sensor_name) const;  // -1 if absent
   int joint_nq(int i) const { return joint_nq_[i]; }
   int joint_nv(int i) const { return joint_nv_[i]; }
 
@@ -266,6 +314,13 @@ int ModelTpl<S>::actuator_id(const std::string& n) const {
 }
 
 template <class S>
+int ModelTpl<S>::sensor_id(const std::string& n) const {
+  for (int i = 0; i < static_cast<int>(sensors.size()); ++i)
+    if (sensors[i].name == n) return i;
+  return -1;
+}
+
+template <class S>
 template <class T>
 ModelTpl<T> ModelTpl<S>::cast() const {
   ModelTpl<T> m;
@@ -296,6 +351,7 @@ ModelTpl<T> ModelTpl<S>::cast() const {
   for (const auto& f : frames) m.frames.push_back(f.template cast<T>());
   for (const auto& a : actuators) m.actuators.push_back(a.template cast<T>());
   for (const auto& n : networks) m.networks.push_back(n.template cast<T>());
+  m.sensors = sensors;
   for (const auto& g : geoms) m.geoms.push_back(g.template cast<T>());
   m.excluded_pairs = excluded_pairs;
   m.collide_parent_child = collide_parent_child;

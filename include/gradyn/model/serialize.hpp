@@ -26,7 +26,7 @@
 
 namespace gradyn {
 
-inline constexpr std::uint32_t kModelFormatVersion = 2;  // 2: ContactSettings::max_correction_velocity
+inline constexpr std::uint32_t kModelFormatVersion = 3;  // 2: ContactSettings::max_correction_velocity; 3: sensors
 
 /// The model as bytes in the format above. deserialize_model(serialize_model(m)) equals m in every
 /// field, so every algorithm gives bit-identical results on it.
