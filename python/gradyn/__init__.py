@@ -80,6 +80,7 @@ from . import cuda
 from . import viewer
 from .policy import Policy, policy_observations
 from .hybrid import group_lasso, input_group_norms, prune_inputs
+from .render import Appearance, Camera, render, render_vjp
 
 # Signatures and error messages name the types as users import them (gradyn.Model, not the
 # compiled module's gradyn._core.Model).
@@ -193,6 +194,8 @@ only). threads is unused there; params must be None (use model.with_params).
 """
 
 __all__ = [
+    "Appearance",
+    "Camera",
     "Model",
     "Policy",
     "ModelBuilder",
@@ -224,6 +227,8 @@ __all__ = [
     "policy_observations",
     "potential_energy",
     "prune_inputs",
+    "render",
+    "render_vjp",
     "rnea",
     "rollout",
     "rollout_vjp",

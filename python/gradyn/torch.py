@@ -385,3 +385,95 @@ def policy_rollout(policy, q0, v0, steps: int, dt: float, weights=None, task=Non
     qs, vs, ctrls = PolicyRolloutFunction.apply(weights, q0, v0, task, policy, int(steps), float(dt), float(decay),
                                                 integrator, threads)
     return qs, vs, ctrls
+
+
+# The ray-cast camera (gradyn.render): differentiable w.r.t. q, the flat parameters (geom sizes and
+# origins, joint origins and axes), the camera's pos and quat, the colours, the textures and the
+# background. The geom each pixel sees is held fixed: silhouette edges give no gradient.
+__all__ += ["RenderFunction", "render"]
+
+
+class RenderFunction(torch.autograd.Function):
+    """apply(model, camera, appearance, texture_names, q (B, nq), params or None, camera_pos (3,),
+    camera_quat (4,), colors (ngeom, 3), background (3,), *textures) -> images (B, H, W, 3). camera and
+    appearance (gradyn.Camera, gradyn.Appearance) give everything else; the tensors replace their
+    values. The backward pass is gradyn.render_vjp."""
+
+    @staticmethod
+    def forward(ctx, model, camera, appearance, texture_names, q, params, pos, quat, colors, background, *textures):
+        from .render import Appearance, Camera, render as _render
+
+        m = _bridge.MODELS.model_for(model, _numpy(params))
+        cam = Camera(camera.width, camera.height, camera.fovy, _numpy(pos), _numpy(quat), camera.body)
+        look = Appearance(colors=_numpy(colors), textures=dict(zip(texture_names, (_numpy(t) for t in textures))),
+                          tiles=appearance.tiles, background=_numpy(background), lighting=appearance.lighting,
+                          light_dir=appearance.light_dir, ambient=appearance.ambient, diffuse=appearance.diffuse)
+        images = _render(m, _numpy(q), cam, look)
+        ctx.save_for_backward(q, params, pos, quat, colors, background, *textures)
+        ctx.handle, ctx.camera, ctx.look, ctx.names = _bridge.ModelHandle(m), cam, look, texture_names
+        return _tensor(images, q, _result_dtype(q, pos, colors, *textures))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, images_bar):
+        from .render import render_vjp as _render_vjp
+
+        q, params, pos, quat, colors, background, *textures = ctx.saved_tensors
+        g = _render_vjp(ctx.handle.model, _numpy(q), ctx.camera, _numpy(images_bar), ctx.look)
+        needs = ctx.needs_input_grad
+        out = [None, None, None, None, _grad(g["q"], q, needs[4]), _grad(g["params"], params, needs[5]),
+               _grad(g["camera_pos"], pos, needs[6]), _grad(g["camera_quat"], quat, needs[7]),
+               _grad(g["colors"], colors, needs[8]), _grad(g["background"], background, needs[9])]
+        out += [_grad(g["textures"][n], t, needs[10 + k]) for k, (n, t) in enumerate(zip(ctx.names, textures))]
+        return tuple(out)
+
+
+def render(model, q, camera, appearance=None, params=None, camera_pos=None, camera_quat=None, colors=None,
+           textures=None, background=None):
+    """Differentiable :func:`gradyn.render`: the image (H, W, 3), or (B, H, W, 3) for q (B, nq).
+
+    Gradients flow into q, params (the flat parameter vector: geom sizes and origins, joint origins and
+    axes; None: the model as it is), camera_pos (3,) and camera_quat (4,) (None: the camera's own),
+    colors (ngeom, 3) (None: the appearance's), textures (dict geom name -> (h, w, 3) tensor; geoms not
+    named keep the appearance's texture, undifferentiated) and background (3,). Tensors without the
+    batch dimension are shared by the worlds (their gradients summed). Silhouette edges give no
+    gradient (see gradyn.render_vjp)."""
+    from .render import Appearance, Camera
+
+    camera, appearance = Camera.of(camera), Appearance.of(appearance)
+    q = _as_float_tensor(q, "q")
+    dev = q.device
+    if q.ndim not in (1, 2) or q.shape[-1] != model.nq:
+        raise ValueError(f"q: expected shape ({model.nq},) or (B, {model.nq}), got {tuple(q.shape)}")
+    plain = appearance._plain(model)
+
+    def tensor(x, default, name, shape):
+        t = torch.as_tensor(default, dtype=torch.float64, device=dev) if x is None else _as_float_tensor(x, name, dev)
+        if tuple(t.shape) != shape:
+            raise ValueError(f"{name}: expected shape {shape}, got {tuple(t.shape)}")
+        return t
+
+    pos = tensor(camera_pos, camera.pos, "camera_pos", (3,))
+    quat = tensor(camera_quat, camera.quat, "camera_quat", (4,))
+    ng = len(model.geom_names)
+    cols = tensor(colors, plain["colors"], "colors", (ng, 3))
+    bg = tensor(background, appearance.background, "background", (3,))
+    given = {} if textures is None else dict(textures)
+    unknown = [n for n in given if n not in model.geom_names]
+    if unknown:
+        raise ValueError(f"textures: the model has no geom {unknown[0]!r}")
+    names = [n for n in model.geom_names if n in given or n in plain["texture_names"]]
+    texs = []
+    for n in names:
+        if n in given:
+            t = _as_float_tensor(given[n], f"textures['{n}']", dev)
+            if t.ndim != 3 or t.shape[2] != 3:
+                raise ValueError(f"textures['{n}']: expected shape (h, w, 3), got {tuple(t.shape)}")
+        else:
+            t = torch.as_tensor(plain["textures"][plain["texture_names"].index(n)], device=dev)
+        texs.append(t)
+    p = None if params is None else _as_float_tensor(params, "params", dev)
+    batched = q.ndim == 2
+    out = RenderFunction.apply(model, camera, appearance, names, q if batched else q[None], p, pos, quat, cols, bg,
+                               *texs)
+    return out if batched else out[0]

@@ -181,6 +181,7 @@ void bind_networks(nb::module_& m);  // Model.with_network, network_inputs, netw
 void bind_control(nb::module_& m);  // _box_qp, _ilqr_backward_pass, _feedback_rollout (gradyn.control)
 void bind_pickle(nb::module_& m);  // Model.__getstate__, __setstate__ (after bind_model)
 void bind_flat(nb::module_& m);  // _flat_model (gradyn.cuda)
+void bind_render(nb::module_& m);  // _render, _render_vjp (gradyn.render)
 /// 'penalty' -> ContactModel::Penalty ('none' -> None); ArgumentError otherwise, naming `argument`,
 /// the Python argument that gave it (bind_contact.cpp).
 ContactModel parse_contact_model(const std::string& name, const char* argument);

@@ -207,4 +207,5 @@ NB_MODULE(_core, m) {
   bind_control(m);
   bind_pickle(m);
   bind_flat(m);
+  bind_render(m);
 }
