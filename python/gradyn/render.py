@@ -133,13 +133,16 @@ def read_texture(path) -> np.ndarray:
 class Appearance:
     """How the geoms look: per geom a solid colour or a texture, and the light.
 
-    colors: None (a palette by geom index), an (ngeom, 3) array, or a dict geom name -> (r, g, b)
-        (the others from the palette).
-    textures: dict geom name -> an (h, w, 3) array (floats; uint8 images are divided by 255) or the
-        path of an image file (read with Pillow). A textured geom ignores its colour.
-    tiles: metres per texture repeat on planes: a number for all, or a dict geom name -> number (1).
-    background: the colour where no geom is hit. lighting: Lambert shading with a directional light
-        travelling along light_dir, shade = ambient + diffuse * max(0, n . l); False: base colours.
+    * ``colors``: None (a palette by geom index), an (ngeom, 3) array, or a dict geom name ->
+      (r, g, b) (the others from the palette).
+    * ``textures``: dict geom name -> an (h, w, 3) array (floats; uint8 images are divided by 255)
+      or the path of an image file (read with Pillow). A textured geom ignores its colour.
+    * ``tiles``: metres per texture repeat on planes: a number for all, or a dict geom name ->
+      number (default 1).
+    * ``background``: the colour where no geom is hit.
+    * ``lighting``: Lambert shading with a directional light travelling along ``light_dir``,
+      shade = ambient + diffuse * max(0, n . l); False: the base colours.
+
     Colours are not clamped to [0, 1].
     """
 
@@ -235,14 +238,16 @@ def render(model, q, camera, appearance=None, threads: int | None = None, return
 def render_vjp(model, q, camera, image_bar, appearance=None, threads: int | None = None) -> dict:
     """Adjoint of :func:`render` for the image adjoint image_bar (the image's shape). Returns a dict:
 
-    q            (nq,) or (B, nq): ambient (quaternion entries as numbers)
-    params       (len(model.param_names),): the flat parameters (geom sizes and origins, joint origins
-                 and axes), summed over the worlds
-    geom_size    (ngeom, 3): d/d(geom size entries) (also inside params)
-    colors       (ngeom, 3): d/d(solid colours) (zero for textured geoms)
-    textures     dict geom name -> (h, w, 3) array: d/d(texels)
-    background   (3,)
-    camera_pos, camera_quat: (3,), (4,) (the quaternion read normalised: no component along it)
+    * ``q``: (nq,) or (B, nq), ambient (quaternion entries as numbers);
+    * ``params``: (len(model.param_names),), the flat parameters (geom sizes and origins, joint
+      origins and axes), summed over the worlds;
+    * ``geom_size``: (ngeom, 3), d/d(geom size entries) (also inside params);
+    * ``colors``: (ngeom, 3), d/d(solid colours) (zero for textured geoms);
+    * ``textures``: dict geom name -> (h, w, 3) array, d/d(texels);
+    * ``background``: (3,);
+    * ``camera_pos``, ``camera_quat``: (3,), (4,) (the quaternion is read normalised: no component
+      along it).
+
     Everything but q is summed over the worlds of a batch. The geom each pixel sees is held fixed:
     silhouette edges give no gradient."""
     camera, appearance = Camera.of(camera), Appearance.of(appearance)

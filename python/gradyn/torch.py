@@ -395,7 +395,7 @@ __all__ += ["RenderFunction", "render"]
 
 class RenderFunction(torch.autograd.Function):
     """apply(model, camera, appearance, texture_names, q (B, nq), params or None, camera_pos (3,),
-    camera_quat (4,), colors (ngeom, 3), background (3,), *textures) -> images (B, H, W, 3). camera and
+    camera_quat (4,), colors (ngeom, 3), background (3,), ``*textures``) -> images (B, H, W, 3). camera and
     appearance (gradyn.Camera, gradyn.Appearance) give everything else; the tensors replace their
     values. The backward pass is gradyn.render_vjp."""
 
