@@ -1,4 +1,4 @@
-"""PyTorch bridge: gradyn.step, gradyn.rollout and a gradyn.Policy's closed loop
+"""PyTorch bridge: gradyn.step, gradyn.rollout, gradyn.sensors and a gradyn.Policy's closed loop
 (``policy_rollout``) as differentiable torch operations. ::
 
     import gradyn, gradyn.torch
@@ -43,8 +43,8 @@ from torch.autograd.function import once_differentiable
 
 from . import _bridge
 
-__all__ = ["CudaRolloutFunction", "PolicyRolloutFunction", "RolloutFunction", "StepFunction", "policy_rollout",
-           "rollout", "step"]
+__all__ = ["CudaRolloutFunction", "PolicyRolloutFunction", "RolloutFunction", "SensorsFunction", "StepFunction",
+           "policy_rollout", "rollout", "sensors", "step"]
 
 
 def _numpy(t):
@@ -106,6 +106,36 @@ class StepFunction(torch.autograd.Function):
                _grad(params_bar, params, needs[4]), None, None)
         if ctx.ctrl_arg:
             out += (None if ctrl is None else _grad(grads[4], ctrl, needs[7]),)
+        return out
+
+
+class SensorsFunction(torch.autograd.Function):
+    """The model's sensors for a batch of worlds: apply(model, q (B, nq), v (B, nv), tau (B, nv), dt,
+    integrator[, ctrl (B, nu) or None]) -> readings (B, model.nsensordata), differentiable w.r.t. q, v,
+    tau and ctrl (gradyn.sensors_vjp). dt may be None when no sensor reads a step."""
+
+    @staticmethod
+    def forward(ctx, model, q, v, tau, dt, integrator, *ctrl_arg):
+        ctrl = ctrl_arg[0] if ctrl_arg else None
+        from . import sensors as _sensors
+        readings = _sensors(model, _numpy(q), _numpy(v), tau=_numpy(tau), dt=dt, ctrl=_numpy(ctrl),
+                            integrator=integrator)
+        ctx.save_for_backward(q, v, tau, ctrl)
+        ctx.handle, ctx.dt, ctx.integrator, ctx.ctrl_arg = _bridge.ModelHandle(model), dt, integrator, bool(ctrl_arg)
+        return _tensor(readings, q, _result_dtype(q, v, tau, ctrl))
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, readings_bar):
+        from . import sensors_vjp as _sensors_vjp
+        q, v, tau, ctrl = ctx.saved_tensors
+        grads = _sensors_vjp(ctx.handle.model, _numpy(q), _numpy(v), _numpy(readings_bar), tau=_numpy(tau),
+                             dt=ctx.dt, ctrl=_numpy(ctrl), integrator=ctx.integrator)
+        needs = ctx.needs_input_grad
+        out = (None, _grad(grads[0], q, needs[1]), _grad(grads[1], v, needs[2]), _grad(grads[2], tau, needs[3]),
+               None, None)
+        if ctx.ctrl_arg:
+            out += (None if ctrl is None else _grad(grads[3], ctrl, needs[6]),)
         return out
 
 
@@ -269,6 +299,27 @@ def step(model, q, v, tau, dt: float, params=None, integrator: str = "euler", re
     if batch is None:
         out = tuple(x[0] for x in out)
     return out if return_status else out[:2]
+
+
+def sensors(model, q, v, tau=None, dt=None, ctrl=None, integrator: str = "euler"):
+    """Differentiable :func:`gradyn.sensors`: the readings (model.nsensordata,) or (B, nsensordata).
+
+    q (nq,), v (nv,), tau (nv,) or None (zeros), ctrl (nu,) or None, each optionally with a leading
+    batch dimension B; gradients flow into q, v, tau and ctrl (gradyn.sensors_vjp: sensors of (q, v)
+    give tau and ctrl none; an accelerometer's flows through the step; touch readings are not
+    differentiated). dt: the step's length, needed when an accelerometer or touch sensor reads a step.
+    """
+    q = _as_float_tensor(q, "q")
+    v = _as_float_tensor(v, "v", q.device)
+    tau = torch.zeros(model.nv, dtype=v.dtype, device=q.device) if tau is None else \
+        _as_float_tensor(tau, "tau", q.device)
+    ctrl = None if ctrl is None else _as_float_tensor(ctrl, "ctrl", q.device)
+    _bridge.check_sizes(model, {"q": (q.shape, "nq"), "v": (v.shape, "nv"), "tau": (tau.shape, "nv"),
+                                "ctrl": (None if ctrl is None else ctrl.shape, "nu")})
+    batch, t = _batched({"q": (q, 1), "v": (v, 1), "tau": (tau, 1), "ctrl": (ctrl, 1)})
+    dt = None if dt is None else float(dt)
+    out = SensorsFunction.apply(model, t["q"], t["v"], t["tau"], dt, integrator, t["ctrl"])
+    return out if batch is not None else out[0]
 
 
 def rollout(model, q0, v0, taus, dt: float, params=None, integrator: str = "euler", max_snapshots: int = 0,

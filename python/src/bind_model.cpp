@@ -157,6 +157,31 @@ format version, truncated or changed bytes raise gradyn.ModelError saying which.
                      return names;
                    },
                    "Every named frame: links (including welded ones), joints and sites.")
+      .def_prop_ro("sensor_names",
+                   [](const PyModel& s) {
+                     std::vector<std::string> names;
+                     for (const Sensor& x : s.model.sensors) names.push_back(x.name);
+                     return names;
+                   },
+                   "The sensors (MJCF <sensor>), in the order of their readings in gradyn.sensors.")
+      .def_prop_ro("sensor_types",
+                   [](const PyModel& s) {
+                     std::vector<std::string> kinds;
+                     for (const Sensor& x : s.model.sensors) kinds.push_back(sensor_kind_name(x.kind));
+                     return kinds;
+                   },
+                   "Each sensor's MJCF type: 'jointpos', 'jointvel', 'framepos', 'framequat', 'framelinvel', "
+                   "'frameangvel', 'gyro', 'accelerometer' or 'touch'.")
+      .def_prop_ro("sensor_slices",
+                   [](const PyModel& s) {
+                     nb::dict out;
+                     for (const Sensor& x : s.model.sensors)
+                       out[nb::str(x.name.c_str())] = nb::slice(x.adr, x.adr + x.dim());
+                     return out;
+                   },
+                   "{name: slice} of each sensor's entries in the readings: readings[..., model.sensor_slices['imu']].")
+      .def_prop_ro("nsensordata", [](const PyModel& s) { return s.model.nsensordata(); },
+                   "Number of entries of gradyn.sensors' readings (MuJoCo's nsensordata).")
       .def_prop_ro("q0", vector_property(&Model::q0),
                    "Reference configuration (zero angles, identity quaternions, MJCF qpos0), shape (nq,).")
       .def_prop_ro("gravity", [](const PyModel& s) { return owned(to_numpy(s.model.gravity)); },

@@ -172,6 +172,7 @@ nb::object unbatched(nb::handle results);
 void bind_model(nb::module_& m);
 void bind_dynamics(nb::module_& m);
 void bind_gradients(nb::module_& m);  // step_vjp, rollout_vjp, gradcheck
+void bind_sensors(nb::module_& m);  // sensors, sensors_vjp
 void bind_params(nb::module_& m);  // Model.param_names, params, with_params; param_index (after bind_model)
 void bind_model_data(nb::module_& m);  // Model.joint_placements & co
 void bind_collision(nb::module_& m);  // collide, Model.geom_names, Model.geoms (after bind_model)

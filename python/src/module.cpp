@@ -198,6 +198,7 @@ NB_MODULE(_core, m) {
   bind_model(m);
   bind_dynamics(m);
   bind_gradients(m);
+  bind_sensors(m);
   bind_params(m);
   bind_model_data(m);
   bind_collision(m);

@@ -946,7 +946,7 @@ class MjcfParser {
       if (dir.norm() < 1e-10) fail(e, "fromto points are too close together");
       if (type == "sphere") fail(e, "fromto cannot be used with a sphere site");
       pos = (from + to) / 2;
-      quat = z_to_quat(dir);
+      quat = z_to_quat(-dir);  // MuJoCo: z from "to" towards "from"
       if (type == "capsule" || type == "cylinder") {
         size[1] = dir.norm() / 2;
       } else {
@@ -1068,7 +1068,7 @@ class MjcfParser {
           const auto f = numbers(a, "fromto", {0, 0, 0, 0, 0, 0});
           const Vec3 from(f[0], f[1], f[2]), to(f[3], f[4], f[5]);
           pos = (from + to) / 2;
-          quat = z_to_quat(to - from);
+          quat = z_to_quat(from - to);  // MuJoCo: z from "to" towards "from"
         } else {
           pos = vec3(a, "pos", Vec3::Zero());
           quat = orientation(a);

@@ -64,6 +64,13 @@ class Models:
         self.net = self.act.with_network("residual", inputs=["hinge.q", "hinge.v"], outputs=["hinge"], hidden=[4],
                                          zero_last_layer=False, seed=1)
         self.policy = gradyn.Policy(self.act, ["hinge.q", "hinge.v", "task[0]"], hidden=[4], zero_last_layer=False)
+        sensing = tmp / "sensing.xml"  # a hinge with an accelerometer (reads a step) and a joint sensor
+        sensing.write_text("<mujoco><worldbody><body name='arm'><joint name='h' type='hinge' axis='0 1 0'/>"
+                           "<geom type='capsule' fromto='0 0 0 0.5 0 0' size='0.05'/><site name='tip' "
+                           "pos='0.5 0 0'/></body></worldbody><actuator><motor name='m' joint='h'/></actuator>"
+                           "<sensor><jointpos name='angle' joint='h'/><accelerometer name='acc' site='tip'/>"
+                           "</sensor></mujoco>")
+        self.sens = gradyn.load(str(sensing))
 
 
 _ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -311,6 +318,30 @@ row("gradyn.actuator_torques", model_first(gradyn.actuator_torques), actuator_go
     [Case("kind-unknown", setarg("kind", "rocket"), raises("kind", "rocket"))])
 row("gradyn.actuator_torques_vjp", model_first(gradyn.actuator_torques_vjp), lambda m: actuator_good(m, "bar"),
     model_cases(), array_cases("q"), array_cases("u"), array_cases("tau_bar"))
+
+
+# the sensors: one state (and the step the accelerometer reads) in, readings out; NaN and inf raise
+def sensors_good(m, *bar):
+    kw = dict(model=m.sens, q=np.array([0.3]), v=np.array([-0.2]), tau=np.array([0.1]), dt=0.01, ctrl=np.array([0.5]))
+    if bar:
+        kw["readings_bar"] = np.linspace(0.5, 1.0, m.sens.nsensordata)
+    return kw
+
+
+_sensor_extra = [Case("q-extra-dims", setarg("q", lambda x, m: np.asarray(x, dtype=float)[..., None, None]),
+                      raises("q", "expected shape")),  # (1, 1) would be a batch of one world: see batch-of-2
+                 Case("dt-missing", setarg("dt", None), raises("dt", "accelerometer", "reads a step")),
+                 Case("tau-None", setarg("tau", None), valid(lambda r: True)),
+                 Case("batch-of-2", lambda kw, m: {k: (np.repeat(np.asarray(x)[None], 2, axis=0)
+                                                       if k in ("q", "v", "tau", "ctrl", "readings_bar") else x)
+                                                   for k, x in kw.items()},
+                      valid(lambda r: np.shape(r if isinstance(r, np.ndarray) else r[0])[0] == 2, "(2, ...)"))]
+row("gradyn.sensors", model_first(gradyn.sensors), sensors_good, model_cases(), array_cases("q", ndim=False),
+    array_cases("v"),
+    array_cases("tau"), array_cases("ctrl"), dt_cases(), _sensor_extra,
+    [Case("integrator-unknown", setarg("integrator", "leapfrog"), raises("integrator", "leapfrog"))])
+row("gradyn.sensors_vjp", model_first(gradyn.sensors_vjp), lambda m: sensors_good(m, "bar"), model_cases(),
+    array_cases("q", ndim=False), array_cases("v"), array_cases("readings_bar"), array_cases("tau"), dt_cases(), _sensor_extra)
 
 
 # the step family: a NaN or an inf in a state or a control is numerical trouble, flagged in the
@@ -755,6 +786,13 @@ def torch_rows():
              raises("taus", "real", types=(TypeError,))),
         Case("T=0", setarg("taus", t(np.zeros((0, 1)))), valid(lambda r: r[0].shape == (1, 1))),
         Case("device-unknown", setarg("device", "tpu"), raises("device")), *dt_cases()[:4]])
+    good_sensors = lambda m: dict(model=m.sens, q=t([0.3]), v=t([0.0]), tau=t([0.1]), dt=0.01)  # noqa: E731
+    yield Row("gradyn.torch.sensors", model_first(gt.sensors), good_sensors, [
+        Case("q-wrong-shape", setarg("q", t([0.3, 0.0])), raises("q", "expected")),
+        Case("q-complex", setarg("q", torch.tensor([0.3 + 1j])), raises("q", "real", types=(TypeError,))),
+        Case("q-nan", setarg("q", t([np.nan])), raises("q", "finite")),
+        Case("q-int", setarg("q", torch.tensor([0])), valid(lambda r: r.dtype == torch.float64)),
+        Case("dt-missing", setarg("dt", None), raises("dt", "accelerometer")), *dt_cases()[:4]])
     yield Row("gradyn.torch.policy_rollout", lambda m, **kw: gt.policy_rollout(**kw),
               lambda m: dict(policy=m.policy, q0=t([0.3]), v0=t([0.0]), steps=3, dt=0.01, task=t([1.0])), [
                   Case("q0-wrong-shape", setarg("q0", t([0.3, 0.0])), raises("q0", "expected")),
@@ -992,6 +1030,7 @@ NO_ROW = {
     "gradyn.envs.DIVERGED": "a constant", "gradyn.envs.ENV_IDS": "a constant",
     "gradyn.envs.register_envs": "no arguments",
     "gradyn.torch.StepFunction": "the autograd.Function behind gradyn.torch.step (its row)",
+    "gradyn.torch.SensorsFunction": "the autograd.Function behind gradyn.torch.sensors (its row)",
     "gradyn.torch.RolloutFunction": "the autograd.Function behind gradyn.torch.rollout (its row)",
     "gradyn.torch.CudaRolloutFunction": "the autograd.Function behind gradyn.torch.rollout(device='cuda')",
     "gradyn.torch.PolicyRolloutFunction": "the autograd.Function behind gradyn.torch.policy_rollout (its row)",
