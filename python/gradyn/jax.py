@@ -414,3 +414,103 @@ def policy_rollout(policy, q0, v0, steps: int, dt: float, weights=None, task=Non
         raise ValueError(f"decay: expected a number in [0, 1], got {decay!r}")
     static = _PolicyStatic(policy, int(steps), _checked_dt(dt), float(decay), _checked_integrator(integrator))
     return _policy_rollout(static, weights, q0, v0, task)
+
+
+# --- the ray-cast camera ------------------------------------------------------------------------
+# gradyn.render as a custom_vjp: differentiable w.r.t. q, the camera's pos and quat, the colours and
+# the background (textures, the flat parameters and the rest of the appearance are static here; use
+# gradyn.torch.render or gradyn.render_vjp for their gradients). Under jax.vmap the callback gets the
+# whole batch and renders world after world (each with its own camera pose and colours).
+
+__all__ += ["render"]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class _RenderStatic:
+    model: object
+    camera: object
+    appearance: object
+
+
+def _render_worlds(static, q, pos, quat, colors, background, image_bar=None):
+    """Renders (or, with image_bar, differentiates) every world of the leading batch shape."""
+    from .render import Appearance, Camera, render as _render_np, render_vjp as _render_vjp_np
+
+    cam, look = static.camera, static.appearance
+    batch = q.shape[:-1]
+    n = int(np.prod(batch, dtype=int))
+    q2, p2, r2 = (np.asarray(x, np.float64).reshape(n, -1) for x in (q, pos, quat))
+    c2 = np.asarray(colors, np.float64).reshape((n,) + colors.shape[-2:])
+    b2 = np.asarray(background, np.float64).reshape(n, 3)
+    outs = []
+    for w in range(n):
+        c = Camera(cam.width, cam.height, cam.fovy, p2[w], r2[w], cam.body)
+        a = Appearance(colors=c2[w], textures=look.textures, tiles=look.tiles, background=b2[w],
+                       lighting=look.lighting, light_dir=look.light_dir, ambient=look.ambient, diffuse=look.diffuse)
+        if image_bar is None:
+            outs.append(_render_np(static.model, q2[w], c, a))
+        else:
+            bar = np.asarray(image_bar, np.float64).reshape((n,) + image_bar.shape[len(batch):])[w]
+            outs.append(_render_vjp_np(static.model, q2[w], c, bar, a))
+    return batch, outs
+
+
+def _render_forward(static, q, pos, quat, colors, background):
+    dtype = _result_dtype(q, pos, quat, colors, background)
+    shape = (static.camera.height, static.camera.width, 3)
+
+    def host(q, pos, quat, colors, background):
+        batch, images = _render_worlds(static, q, pos, quat, colors, background)
+        return _cast(np.stack(images).reshape(batch + shape), dtype)
+
+    return _callback(host, jax.ShapeDtypeStruct(q.shape[:-1] + shape, dtype), q, pos, quat, colors, background)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(0,))
+def _render(static, q, pos, quat, colors, background):
+    return _render_forward(static, q, pos, quat, colors, background)
+
+
+def _render_fwd(static, q, pos, quat, colors, background):
+    return _render_forward(static, q, pos, quat, colors, background), (q, pos, quat, colors, background)
+
+
+def _render_bwd(static, residuals, image_bar):
+    q, pos, quat, colors, background = residuals
+
+    def host(q, pos, quat, colors, background, image_bar):
+        batch, grads = _render_worlds(static, q, pos, quat, colors, background, image_bar)
+        pick = lambda key, x: _cast(np.stack([g[key] for g in grads]).reshape(x.shape), x.dtype)
+        return (pick("q", q), pick("camera_pos", pos), pick("camera_quat", quat), pick("colors", colors),
+                pick("background", background))
+
+    return _callback(host, tuple(_shape(x) for x in residuals), q, pos, quat, colors, background, image_bar)
+
+
+_render.defvjp(_render_fwd, _render_bwd)
+
+
+def render(model, q, camera, appearance=None, camera_pos=None, camera_quat=None, colors=None, background=None):
+    """Differentiable :func:`gradyn.render` for JAX: the image (H, W, 3) of q (nq,); gradients flow
+    into q, camera_pos (3,), camera_quat (4,), colors (ngeom, 3) and background (3,) (None: the camera's
+    and appearance's own values). Batches: ``jax.vmap`` (every argument may carry the batch). The
+    geom each pixel sees is held fixed: silhouette edges give no gradient (see gradyn.render_vjp)."""
+    from .render import Appearance, Camera
+
+    camera, appearance = Camera.of(camera), Appearance.of(appearance)
+    plain = appearance._plain(model)
+    q = _as_float_array(q, "q")
+    if q.shape != (model.nq,):
+        raise ValueError(f"q: expected shape ({model.nq},) (use jax.vmap for batches), got {q.shape}")
+    pos = _as_float_array(camera.pos if camera_pos is None else camera_pos, "camera_pos")
+    quat = _as_float_array(camera.quat if camera_quat is None else camera_quat, "camera_quat")
+    cols = _as_float_array(plain["colors"] if colors is None else colors, "colors")
+    bg = _as_float_array(appearance.background if background is None else background, "background")
+    for name, x, shape in (("camera_pos", pos, (3,)), ("camera_quat", quat, (4,)),
+                           ("colors", cols, (len(model.geom_names), 3)), ("background", bg, (3,))):
+        if x.shape != shape:
+            raise ValueError(f"{name}: expected shape {shape}, got {x.shape}")
+    look = Appearance(colors=plain["colors"], textures=dict(zip(plain["texture_names"], plain["textures"])),
+                      tiles=appearance.tiles, background=appearance.background, lighting=appearance.lighting,
+                      light_dir=appearance.light_dir, ambient=appearance.ambient, diffuse=appearance.diffuse)
+    return _render(_RenderStatic(model, camera, look), q, pos, quat, cols, bg)

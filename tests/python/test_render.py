@@ -224,3 +224,25 @@ def test_torch_gradcheck(scene):
     assert img.shape == (2, 9, 12, 3)
     img.square().sum().backward()
     assert qs.grad.shape == (2, model.nq) and pos.grad is not None
+
+
+def test_jax_render_gradients_and_vmap(scene):
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    import gradyn.jax as gj
+    model, q = scene
+    cam, look = camera(12, 9), textured(model, seed=6)
+    bar = np.random.default_rng(7).normal(size=(9, 12, 3))
+    loss = lambda q_, pos_, bg_: jnp.sum(jnp.asarray(bar) * gj.render(model, q_, cam, look, camera_pos=pos_,
+                                                                       background=bg_))
+    gq, gpos, gbg = jax.jit(jax.grad(loss, argnums=(0, 1, 2)))(jnp.asarray(q), jnp.asarray(cam.pos),
+                                                              jnp.asarray([0.1, 0.2, 0.3]))
+    ref = gradyn.render_vjp(model, q, cam, bar, look)
+    np.testing.assert_allclose(gq, ref["q"], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gpos, ref["camera_pos"], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gbg, ref["background"], rtol=1e-12, atol=1e-12)
+    assert np.abs(gq).sum() > 0
+    qs = np.stack([q, q + 0.05 * np.eye(model.nq)[7]])
+    images = jax.vmap(lambda q_: gj.render(model, q_, cam, look))(jnp.asarray(qs))
+    np.testing.assert_allclose(images, gradyn.render(model, qs, cam, look), rtol=0, atol=0)
