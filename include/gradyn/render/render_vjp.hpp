@@ -31,7 +31,8 @@ namespace gradyn {
 struct RenderGrad {
   RenderGrad(const Model& model, const Appearance& appearance);
   void setZero();
-  /// Adds other (of the same model and appearance) into this.
+  /// Adds other (of the same model and appearance) into this: the fields render_vjp writes (of
+  /// `model`: placement_R, placement_p, axis, geom_size, geom_placement_R, geom_placement_p).
   void add(const RenderGrad& other);
 
   VectorX<double> q;        // nq, ambient (quaternion entries as numbers; read normalised)
@@ -50,8 +51,9 @@ void render_vjp(const Model& model, Data& data, const VecRef<double>& q, const C
                 const Appearance& appearance, const double* image_bar, RenderWorkspace& workspace, RenderGrad& grad);
 
 /// A batch (q: B x nq, images_bar: B * height * width * 3): q_bar (B x nq) gets each world's q
-/// adjoint (overwritten), shared the sum over the worlds of the other adjoints (accumulated, in
-/// world order: the same for any thread count).
+/// adjoint (overwritten), shared the sum over the worlds of all the adjoints (accumulated, in world
+/// order: the same for any thread count; shared.q is then the sum of q_bar's rows). Memory: one
+/// RenderGrad per world (textures included) until the sum.
 void render_vjp_batch(const Model& model, const Eigen::Ref<const MatrixXr<double>>& q, const Camera& camera,
                       const Appearance& appearance, const double* images_bar, int threads,
                       Eigen::Ref<MatrixXr<double>> q_bar, RenderGrad& shared);
