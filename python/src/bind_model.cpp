@@ -156,7 +156,8 @@ format version, truncated or changed bytes raise gradyn.ModelError saying which.
                      for (const Frame& f : s.model.frames) names.push_back(f.name);
                      return names;
                    },
-                   "Every named frame: links (including welded ones), joints and sites.")
+                   "Every named frame: links (including welded ones), joints, MJCF sites, and the geoms that "
+                   "MJCF sensors read.")
       .def_prop_ro("sensor_names",
                    [](const PyModel& s) {
                      std::vector<std::string> names;
