@@ -2,6 +2,7 @@
 // factor, a textured plane's bilinear samples, the background), every primitive drawn, the batch,
 // and the errors.
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "gradyn/model/errors.hpp"
@@ -247,6 +248,19 @@ TEST(Render, BadInputIsRefusedWithTheField) {
   a = s.appearance, a.light_dir.setZero();
   expect_error(s.camera, a, "light_dir");
   EXPECT_THROW(render(s.model, d, Eigen::VectorXd::Zero(3), s.camera, s.appearance, ws, img.data()), ArgumentError);
+  // A non-finite configuration is no argument error (a batch goes on): the bodies' geoms are not
+  // hit, the world's floor still is, and every number is finite.
+  Eigen::VectorXd bad = s.q;
+  bad.setConstant(std::numeric_limits<double>::quiet_NaN());
+  std::vector<std::int32_t> ids(64, -2);
+  render(s.model, d, bad, s.camera, s.appearance, ws, img.data(), ids.data());
+  int floor = 0;
+  for (int p = 0; p < 64; ++p) {
+    ASSERT_TRUE(ids[p] == -1 || ids[p] == 0) << ids[p];
+    floor += ids[p] == 0;
+  }
+  EXPECT_GT(floor, 0);
+  for (double x : img) ASSERT_TRUE(std::isfinite(x));
 }
 
 }  // namespace

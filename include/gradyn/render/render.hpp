@@ -12,7 +12,9 @@
 // geom. Nothing is drawn for geoms that are not collision geoms (there are none in a Model).
 //
 // The image is (height, width, 3) row-major doubles, row 0 at the top. Per world no allocation:
-// the workspace holds what a call needs.
+// the workspace holds what a call needs. A world whose q is not finite (NaN, inf) is no error (a
+// batch goes on): geoms on bodies with non-finite poses are not hit, the world's geoms still are
+// (bad camera or appearance arguments throw ArgumentError).
 #pragma once
 
 #include <cstdint>

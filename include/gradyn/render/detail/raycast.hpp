@@ -263,6 +263,8 @@ inline int texel_index(int i, int n, bool wrap) {
 inline void sample(const Texture& tex, double u, double v, bool wrap_u, bool wrap_v, Sample& out) {
   const int w = tex.width, h = tex.height;
   double cx = u * w - 0.5, cy = v * h - 0.5;
+  if (!std::isfinite(cx)) cx = 0;  // (never for finite poses; keeps the int conversions defined)
+  if (!std::isfinite(cy)) cy = 0;
   if (wrap_u) cx -= w * std::floor(cx / w);  // keeps the fraction exact for far-away tiles
   if (wrap_v) cy -= h * std::floor(cy / h);
   const double x0 = std::floor(cx), y0 = std::floor(cy);
