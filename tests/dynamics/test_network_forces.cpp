@@ -52,7 +52,10 @@ NetworkSpec friction_spec() {
 // arm pressing on the box, with controls.
 GradcheckResult arm_gradcheck(const Model& h, int T, bool check_ad = true) {
   MatrixXr<double> taus(T, 2), ctrls(T, 1);
-  for (int t = 0; t < T; ++t) taus.row(t) << 2.0 + 0.3 * std::sin(t), -0.5, ctrls(t, 0) = 0.4 * std::cos(1.0 + t);
+  for (int t = 0; t < T; ++t) {
+    taus.row(t) << 2.0 + 0.3 * std::sin(t), -0.5;
+    ctrls(t, 0) = 0.4 * std::cos(1.0 + t);
+  }
   const Eigen::VectorXd q0 = (Eigen::VectorXd(2) << 0.68, 0.05).finished();
   const Eigen::VectorXd v0 = (Eigen::VectorXd(2) << 0.4, -0.7).finished();
   GradcheckOptions o;
