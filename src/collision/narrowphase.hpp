@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <type_traits>
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide.hpp"
@@ -14,6 +15,21 @@ namespace gradyn::collision_detail {
 
 template <class S>
 using PairFn = int (*)(const GeomTpl<S>&, const Pose<S>&, const GeomTpl<S>&, const Pose<S>&, double, ContactTpl<S>*);
+
+/// The values of a vector or matrix of S (itself when S is double). Discrete choices computed from
+/// values in double arithmetic come out the same for double and for the forward-mode AD scalar,
+/// whose value parts may round differently: collide_vjp re-runs the narrowphase in AD and must
+/// land on the contacts collide() reported.
+template <class S>
+Eigen::Vector3d values(const Vector3<S>& x) {
+  return Eigen::Vector3d(value_of(x[0]), value_of(x[1]), value_of(x[2]));
+}
+template <class S>
+Eigen::Matrix3d values(const Matrix3<S>& M) {
+  Eigen::Matrix3d out;
+  for (int c = 0; c < 3; ++c) out.col(c) = values<S>(Vector3<S>(M.col(c)));
+  return out;
+}
 
 /// Columns: n, t1, t2 (right-handed). t1 is n x (the world axis least aligned with n).
 template <class S>
@@ -189,9 +205,14 @@ int capsule_sdf(const GeomTpl<S>& capsule, const Pose<S>& C, const Pose<S>& Y, S
   Vector3<S> p0, p1;
   segment(capsule, C, p0, p1);
   const Vector3<S> d = p1 - p0;
+  // The search runs on values in double (sdf takes double points too): its path of comparisons,
+  // hence t_min, is then the same in the AD re-run as in collide() (near a flat minimum a rounding
+  // difference sent the two golden-section searches to points 1e-9 apart).
+  const Eigen::Vector3d p0_value = values(p0), d_value = values(d), y_value = values(Y.p);
+  const Eigen::Matrix3d yr_value = values(Y.R);
   auto value_at = [&](double t) {
-    Vector3<S> x = p0 + d * S(t), m;
-    return value_of(sdf(Vector3<S>(Y.R.transpose() * (x - Y.p)), m));
+    Eigen::Vector3d x = p0_value + d_value * t, m;
+    return sdf(Eigen::Vector3d(yr_value.transpose() * (x - y_value)), m);
   };
   constexpr double kInvPhi = 0.6180339887498949;
   double lo = 0, hi = 1, x1 = hi - kInvPhi * (hi - lo), x2 = lo + kInvPhi * (hi - lo);
@@ -212,8 +233,14 @@ int capsule_sdf(const GeomTpl<S>& capsule, const Pose<S>& C, const Pose<S>& Y, S
   const double scale = 1e-9 * (1 + std::abs(f_ends));
   int count = 0;
   for (double t : {0.0, 1.0}) count += sphere_sdf(Vector3<S>(p0 + d * S(t)), capsule.size[0], Y, sdf, margin, out + count);
-  if (t_min > 1e-6 && t_min < 1 - 1e-6 && value_at(t_min) < f_ends - scale)
-    count += sphere_sdf(Vector3<S>(p0 + d * parameter(p0, d, t_min)), capsule.size[0], Y, sdf, margin, out + count);
+  if (t_min > 1e-6 && t_min < 1 - 1e-6 && value_at(t_min) < f_ends - scale) {
+    // A refinement that leaves the segment (a segment nearly parallel to a cylinder's axis or a
+    // box edge, where the closest points of the two lines run off far away) is not the deepest
+    // sphere: keep the searched parameter.
+    S t = parameter(p0, d, t_min);
+    if (!(value_of(t) >= 0 && value_of(t) <= 1)) t = S(t_min);
+    count += sphere_sdf(Vector3<S>(p0 + d * t), capsule.size[0], Y, sdf, margin, out + count);
+  }
   return count;
 }
 

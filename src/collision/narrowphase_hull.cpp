@@ -27,11 +27,6 @@ namespace {
 using V3d = Eigen::Vector3d;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-template <class S>
-V3d values(const Vector3<S>& x) {
-  return V3d(value_of(x[0]), value_of(x[1]), value_of(x[2]));
-}
-
 // The unit cube [-1, 1]^3 as a hull: a box is this, scaled by its half-extents.
 const ConvexHull& unit_cube() {
   static const std::shared_ptr<const ConvexHull> cube = [] {
@@ -386,9 +381,15 @@ S sdf_hull(const ConvexHull& h, const Vector3<S>& scale, const Vector3<S>& x, Ve
   return dist;
 }
 
+// The hull's signed distance at a point in its frame, in S or (for capsule_sdf's search) in double.
 template <class S>
 auto hull_sdf(const GeomTpl<S>& hull) {
-  return [&hull](const Vector3<S>& x, Vector3<S>& m) { return sdf_hull<S>(*hull.hull, hull.size, x, m); };
+  return [&hull]<class T>(const Vector3<T>& x, Vector3<T>& m) {
+    if constexpr (std::is_same_v<T, S>)
+      return sdf_hull<S>(*hull.hull, hull.size, x, m);
+    else
+      return sdf_hull<double>(*hull.hull, values(hull.size), x, m);
+  };
 }
 
 }  // namespace

@@ -9,6 +9,13 @@ namespace gradyn::collision_detail {
 
 namespace {
 
+// The point p0 + t d of the segment in Y's frame, in double arithmetic on values: the branches
+// below are taken on it, so that collide_vjp's AD re-run takes the ones collide() took.
+template <class S>
+Eigen::Vector3d local_point_value(const Pose<S>& Y, const Vector3<S>& p0, const Vector3<S>& d, double t) {
+  return values(Y.R).transpose() * (values(p0) + values(d) * t - values(Y.p));
+}
+
 // Refines the segment parameter of the deepest sphere against a box so that it carries
 // derivatives: when the closest box feature is an edge or a corner, t is the closest point of the
 // segment's line to that feature, written in S.
@@ -18,12 +25,13 @@ struct BoxParameter {
   const Pose<S>& Y;
   S operator()(const Vector3<S>& p0, const Vector3<S>& d, double t) const {
     const Vector3<S> x = Y.R.transpose() * (p0 + d * S(t) - Y.p), dl = Y.R.transpose() * d;
+    const Eigen::Vector3d xv = local_point_value(Y, p0, d, t);  // decides, as in collide()
     int outside = 0, free_axis = -1;
     Vector3<S> corner;
     for (int i = 0; i < 3; ++i) {
-      const bool out = std::abs(value_of(x[i])) > value_of(box.size[i]);
+      const bool out = std::abs(xv[i]) > value_of(box.size[i]);
       outside += out;
-      corner[i] = box.size[i] * S(value_of(x[i]) < 0 ? -1.0 : 1.0);
+      corner[i] = box.size[i] * S(xv[i] < 0 ? -1.0 : 1.0);
       if (!out) free_axis = i;
     }
     if (outside == 3) return S((corner - x).dot(dl) / dl.squaredNorm()) + S(t);  // corner: project it
@@ -47,8 +55,9 @@ struct CylinderParameter {
   const Pose<S>& Y;
   S operator()(const Vector3<S>& p0, const Vector3<S>& d, double t) const {
     const Vector3<S> x = Y.R.transpose() * (p0 + d * S(t) - Y.p), dl = Y.R.transpose() * d;
-    const double rho = std::hypot(value_of(x.x()), value_of(x.y()));
-    const double dr = rho - value_of(cyl.size[0]), dz = std::abs(value_of(x.z())) - value_of(cyl.size[1]);
+    const Eigen::Vector3d xv = local_point_value(Y, p0, d, t);  // decides, as in collide()
+    const double rho = std::hypot(xv.x(), xv.y());
+    const double dr = rho - value_of(cyl.size[0]), dz = std::abs(xv.z()) - value_of(cyl.size[1]);
     const bool side = dz <= 0 && (dr > 0 || dr > dz);
     if (!side) return S(t);
     const S b = dl.z(), denom = dl.squaredNorm() - b * b;
@@ -57,13 +66,24 @@ struct CylinderParameter {
   }
 };
 
+// The signed distances at a point in the geom's frame, in S or (for capsule_sdf's search) in double.
 template <class S>
 auto box_sdf(const GeomTpl<S>& box) {
-  return [&box](const Vector3<S>& x, Vector3<S>& m) { return sdf_box<S>(x, box.size, m); };
+  return [&box]<class T>(const Vector3<T>& x, Vector3<T>& m) {
+    if constexpr (std::is_same_v<T, S>)
+      return sdf_box<S>(x, box.size, m);
+    else
+      return sdf_box<double>(x, values(box.size), m);
+  };
 }
 template <class S>
 auto cylinder_sdf(const GeomTpl<S>& cyl) {
-  return [&cyl](const Vector3<S>& x, Vector3<S>& m) { return sdf_cylinder<S>(x, cyl.size[0], cyl.size[1], m); };
+  return [&cyl]<class T>(const Vector3<T>& x, Vector3<T>& m) {
+    if constexpr (std::is_same_v<T, S>)
+      return sdf_cylinder<S>(x, cyl.size[0], cyl.size[1], m);
+    else
+      return sdf_cylinder<double>(x, value_of(cyl.size[0]), value_of(cyl.size[1]), m);
+  };
 }
 
 }  // namespace

@@ -267,6 +267,46 @@ TEST(CollideVjp, MatchesForwardModeForEveryPairTypeAtRandomPoses) {
   EXPECT_GT(total, 60);
 }
 
+// collide_vjp re-runs the narrowphase in forward-mode AD and looks for the contacts collide()
+// reported. The capsule's deepest sphere against a box or a cylinder comes from a golden-section
+// search whose comparisons, near a flat minimum, a last-bit difference between the double and the
+// AD values could send elsewhere (seen under clang: points 1e-9 apart, so collide_vjp threw). The
+// search runs on double values in both, so the AD contacts' values are collide()'s.
+TEST(CollideVjp, CapsuleSearchFindsTheSameContactsInAD) {
+  using T = GeomType;
+  const Geom capsule = make_geom(T::Capsule, 0.15, 0.4);
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<double> u(-1, 1);
+  int interior = 0;
+  for (const Geom& other : {make_geom(T::Box, 0.3, 0.2, 0.4), make_geom(T::Cylinder, 0.2, 0.35)}) {
+    GeomTpl<AD> capsule_ad, other_ad;
+    capsule_ad.type = capsule.type, other_ad.type = other.type;
+    for (int k = 0; k < 3; ++k) capsule_ad.size[k] = capsule.size[k], other_ad.size[k] = other.size[k];
+    for (int trial = 0; trial < 400; ++trial) {
+      const Pose<double> Ga = random_pose(rng, 0.5);
+      // Half the trials nearly parallel to the other geom's z axis (flat minima along the segment).
+      Pose<double> rel = trial % 2 ? random_pose(rng, 1.0) : at(0, 0, 0, rot(V3(u(rng), u(rng), 0), 1e-3 * u(rng)));
+      rel.p = V3(u(rng), u(rng), u(rng)) * 0.45;
+      const Pose<double> Gb = Ga * rel;
+      Contact got[kMaxPairContacts];
+      ContactTpl<AD> again[kMaxPairContacts];
+      const double margin = std::numeric_limits<double>::infinity();
+      const int n = collide_geoms(capsule, Ga, other, Gb, margin, got, 0, 1);
+      const int n_ad = collide_geoms<AD>(capsule_ad, Ga.cast<AD>(), other_ad, Gb.cast<AD>(), margin, again, 0, 1);
+      ASSERT_EQ(n, n_ad) << geom_type_name(other.type) << " trial " << trial;
+      interior += n == 3;
+      for (int c = 0; c < n; ++c) {
+        double err = std::abs(got[c].depth - again[c].depth.value());
+        for (int i = 0; i < 3; ++i)
+          err = std::max({err, std::abs(got[c].point[i] - again[c].point[i].value()),
+                          std::abs(got[c].normal[i] - again[c].normal[i].value())});
+        EXPECT_LT(err, 1e-12) << geom_type_name(other.type) << " trial " << trial << " contact " << c;
+      }
+    }
+  }
+  EXPECT_GT(interior, 50);  // the searched (third) contact was there to compare
+}
+
 // Branches a random search rarely hits, built on purpose (each under a random rigid motion), with
 // the contact count each must give.
 struct SpecialScene {
