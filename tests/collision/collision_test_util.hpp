@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "../support/draws.hpp"
 #include "gradyn/collision/collide.hpp"
 
 namespace gradyn::test {
@@ -28,8 +29,9 @@ inline Matrix3<double> rot(const Vector3<double>& axis, double angle) {
 
 inline Pose<double> random_pose(std::mt19937& rng, double spread) {
   std::uniform_real_distribution<double> u(-1, 1);
-  const Vector3<double> axis(u(rng), u(rng), u(rng));
-  return Pose<double>(rot(axis, 3.0 * u(rng)), Vector3<double>(u(rng), u(rng), u(rng)) * spread);
+  const Vector3<double> axis = draw3([&] { return u(rng); });
+  const Vector3<double> p = draw3([&] { return u(rng); }) * spread;  // (drawn before the angle, as recorded)
+  return Pose<double>(rot(axis, 3.0 * u(rng)), p);
 }
 
 inline std::vector<Contact> collide_pair(const Geom& a, const Pose<double>& A, const Geom& b, const Pose<double>& B,

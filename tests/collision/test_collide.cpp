@@ -37,10 +37,13 @@ Model random_scene(int n, unsigned seed) {
   for (int i = 0; i < n; ++i) {
     LinkSpec link{"body" + std::to_string(i), unit_inertia(), {}, {}};
     const int kind = 1 + static_cast<int>(rng() % 4);
-    link.collisions.push_back(spec("g" + std::to_string(i), static_cast<GeomType>(kind), V3(u(rng), u(rng), u(rng)),
-                                   random_pose(rng, 0.1)));
-    if (rng() % 3 == 0)
-      link.collisions.push_back(spec("h" + std::to_string(i), GeomType::Sphere, V3(u(rng), 0, 0), random_pose(rng, 0.2)));
+    const Pose<double> placement = random_pose(rng, 0.1);  // (drawn before the size, as recorded)
+    const V3 size = draw3([&] { return u(rng); });
+    link.collisions.push_back(spec("g" + std::to_string(i), static_cast<GeomType>(kind), size, placement));
+    if (rng() % 3 == 0) {
+      const Pose<double> placement = random_pose(rng, 0.2);  // (drawn before the radius, as recorded)
+      link.collisions.push_back(spec("h" + std::to_string(i), GeomType::Sphere, V3(u(rng), 0, 0), placement));
+    }
     b.add_link(link);
     JointSpec j;
     j.name = "free" + std::to_string(i);

@@ -219,8 +219,11 @@ Pose<double> touching_pose(const Geom& a, const Pose<double>& Ga, const Geom& b,
   std::uniform_real_distribution<double> u(-1, 1);
   for (int trial = 0; trial < 100000; ++trial) {
     Pose<double> rel = random_pose(rng, 1.0);
-    rel.p = V3(u(rng), u(rng), u(rng)) * reach;
-    if (a.type == GeomType::Plane) rel.p = V3(u(rng), u(rng), 0.5 * u(rng) * reach);
+    rel.p = draw3([&] { return u(rng); }) * reach;
+    if (a.type == GeomType::Plane) {
+      const V3 w = draw3([&] { return u(rng); });
+      rel.p = V3(w.x(), w.y(), 0.5 * w.z() * reach);
+    }
     const Pose<double> Gb = Ga * rel;
     if (static_cast<int>(collide_pair(a, Ga, b, Gb, margin).size()) >= min_count) return Gb;
   }
@@ -285,8 +288,12 @@ TEST(CollideVjp, CapsuleSearchFindsTheSameContactsInAD) {
     for (int trial = 0; trial < 400; ++trial) {
       const Pose<double> Ga = random_pose(rng, 0.5);
       // Half the trials nearly parallel to the other geom's z axis (flat minima along the segment).
-      Pose<double> rel = trial % 2 ? random_pose(rng, 1.0) : at(0, 0, 0, rot(V3(u(rng), u(rng), 0), 1e-3 * u(rng)));
-      rel.p = V3(u(rng), u(rng), u(rng)) * 0.45;
+      Pose<double> rel = random_pose(rng, 1.0);
+      if (trial % 2 == 0) {
+        const V3 w = draw3([&] { return u(rng); });
+        rel = at(0, 0, 0, rot(V3(w.x(), w.y(), 0), 1e-3 * w.z()));
+      }
+      rel.p = draw3([&] { return u(rng); }) * 0.45;
       const Pose<double> Gb = Ga * rel;
       Contact got[kMaxPairContacts];
       ContactTpl<AD> again[kMaxPairContacts];
@@ -396,9 +403,13 @@ Scene random_scene(int n, unsigned seed) {
   for (int i = 0; i < n; ++i) {
     LinkSpec link = free_link("body" + std::to_string(i));
     const auto type = static_cast<GeomType>(1 + i % 4);
-    link.collisions.push_back(spec_of(make_geom(type, u(rng), u(rng), u(rng)), "g" + std::to_string(i), random_pose(rng, 0.1)));
-    if (i % 3 == 0)
-      link.collisions.push_back(spec_of(make_geom(GeomType::Sphere, u(rng)), "h" + std::to_string(i), random_pose(rng, 0.2)));
+    const Pose<double> placement = random_pose(rng, 0.1);  // (drawn before the size, as recorded)
+    const V3 size = draw3([&] { return u(rng); });
+    link.collisions.push_back(spec_of(make_geom(type, size.x(), size.y(), size.z()), "g" + std::to_string(i), placement));
+    if (i % 3 == 0) {
+      const Pose<double> placement = random_pose(rng, 0.2);  // (drawn before the radius, as recorded)
+      link.collisions.push_back(spec_of(make_geom(GeomType::Sphere, u(rng)), "h" + std::to_string(i), placement));
+    }
     b.add_link(link);
     b.add_joint(free_joint("free" + std::to_string(i), link.name));
     Pose<double> P = random_pose(rng, 0.5);

@@ -4,6 +4,7 @@
 #include <random>
 #include <string>
 
+#include "draws.hpp"
 #include "gradyn/model/builder.hpp"
 #include "gradyn/sim/integrate.hpp"
 
@@ -14,13 +15,14 @@ inline Inertia<double> random_inertia(std::mt19937& rng) {
   const double mass = 0.5 + 2.0 * std::abs(u(rng));
   Eigen::Matrix3d A = Eigen::Matrix3d::Random() * 0.3;
   Eigen::Matrix3d I = A * A.transpose() + 0.05 * Eigen::Matrix3d::Identity();
-  return Inertia<double>(mass, Eigen::Vector3d(u(rng), u(rng), u(rng)) * 0.3, I);
+  return Inertia<double>(mass, draw3([&] { return u(rng); }) * 0.3, I);
 }
 
 inline Pose<double> random_pose(std::mt19937& rng) {
   std::uniform_real_distribution<double> u(-1, 1);
-  return Pose<double>(rpy_to_matrix<double>(Eigen::Vector3d(u(rng), u(rng), u(rng)) * 3.0),
-                      Eigen::Vector3d(u(rng), u(rng), u(rng)) * 0.5);
+  const Eigen::Vector3d p = draw3([&] { return u(rng); }) * 0.5;  // (drawn first, as recorded)
+  const Eigen::Vector3d rpy = draw3([&] { return u(rng); }) * 3.0;
+  return Pose<double>(rpy_to_matrix<double>(rpy), p);
 }
 
 /// A random tree of n moving joints cycling through every joint kind (a fixed joint every few
@@ -45,7 +47,7 @@ inline Model random_model(int n, unsigned seed, bool floating_base = false, bool
     j.parent = parent < 0 ? "base" : "link" + std::to_string(parent);
     j.child = link;
     j.origin = random_pose(rng);
-    j.axis = Eigen::Vector3d(u(rng), u(rng), u(rng)).normalized();
+    j.axis = draw3([&] { return u(rng); }).normalized();
     if (with_passive) {
       j.damping = 0.1 + std::abs(u(rng));
       j.stiffness = 0.5 + std::abs(u(rng));
