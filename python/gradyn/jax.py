@@ -495,8 +495,9 @@ def render(model, q, camera, appearance=None, camera_pos=None, camera_quat=None,
     into q, camera_pos (3,), camera_quat (4,), colors (ngeom, 3) and background (3,) (None: the camera's
     and appearance's own values). Batches: ``jax.vmap`` (every argument may carry the batch). The
     geom each pixel sees is held fixed: silhouette edges give no gradient (see gradyn.render_vjp)."""
-    from .render import Appearance, Camera
+    from .render import Appearance, Camera, _check_model
 
+    _check_model(model)
     camera, appearance = Camera.of(camera), Appearance.of(appearance)
     plain = appearance._plain(model)
     q = _as_float_array(q, "q")

@@ -49,10 +49,11 @@ class Camera:
 
     def __init__(self, width: int = 64, height: int = 64, fovy: float = 45.0, pos=(0.0, 0.0, 0.0),
                  quat=(0.0, 0.0, 0.0, 1.0), body: str | None = None):
-        if int(width) != width or int(height) != height or width <= 0 or height <= 0:
-            raise ValueError(f"Camera: width and height must be positive integers, got width={width}, height={height}")
-        if not 0 < float(fovy) < 180:
-            raise ValueError(f"Camera: fovy must be in (0, 180) degrees, got {fovy}")
+        whole = lambda n: isinstance(n, (int, np.integer)) or (isinstance(n, (float, np.floating)) and float(n).is_integer())  # noqa: E731
+        if not all(whole(n) and n > 0 for n in (width, height)):
+            raise ValueError(f"Camera: width and height must be positive integers, got width={width!r}, height={height!r}")
+        if not isinstance(fovy, (int, float, np.integer, np.floating)) or not 0 < float(fovy) < 180:
+            raise ValueError(f"Camera: fovy must be a number in (0, 180) degrees, got {fovy!r}")
         self.width, self.height, self.fovy = int(width), int(height), float(fovy)
         self.pos = _vector(pos, 3, "Camera.pos")
         self.quat = _vector(quat, 4, "Camera.quat")
@@ -87,6 +88,7 @@ class Camera:
         raise TypeError(f"camera: expected a gradyn.Camera or a dict of its arguments, got {type(camera).__name__}")
 
     def _plain(self, model) -> dict:
+        _check_model(model)
         body = -1
         if self.body is not None:
             names = list(model.body_names)
@@ -156,6 +158,9 @@ class Appearance:
         self.light_dir = _vector(light_dir, 3, "Appearance.light_dir")
         if not np.any(self.light_dir):
             raise ValueError("Appearance.light_dir: expected a non-zero direction, got (0, 0, 0)")
+        for name, value in (("ambient", ambient), ("diffuse", diffuse)):
+            if not isinstance(value, (int, float, np.integer, np.floating)) or not np.isfinite(value):
+                raise ValueError(f"Appearance.{name}: expected a finite number, got {value!r}")
         self.ambient, self.diffuse = float(ambient), float(diffuse)
         self._loaded: dict = {}
 
@@ -189,6 +194,7 @@ class Appearance:
         return [n for n in model.geom_names if n in self.textures]
 
     def _plain(self, model) -> dict:
+        _check_model(model)
         names = list(model.geom_names)
         ng = len(names)
         for key, what in ((self.textures, "textures"),
@@ -224,6 +230,11 @@ class Appearance:
                 "light_dir": self.light_dir, "ambient": self.ambient, "diffuse": self.diffuse}
 
 
+def _check_model(model):
+    if not isinstance(model, _core.Model):
+        raise TypeError(f"model: expected a gradyn.Model, got {type(model).__name__}")
+
+
 def render(model, q, camera, appearance=None, threads: int | None = None, return_ids: bool = False):
     """The camera's image of configuration q: (height, width, 3) float64, row 0 at the top; q of shape
     (B, nq) gives (B, height, width, 3), the worlds on ``threads`` threads (None: all cores).
@@ -252,6 +263,10 @@ def render_vjp(model, q, camera, image_bar, appearance=None, threads: int | None
     silhouette edges give no gradient."""
     camera, appearance = Camera.of(camera), Appearance.of(appearance)
     look = appearance._plain(model)
+    bar = np.asarray(image_bar)
+    if bar.dtype.kind == "f" and not np.isfinite(bar).all():  # (other dtypes: the conversion's message)
+        raise ValueError("image_bar: expected finite numbers, got NaN or inf (a NaN adjoint would make every "
+                         "gradient NaN)")
     out = _core._render_vjp(model, q, image_bar, camera._plain(model), look, threads)
     out["textures"] = dict(zip(look["texture_names"], out["textures"]))
     return out

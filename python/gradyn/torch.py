@@ -489,8 +489,9 @@ def render(model, q, camera, appearance=None, params=None, camera_pos=None, came
     named keep the appearance's texture, undifferentiated) and background (3,). Tensors without the
     batch dimension are shared by the worlds (their gradients summed). Silhouette edges give no
     gradient (see gradyn.render_vjp)."""
-    from .render import Appearance, Camera
+    from .render import Appearance, Camera, _check_model
 
+    _check_model(model)
     camera, appearance = Camera.of(camera), Appearance.of(appearance)
     q = _as_float_tensor(q, "q")
     dev = q.device

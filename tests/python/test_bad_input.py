@@ -344,6 +344,52 @@ row("gradyn.sensors_vjp", model_first(gradyn.sensors_vjp), lambda m: sensors_goo
     array_cases("q", ndim=False), array_cases("v"), array_cases("readings_bar"), array_cases("tau"), dt_cases(), _sensor_extra)
 
 
+# the camera: a NaN or an inf in q draws the bodies it reaches nowhere (no error, documented in
+# gradyn.render); the camera and the look are checked where they are made and against the model
+def render_good(m, *bar):
+    kw = dict(model=m.sens, q=np.array([0.3]), camera=gradyn.Camera.look_at((0.25, -2, 0), (0.25, 0, 0), width=8,
+                                                                              height=6))
+    if bar:
+        kw["image_bar"] = np.linspace(-1.0, 1.0, 6 * 8 * 3).reshape(6, 8, 3)
+    return kw
+
+
+_render_extra = [
+    Case("q-extra-dims", setarg("q", lambda x, m: np.asarray(x, dtype=float)[..., None, None]), raises("q", "expected shape")),
+    Case("q-nan", setarg("q", lambda x, m: with_entry(x, np.nan)), valid(lambda r: True, "the world geoms only")),
+    Case("camera-a-string", setarg("camera", "front"), raises("camera", "gradyn.Camera", types=(TypeError,))),
+    Case("camera-zero-width", setarg("camera", dict(width=0, height=4)), raises("width", "positive")),
+    Case("camera-unknown-body", setarg("camera", dict(width=8, height=6, body="wheel")), raises("Camera.body", "wheel")),
+    Case("appearance-colours-per-geom", setarg("appearance", dict(colors=np.zeros((2, 3)))),
+         raises("Appearance.colors", "expected shape")),
+    Case("appearance-unknown-geom", setarg("appearance", dict(colors={"lid": (1, 0, 0)})), raises("lid")),
+    Case("texture-unreadable", setarg("appearance", lambda a, m: dict(textures={m.sens.geom_names[0]: "/no/such.png"})),
+         raises("/no/such.png", types=(gradyn.ModelError,))),
+    Case("batch-of-2", setarg("q", lambda x, m: np.repeat(np.asarray(x, dtype=float)[None], 2, axis=0)),
+         valid(lambda r: np.shape(r if isinstance(r, np.ndarray) else r["q"])[0] == 2, "(2, ...)")),
+    nojoint_case(lambda m: dict(model=m.nojoint, q=np.zeros(0), camera=dict(width=4, height=4)),
+                 lambda r: np.shape(r) == (4, 4, 3), "the background")]
+row("gradyn.render", model_first(gradyn.render), render_good, model_cases(), array_cases("q", nonfinite=False, ndim=False),
+    threads_cases(), _render_extra)
+row("gradyn.render_vjp", model_first(gradyn.render_vjp), lambda m: render_good(m, "bar"), model_cases(),
+    array_cases("q", nonfinite=False, ndim=False), array_cases("image_bar"), threads_cases(),
+    [c for c in _render_extra if c.id not in ("batch-of-2", "model-without-joints")])
+row("gradyn.Camera", call_class(gradyn.Camera), lambda m: dict(width=8, height=6, fovy=60.0, pos=(0, 0, 1)), [
+    Case("width=0", setarg("width", 0), raises("width", "positive")),
+    Case("height-a-fraction", setarg("height", 6.5), raises("height", "positive integers")),
+    Case("width-a-string", setarg("width", "8"), raises("width")),
+    Case("fovy=180", setarg("fovy", 180), raises("fovy", "(0, 180)")),
+    Case("fovy-a-string", setarg("fovy", "wide"), raises("fovy")),
+    Case("pos-wrong-shape", setarg("pos", (0, 1)), raises("Camera.pos", "expected shape")),
+    Case("pos-nan", setarg("pos", (np.nan, 0, 1)), raises("Camera.pos", "finite")),
+    Case("quat-zero", setarg("quat", (0, 0, 0, 0)), raises("Camera.quat", "non-zero"))])
+row("gradyn.Appearance", call_class(gradyn.Appearance), lambda m: dict(background=(0.1, 0.2, 0.3)), [
+    Case("background-wrong-shape", setarg("background", (1, 2)), raises("Appearance.background", "expected shape")),
+    Case("light-zero", setarg("light_dir", (0, 0, 0)), raises("Appearance.light_dir", "non-zero")),
+    Case("ambient-a-string", setarg("ambient", "dim"), raises("Appearance.ambient", "number")),
+    Case("diffuse-nan", setarg("diffuse", float("nan")), raises("Appearance.diffuse", "finite"))])
+
+
 # the step family: a NaN or an inf in a state or a control is numerical trouble, flagged in the
 # status (Status.NON_FINITE), never raised; bad parameters (the model itself) are ValueErrors
 def step_good(m):
@@ -793,6 +839,12 @@ def torch_rows():
         Case("q-nan", setarg("q", t([np.nan])), raises("q", "finite")),
         Case("q-int", setarg("q", torch.tensor([0])), valid(lambda r: r.dtype == torch.float64)),
         Case("dt-missing", setarg("dt", None), raises("dt", "accelerometer")), *dt_cases()[:4]])
+    camera = gradyn.Camera.look_at((0.25, -2, 0), (0.25, 0, 0), width=8, height=6)
+    yield Row("gradyn.torch.render", model_first(gt.render), lambda m: dict(model=m.sens, q=t([0.3]), camera=camera), [
+        Case("q-wrong-shape", setarg("q", t([0.3, 0.0])), raises("q", "expected")),
+        Case("q-complex", setarg("q", torch.tensor([0.3 + 1j])), raises("q", "real", types=(TypeError,))),
+        Case("camera-a-string", setarg("camera", "front"), raises("camera", types=(TypeError,))),
+        Case("model-None", setarg("model", None), raises("model", types=(TypeError,)))])
     yield Row("gradyn.torch.policy_rollout", lambda m, **kw: gt.policy_rollout(**kw),
               lambda m: dict(policy=m.policy, q0=t([0.3]), v0=t([0.0]), steps=3, dt=0.01, task=t([1.0])), [
                   Case("q0-wrong-shape", setarg("q0", t([0.3, 0.0])), raises("q0", "expected")),
@@ -816,6 +868,11 @@ def jax_rows():
         Case("q0-complex", setarg("q0", jnp.asarray([0.3 + 1j])), raises("q0", "real", types=(TypeError,))),
         Case("T=0", setarg("taus", a(np.zeros((0, 1)))), valid(lambda r: r[0].shape == (1, 1))),
         Case("device-unknown", setarg("device", "tpu"), raises("device")), *dt_cases()[:4]])
+    camera = gradyn.Camera.look_at((0.25, -2, 0), (0.25, 0, 0), width=8, height=6)
+    yield Row("gradyn.jax.render", model_first(gj.render), lambda m: dict(model=m.sens, q=a([0.3]), camera=camera), [
+        Case("q-wrong-shape", setarg("q", a([0.3, 0.0])), raises("q", "expected")),
+        Case("camera-a-string", setarg("camera", "front"), raises("camera", types=(TypeError,))),
+        Case("model-None", setarg("model", None), raises("model", types=(TypeError,)))])
     yield Row("gradyn.jax.policy_rollout", lambda m, **kw: gj.policy_rollout(**kw),
               lambda m: dict(policy=m.policy, q0=a([0.3]), v0=a([0.0]), steps=3, dt=0.01, task=a([1.0])), [
                   Case("q0-wrong-shape", setarg("q0", a([0.3, 0.0])), raises("q0", "expected")),
@@ -1031,6 +1088,7 @@ NO_ROW = {
     "gradyn.envs.register_envs": "no arguments",
     "gradyn.torch.StepFunction": "the autograd.Function behind gradyn.torch.step (its row)",
     "gradyn.torch.SensorsFunction": "the autograd.Function behind gradyn.torch.sensors (its row)",
+    "gradyn.torch.RenderFunction": "the autograd.Function behind gradyn.torch.render (its row)",
     "gradyn.torch.RolloutFunction": "the autograd.Function behind gradyn.torch.rollout (its row)",
     "gradyn.torch.CudaRolloutFunction": "the autograd.Function behind gradyn.torch.rollout(device='cuda')",
     "gradyn.torch.PolicyRolloutFunction": "the autograd.Function behind gradyn.torch.policy_rollout (its row)",
