@@ -903,7 +903,8 @@ def env_step(m, env_class, action, **env_kwargs):
     return obs, reward
 
 
-_ACTION_SIZES = {genvs.PendulumEnv: 1, genvs.CartPoleEnv: 1, genvs.SwimmerEnv: 2, genvs.AntEnv: 8, genvs.LaikagoEnv: 12}
+_ACTION_SIZES = {genvs.PendulumEnv: 1, genvs.CartPoleEnv: 1, genvs.SwimmerEnv: 2, genvs.AntEnv: 8, genvs.LaikagoEnv: 12,
+                 genvs.ReachingEnv: 2}
 for _cls, _nu in _ACTION_SIZES.items():
     row(f"gradyn.envs.{_cls.__name__}", env_step, lambda m, c=_cls, n=_nu: dict(env_class=c, action=np.zeros(n)),
         [Case("action-wrong-shape", setarg("action", lambda x, m: one_more(x)), raises("action", "expected shape")),
@@ -928,6 +929,116 @@ row("gradyn.envs.GradynVectorEnv", vector_step,
      Case("env_class-not-an-env", setarg("env_class", lambda x, m: int), raises("env_class", types=(TypeError,))),
      Case("actions-wrong-shape", setarg("actions", np.zeros((3, 1))), raises("actions", "expected shape")),
      Case("actions-nan", setarg("actions", np.full((2, 1), np.nan)), raises("actions", "finite"))])
+
+
+
+# gradyn.rl (reinforcement learning through the gradients; needs PyTorch and Stable-Baselines3)
+def rl_rows():
+    import gymnasium as gym
+    import torch
+
+    grl = pytest.importorskip("gradyn.rl")
+    plain = lambda kw, m: dict(kw, env=gym.make("Pendulum-v1"))  # noqa: E731  Gymnasium's own: no gradients
+    no_gradients = Case("env-without-gradients", plain, raises("differentiable_step", "gradyn/Reaching-v0",
+                                                                types=(TypeError,)))
+    not_an_env = Case("env-not-an-env", setarg("env", 42), raises("env", "Gymnasium environment", types=(TypeError,)))
+    reaching = lambda: gym.make("gradyn/Reaching-v0", links=2)  # noqa: E731
+    states = np.array([[0.1, -0.2, 0.3, 0.0], [0.0, 0.5, -0.1, 0.2]])
+    actions = np.array([[0.2, -0.1], [0.0, 0.4]])
+
+    def transition(m, env, states, actions):
+        with torch.no_grad():
+            obs, reward, _, _ = grl.DifferentiableTransition(env)(states, actions)
+        return obs, reward
+
+    def batch_cases(arg):
+        return [Case(f"{arg}-wrong-width", setarg(arg, lambda x, m: one_more(x)), raises(arg, "expected shape")),
+                Case(f"{arg}-1d", setarg(arg, lambda x, m: np.asarray(x)[0]), raises(arg, "expected shape")),
+                Case(f"{arg}-strings", setarg(arg, lambda x, m: np.full(np.shape(x), "a")), raises(arg, "numbers")),
+                Case(f"{arg}-nan", setarg(arg, lambda x, m: with_entry(x, np.nan)), raises(arg, "finite")),
+                Case(f"{arg}-readonly", setarg(arg, lambda x, m: readonly(x)), SAME)]
+
+    rows_ = []
+    add = lambda *a: rows_.append(Row(a[0], a[1], a[2], [c for cases in a[3:] for c in cases]))  # noqa: E731
+    add("gradyn.rl.check_differentiable", lambda m, **kw: grl.check_differentiable(**kw).action_space.shape,
+        lambda m: dict(env="gradyn/Reaching-v0"), [no_gradients, not_an_env])
+    add("gradyn.rl.StateInfo", lambda m, env: grl.StateInfo(env).unwrapped.links, lambda m: dict(env=reaching()),
+        [no_gradients, not_an_env])
+    add("gradyn.rl.DifferentiableTransition", transition,
+        lambda m: dict(env=reaching(), states=states, actions=actions),
+        [no_gradients, not_an_env], batch_cases("states"), batch_cases("actions"),
+        [Case("batch-sizes-differ", setarg("actions", actions[:1]), raises("states and actions", "batch"))])
+
+    def jacobian(m, states, actions):
+        return tuple(x.numpy() for x in grl.action_jacobian(grl.DifferentiableTransition(reaching()), states,
+                                                             actions))
+
+    add("gradyn.rl.action_jacobian", jacobian, lambda m: dict(states=states, actions=actions),
+        batch_cases("states"), batch_cases("actions"))
+
+    def neighbours(m, k, perturbation):
+        tr = grl.DifferentiableTransition(reaching())
+        with torch.no_grad():
+            obs, reward, _, _ = tr(states, actions)
+        return tuple(x.numpy() for x in grl.neighbours(tr, states, actions, obs, reward, k, perturbation,
+                                                        generator=torch.Generator().manual_seed(0)))
+
+    add("gradyn.rl.neighbours", neighbours, lambda m: dict(k=3, perturbation=0.1),
+        [Case("k=-1", setarg("k", -1), raises("neighbours", "whole number")),
+         Case("k=1.5", setarg("k", 1.5), raises("neighbours", "whole number")),
+         Case("k=0", setarg("k", 0), valid(lambda r: r[0].shape == (2, 0, 2), "no neighbours")),
+         Case("perturbation=0", setarg("perturbation", 0.0), raises("perturbation", "> 0")),
+         Case("perturbation-nan", setarg("perturbation", np.nan), raises("perturbation", "finite"))])
+
+    def buffer(m, **kw):
+        env = reaching()
+        kw.setdefault("transition", grl.DifferentiableTransition(env))
+        b = grl.GradientReplayBuffer(100, env.observation_space, env.action_space, **kw)
+        return b.k, b.perturbation
+
+    add("gradyn.rl.GradientReplayBuffer", buffer, lambda m: dict(neighbours=9, perturbation=0.1),
+        [Case("neighbours=-1", setarg("neighbours", -1), raises("neighbours", "whole number")),
+         Case("perturbation=0", setarg("perturbation", 0.0), raises("perturbation", "> 0")),
+         Case("perturbation-string", setarg("perturbation", "0.1"), raises("perturbation", "number")),
+         Case("transition-not-one", setarg("transition", "env"), raises("transition", types=(TypeError,))),
+         Case("optimize_memory_usage", setarg("optimize_memory_usage", True), raises("optimize_memory_usage"))])
+
+    def sac(cls):
+        def call(m, **kw):
+            agent = cls("MlpPolicy", policy_kwargs=dict(net_arch=[8]), seed=0, device="cpu", **kw)
+            return agent.actor.mu.weight.detach().numpy().copy()
+        return call
+
+    add("gradyn.rl.SampleEnhancedSAC", sac(grl.SampleEnhancedSAC), lambda m: dict(env=reaching()),
+        [no_gradients, not_an_env,
+         Case("neighbours=-1", setarg("neighbours", -1), raises("neighbours")),
+         Case("perturbation=-1", setarg("perturbation", -1.0), raises("perturbation")),
+         Case("replay_buffer_class", lambda kw, m: dict(kw, replay_buffer_class=object),
+              raises("replay_buffer_class"))])
+    add("gradyn.rl.PolicyEnhancedSAC", sac(grl.PolicyEnhancedSAC), lambda m: dict(env=reaching()),
+        [no_gradients, not_an_env,
+         Case("enhancement_weight=2", setarg("enhancement_weight", 2.0), raises("enhancement_weight", "[0, 1]")),
+         Case("enhancement_weight-string", setarg("enhancement_weight", "1"), raises("enhancement_weight")),
+         Case("next_critic-unknown", setarg("next_critic", "best"), raises("next_critic", "'critic' or 'target'")),
+         Case("weight=0", setarg("enhancement_weight", 0.0), valid(lambda r: r.shape == (2, 8), "an agent"))])
+
+    def shac(m, **kw):
+        agent = grl.SHAC(seed=0, hidden=(8,), **kw)
+        return agent.actor[0].weight.detach().numpy().copy()
+
+    add("gradyn.rl.SHAC", shac, lambda m: dict(env=reaching(), horizon=4, num_envs=2),
+        [no_gradients, not_an_env,
+         Case("horizon=0", setarg("horizon", 0), raises("horizon", "whole number")),
+         Case("num_envs-float", setarg("num_envs", 2.0), raises("num_envs", "whole number")),
+         Case("gamma=2", lambda kw, m: dict(kw, gamma=2.0), raises("gamma", "[0, 1]")),
+         Case("lam-nan", lambda kw, m: dict(kw, lam=np.nan), raises("lam", "[0, 1]"))])
+    return rows_
+
+
+try:
+    TABLE.extend(rl_rows())
+except (pytest.skip.Exception, ImportError):
+    pass
 
 
 # gradyn.viewer (offscreen images and recordings; show serves a page, checked before it starts)
@@ -1093,6 +1204,7 @@ NO_ROW = {
     "gradyn.torch.CudaRolloutFunction": "the autograd.Function behind gradyn.torch.rollout(device='cuda')",
     "gradyn.torch.PolicyRolloutFunction": "the autograd.Function behind gradyn.torch.policy_rollout (its row)",
     "gradyn.viewer.LiveView": "made by gradyn.viewer.show (its row)",
+    "gradyn.rl.GradientReplaySamples": "a NamedTuple of tensors, made by GradientReplayBuffer.sample",
 }
 
 
@@ -1102,7 +1214,14 @@ def public_names():
     import gradyn.cli as cli
 
     names = set()
-    for module in (gradyn, control, gcuda, hybrid, genvs, viewer, gradyn.torch, gradyn.jax, cli):
+    modules = [gradyn, control, gcuda, hybrid, genvs, viewer, gradyn.torch, gradyn.jax, cli]
+    try:
+        import gradyn.rl  # needs Stable-Baselines3
+
+        modules.append(gradyn.rl)
+    except ImportError:
+        pass
+    for module in modules:
         names |= {f"{module.__name__}.{n}" for n in module.__all__}
     names = {n.replace("gradyn.hybrid.", "gradyn.") if n.split(".")[-1] in gradyn.__all__ else n for n in names}
     names = {n.replace("gradyn.policy.", "gradyn.") for n in names}

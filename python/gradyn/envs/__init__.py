@@ -12,10 +12,11 @@ gradyn/CartPole-v0          4     1      0.02    1000        InvertedPendulum-v5
 gradyn/Swimmer-v0           8     2      0.04    1000        Swimmer-v5 (resistive-force drag for the fluid)
 gradyn/Ant-v0               27    8      0.05    1000        Ant-v5 without contact forces (obs) and contact cost; PGS
 gradyn/Laikago-v0           35    12     0.02    1000        Ant-like on PD position servos; PGS
+gradyn/Reaching-v0          3n+4  n      0.05    50          n-link pendulum reaching (paper 003 §6.2), links=n
 ==========================  ====  =====  ======  ==========  =======================================================
 
 Each class's docstring (:class:`PendulumEnv`, :class:`CartPoleEnv`, :class:`SwimmerEnv`,
-:class:`AntEnv`, :class:`LaikagoEnv`) gives its model, time step and frame skip, spaces, reward,
+:class:`AntEnv`, :class:`LaikagoEnv`, :class:`ReachingEnv`) gives its model, time step and frame skip, spaces, reward,
 termination and initial-state distribution. Common to all:
 
 * **Stepping**: each environment step holds the action for ``frame_skip`` gradyn steps of ``sim_dt``
@@ -48,10 +49,11 @@ import gymnasium as gym
 from .base import DIVERGED, GradynEnv
 from .classic import CartPoleEnv, PendulumEnv
 from .locomotion import AntEnv, LaikagoEnv, SwimmerEnv
+from .reaching import ReachingEnv
 from .vector import GradynVectorEnv
 
 __all__ = ["AntEnv", "CartPoleEnv", "DIVERGED", "ENV_IDS", "GradynEnv", "GradynVectorEnv", "LaikagoEnv",
-           "PendulumEnv", "SwimmerEnv", "register_envs"]
+           "PendulumEnv", "ReachingEnv", "SwimmerEnv", "register_envs"]
 
 # id -> (class, max_episode_steps)
 _ENVS = {
@@ -60,6 +62,7 @@ _ENVS = {
     "gradyn/Swimmer-v0": (SwimmerEnv, 1000),
     "gradyn/Ant-v0": (AntEnv, 1000),
     "gradyn/Laikago-v0": (LaikagoEnv, 1000),
+    "gradyn/Reaching-v0": (ReachingEnv, 50),
 }
 ENV_IDS = tuple(_ENVS)
 

@@ -1,0 +1,231 @@
+"""gradyn.rl (issue 25): sample enhancement's neighbours equal true simulator steps to first order
+(the error shrinks as da^2), the policy-enhanced actor gradient equals central differences through
+the environment's step, the short-horizon actor-critic's loss gradient equals central differences,
+environments without gradients are refused in the user's words, and the example's --quick run works."""
+
+from __future__ import annotations
+
+import copy
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+gym = pytest.importorskip("gymnasium")
+pytest.importorskip("stable_baselines3")
+
+import gradyn.envs  # noqa: E402,F401
+import gradyn.rl as grl  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+torch.set_num_threads(1)
+
+
+def visited_states(links, count, seed=0):
+    """(states (count, 2 n), actions (count, n)): states along a random-action episode."""
+    env = gym.make("gradyn/Reaching-v0", links=links).unwrapped
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    states = []
+    for _ in range(count):
+        for _ in range(3):
+            env.step(rng.uniform(-0.6, 0.6, size=links))
+        q, v = env.state
+        states.append(np.concatenate([q, v]))
+    return env, np.array(states), rng.uniform(-0.5, 0.5, size=(count, links))
+
+
+def test_neighbours_are_first_order_steps():
+    env, states, actions = visited_states(3, 4)
+    tr = grl.DifferentiableTransition(env)
+    s, a = torch.as_tensor(states), torch.as_tensor(actions)
+    with torch.no_grad():
+        obs, reward, _, _ = tr(s, a)
+    errors, moves = [], []
+    for scale in (0.04, 0.02, 0.01):
+        gen = torch.Generator().manual_seed(3)  # the same directions at every scale
+        a_k, obs_k, r_k = grl.neighbours(tr, s, a, obs, reward, 5, scale, generator=gen)
+        with torch.no_grad():
+            true_obs, true_r, _, _ = tr(s.repeat_interleave(5, 0), a_k.reshape(-1, 3))
+        err = torch.cat([(obs_k.reshape(-1, obs.shape[1]) - true_obs).abs().max(-1).values,
+                         (r_k.reshape(-1) - true_r).abs()]).max().item()
+        errors.append(err)
+        moves.append((true_obs - obs.repeat_interleave(5, 0)).abs().max().item())
+        assert (a_k.abs() <= 1).all()
+    slopes = np.diff(np.log(errors)) / np.diff(np.log([0.04, 0.02, 0.01]))
+    print("neighbour errors", errors, "moves", moves, "slopes", slopes)
+    assert np.all((slopes > 1.8) & (slopes < 2.2)), (errors, slopes)
+    assert errors[-1] < 1e-2 * moves[-1]  # first order: the error is far below the move itself
+    # the unperturbed step is the transition itself
+    obs0, r0, _, _ = grl.action_jacobian(tr, s, a)
+    np.testing.assert_allclose(obs0.numpy(), obs.numpy(), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(r0.numpy(), reward.numpy(), rtol=0, atol=1e-12)
+
+
+def test_action_jacobian_equals_central_differences():
+    env, states, actions = visited_states(2, 2, seed=1)
+    tr = grl.DifferentiableTransition(env)
+    s, a = torch.as_tensor(states), torch.as_tensor(actions)
+    _, _, jac, rg = grl.action_jacobian(tr, s, a)
+    h = 1e-6
+    for j in range(2):
+        e = torch.zeros_like(a)
+        e[:, j] = h
+        with torch.no_grad():
+            op, rp, _, _ = tr(s, a + e)
+            om, rm, _, _ = tr(s, a - e)
+        np.testing.assert_allclose(jac[:, :, j].numpy(), ((op - om) / (2 * h)).numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(rg[:, j].numpy(), ((rp - rm) / (2 * h)).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def small_agent(cls, links=2, **kwargs):
+    env = gym.make("gradyn/Reaching-v0", links=links)
+    return cls("MlpPolicy", env, policy_kwargs=dict(net_arch=[16, 16]), learning_starts=50, batch_size=16, seed=0,
+               device="cpu", **kwargs)
+
+
+def test_policy_enhanced_gradient_equals_differences_through_the_step(monkeypatch):
+    # float64 networks: SB3 casts observations to float32 before its networks; keep them float64 here.
+    import stable_baselines3.common.policies as sb3_policies
+
+    monkeypatch.setattr(sb3_policies, "preprocess_obs", lambda obs, space, normalize_images=True: obs)
+    agent = small_agent(grl.PolicyEnhancedSAC)
+    agent.policy.double()
+    env, states, actions = visited_states(2, 3, seed=2)
+    s, a = torch.as_tensor(states), torch.as_tensor(actions)
+    alpha = torch.tensor(0.2, dtype=torch.float64)
+
+    torch.manual_seed(7)
+    grad = agent.enhanced_action_gradient(s, a, alpha).numpy()
+
+    def q_hat_by_step(a_np):
+        """r + gamma (min Q(s', a') - alpha log pi(a'|s')) with s', r from env.step (NumPy), a' by the same noise."""
+        next_obs, rewards = [], []
+        for i in range(len(a_np)):
+            env.set_state(states[i, :2], states[i, 2:])
+            o, r, *_ = env.step(a_np[i])
+            next_obs.append(o)
+            rewards.append(r)
+        torch.manual_seed(7)
+        with torch.no_grad():
+            o = torch.as_tensor(np.array(next_obs))
+            a2, logp = agent.actor.action_log_prob(o)
+            q = torch.min(torch.cat(agent.critic(o, a2), dim=1), dim=1).values
+            return (torch.as_tensor(np.array(rewards)) + agent.gamma * (q - alpha * logp)).numpy()
+
+    h = 1e-6
+    fd = np.zeros_like(grad)
+    for j in range(2):
+        e = np.zeros_like(actions)
+        e[:, j] = h
+        fd[:, j] = (q_hat_by_step(actions + e) - q_hat_by_step(actions - e)) / (2 * h)
+    print("dQ^/da", grad.ravel(), "central differences", fd.ravel())
+    np.testing.assert_allclose(grad, fd, rtol=1e-5, atol=1e-7)
+    assert np.abs(grad).max() > 1e-3  # not trivially zero
+
+    # The actor's parameter gradient of the Eq. 14 surrogate equals central differences of
+    # alpha log pi(a|s) - Q^(s, a_theta(s)), with a' drawn by a frozen copy of the actor.
+    frozen = copy.deepcopy(agent.actor)
+    obs = torch.as_tensor(np.array([env.unwrapped._observe(x[None, :2], x[None, 2:], np)[0] for x in states]))
+    data = grl.GradientReplaySamples(obs, a, obs, torch.zeros(3, 1), torch.zeros(3, 1), None, s)
+
+    def objective():
+        torch.manual_seed(11)
+        a_pi, logp = agent.actor.action_log_prob(obs)
+        torch.manual_seed(12)
+        return (alpha * logp - agent.one_step_q(s, a_pi, alpha, next_actor=frozen)).mean()
+
+    torch.manual_seed(11)
+    a_pi, logp = agent.actor.action_log_prob(obs)
+    torch.manual_seed(12)
+    loss = agent.actor_loss(data, a_pi, logp, alpha, next_actor=frozen)
+    agent.actor.zero_grad()
+    loss.backward()
+    param = agent.actor.mu.weight
+    analytic = param.grad.clone()
+    for idx in [(0, 0), (1, 3), (0, 7)]:
+        with torch.no_grad():
+            old = param[idx].item()
+            param[idx] = old + h
+            up = objective().item()
+            param[idx] = old - h
+            down = objective().item()
+            param[idx] = old
+        assert analytic[idx].item() == pytest.approx((up - down) / (2 * h), rel=1e-5, abs=1e-8), idx
+
+
+def test_shac_loss_gradient_equals_central_differences():
+    agent = grl.SHAC(gym.make("gradyn/Reaching-v0", links=2), horizon=4, num_envs=3, hidden=(8,),
+                     dtype=torch.float64, seed=0)
+    agent._reset_all()
+    noise = torch.randn(4, 3, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    loss, _ = agent.window_loss(agent._states, agent._obs, agent._steps, noise)
+    agent.actor.zero_grad()
+    loss.backward()
+    weight = agent.actor[0].weight
+    h = 1e-6
+    checks = [(weight, (0, 0)), (weight, (5, 3)), (agent.log_std, (1,))]
+    for p, idx in checks:
+        with torch.no_grad():
+            old = p[idx].item()
+            p[idx] = old + h
+            up = agent.window_loss(agent._states, agent._obs, agent._steps, noise)[0].item()
+            p[idx] = old - h
+            down = agent.window_loss(agent._states, agent._obs, agent._steps, noise)[0].item()
+            p[idx] = old
+        assert p.grad[idx].item() == pytest.approx((up - down) / (2 * h), rel=1e-5, abs=1e-9), idx
+    assert weight.grad.abs().max() > 1e-4
+
+
+def test_sample_enhanced_batches_and_short_runs():
+    agent = small_agent(grl.SampleEnhancedSAC, neighbours=3, perturbation=0.05)
+    agent.learn(70)
+    batch = agent.replay_buffer.sample(8)
+    assert batch.observations.shape[0] == 8 * 4 and batch.actions.shape == (32, 2)
+    # rows 8, 9, 10 are the neighbours of row 0: its observation, other actions
+    np.testing.assert_array_equal(batch.observations[8:11].numpy(), np.repeat(batch.observations[:1].numpy(), 3, 0))
+    assert not torch.equal(batch.actions[8], batch.actions[0]) and batch.states.shape == (32, 4)
+    pe = small_agent(grl.PolicyEnhancedSAC)
+    pe.learn(60)
+    shac = grl.SHAC("gradyn/Reaching-v0", horizon=8, num_envs=4, hidden=(16,), seed=0)
+    shac.learn(8 * 4 * 2, progress_bar=False)
+    assert len(shac.history) == 2 and shac.num_timesteps == 64
+    action, _ = shac.predict(np.zeros(10))
+    assert action.shape == (2,) and np.all(np.abs(action) <= 1)
+
+
+@pytest.mark.parametrize("make", [
+    lambda env: grl.PolicyEnhancedSAC("MlpPolicy", env),
+    lambda env: grl.SampleEnhancedSAC("MlpPolicy", env),
+    lambda env: grl.SHAC(env),
+    lambda env: grl.DifferentiableTransition(env),
+    lambda env: grl.StateInfo(env)])
+def test_environment_without_gradients_is_refused(make):
+    env = gym.make("Pendulum-v1")  # Gymnasium's own: no differentiable_step
+    with pytest.raises(TypeError, match="differentiable_step") as err:
+        make(env)
+    assert "Pendulum-v1" in str(err.value) and "gradyn/Reaching-v0" in str(err.value)
+    with pytest.raises(TypeError, match="Gymnasium environment"):
+        make(42)
+
+
+def test_bad_options():
+    with pytest.raises(ValueError, match="enhancement_weight"):
+        small_agent(grl.PolicyEnhancedSAC, enhancement_weight=2.0)
+    with pytest.raises(ValueError, match="neighbours"):
+        small_agent(grl.SampleEnhancedSAC, neighbours=-1)
+    with pytest.raises(ValueError, match="perturbation"):
+        small_agent(grl.SampleEnhancedSAC, perturbation=0.0)
+    with pytest.raises(ValueError, match="horizon"):
+        grl.SHAC("gradyn/Reaching-v0", horizon=0)
+
+
+def test_reaching_example_quick():
+    out = subprocess.run([sys.executable, str(ROOT / "examples" / "rl" / "pendulum_reaching.py"), "--quick"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "n=2 sac seed 0: final relative reward" in out.stdout
+    assert "n=2 pe seed 0: final relative reward" in out.stdout
