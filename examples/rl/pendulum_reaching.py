@@ -205,7 +205,8 @@ def report(results):
                 f"{1000 * np.mean([r['wall_s'] / r['steps'] for r in runs]):.1f} |")
     lines += ["", "Policies that learn nothing, for scale (relative reward; random: mean of 10 episodes). The "
               "pendulum is chaotic and only the final distance counts, so a lucky constant torque can end "
-              "near the target:", "", "| links | constant -1 | constant 0 | constant +1 | random |", "|---|---|---|---|---|"]
+              "near the target:", "", "| links | constant -1 | constant 0 | constant +1 | random |",
+              "|---|---|---|---|---|"]
     for n in links:
         ref = references(n)
         lines.append(f"| {n} | " + " | ".join(f"{ref[k]:.3f}" for k in ("constant -1", "constant 0", "constant +1",
@@ -214,6 +215,10 @@ def report(results):
     for r in results:
         lines.append(f"- n={r['links']} {r['method']} seed {r['seed']}: `{r['command']}` ({r['date']}, "
                      f"{r['cpu']} CPUs; {r['settings']})")
+    lines += ["", "## Ant (`ant.py`)", "",
+              "`examples/rl/ant.py` runs SAC vs SAC + sample enhancement and PPO vs SHAC on gradyn/Ant-v0; "
+              + ("its results are in [ant.md](ant.md)." if (HERE / "ant.md").exists() else
+                 "it has not been run here beyond its smoke test (no results).")]
     (HERE / "README.md").write_text("\n".join(lines) + "\n")
     print("wrote", HERE / "README.md", "and", HERE / "pendulum_reaching.png")
 

@@ -229,3 +229,11 @@ def test_reaching_example_quick():
     assert out.returncode == 0, out.stderr[-2000:]
     assert "n=2 sac seed 0: final relative reward" in out.stdout
     assert "n=2 pe seed 0: final relative reward" in out.stdout
+
+
+def test_ant_example_quick():
+    # The gradyn.rl parts of examples/rl/ant.py on gradyn's Ant (PGS contact): sample-enhanced SAC and SHAC.
+    out = subprocess.run([sys.executable, str(ROOT / "examples" / "rl" / "ant.py"), "--quick", "--methods", "sac-se",
+                          "shac"], capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "ant sac-se seed 0:" in out.stdout and "ant shac seed 0:" in out.stdout
