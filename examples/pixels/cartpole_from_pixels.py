@@ -1,0 +1,407 @@
+"""A cart-pole controlled from its camera's pixels (paper 002, section 3.4; gradyn issue 19, item 2).
+
+The policy sees only 96 x 32 greyscale frames rendered by gradyn's differentiable ray-cast camera
+(``gradyn.torch.render``): the current frame and the two before it. A small convolutional network
+maps them to the force on the cart; the force drives gradyn's physics (``gradyn.torch.step``), the
+new state is rendered, and so on. The whole closed loop, policy -> physics -> renderer -> policy, is
+differentiated end to end (backpropagation through time) for the paper's loss: the distance from
+the pole's tip to the upright point, read from the state, plus a small penalty on speed. Adam
+updates the network.
+
+Two stages (``--stage``):
+
+* ``balance``: start near upright (|theta| <= 0.25 rad, small velocities), horizon 2 s;
+* ``swingup``: start hanging (theta = pi, small noise), horizon 3 s (the paper's episode length),
+  the network initialised from the balance stage's weights when they exist.
+
+After training, the policy is run closed loop from pixels only for ``--eval-seconds`` (default 12 s)
+from ``--eval-worlds`` new initial states, and the script measures how long each pole stays balanced
+(|theta| < 0.2 rad and |x| < 2.4 m, InvertedPendulum/CartPole rules) until the end of the run.
+
+Writes ``results_<stage>.md`` (numbers, seed, command), ``<stage>.png`` (training curve, pole angle
+during the evaluation, frames) and ``policy_<stage>.pt`` beside this file (or into ``--out``), and
+regenerates ``README.md`` there from the results files present.
+
+    .venv/bin/python examples/pixels/cartpole_from_pixels.py --stage balance
+    .venv/bin/python examples/pixels/cartpole_from_pixels.py --stage swingup
+    .venv/bin/python examples/pixels/cartpole_from_pixels.py --quick --out /tmp/pixels   # a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import shlex
+import sys
+import time
+
+if __name__ == "__main__" and hasattr(os, "sched_setaffinity") and "--all-cores" not in sys.argv:
+    # gradyn's batched calls (render, step) share the worlds out on an OpenMP pool over all cores; for
+    # 8 tiny worlds on a busy 2-core machine the pool costs far more than it saves (measured: a step
+    # of 8 worlds 14 ms on the pool, 0.2 ms on one core). gradyn.torch.render/step take no `threads`,
+    # so the script runs on one core (set before gradyn is loaded). --all-cores keeps them all.
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+import numpy as np
+import torch
+
+import gradyn
+import gradyn.torch as gt
+
+HERE = pathlib.Path(__file__).resolve().parent
+MODEL_FILE = HERE / "cartpole_pixels.xml"
+WIDTH, HEIGHT = 96, 32
+DT, SUBSTEPS = 0.02, 1          # one semi-implicit Euler step of 0.02 s per action (50 Hz, CartPole-v1's tau)
+FORCE = 10.0                    # N, the force limit (CartPole-v1's force magnitude)
+BALANCED_ANGLE, TRACK = 0.2, 2.4
+
+
+def load_model():
+    return gradyn.load(str(MODEL_FILE))
+
+
+def camera():
+    """Fixed in the world 6 m in front of the track at the cart's height: about 6.8 m x 2.3 m in view
+    at the pole (x within +-3.4 m, the pole upright and hanging both in view)."""
+    return gradyn.Camera.look_at(eye=(0.0, -6.0, 0.0), target=(0.0, 0.0, 0.0), width=WIDTH, height=HEIGHT, fovy=22.0)
+
+
+def appearance():
+    """Textures, not solid colours: the renderer's gradient w.r.t. q comes from the bilinear texture
+    (a solid unlit geom's pixels do not change while it moves, silhouettes aside). The pole is bright
+    with darker bands along its length (the capsule's v runs along the axis), the cart mid-grey with
+    a ramp along x (a box face's rows run along the cart), the background black; no lighting."""
+    v = (np.arange(32) + 0.5) / 32
+    pole = (0.75 + 0.2 * np.cos(2 * np.pi * 3 * v))[:, None, None] * np.ones((32, 4, 3))
+    rows = (np.arange(16) + 0.5) / 16
+    cart = (0.3 + 0.25 * rows)[:, None, None] * np.ones((16, 16, 3))
+    return gradyn.Appearance(textures={"pole": pole, "cart": cart}, colors={"rail": (0.2, 0.2, 0.2)},
+                             background=(0.0, 0.0, 0.0), lighting=False)
+
+
+def frames_of(model, q, cam, look):
+    """(B, H, W) greyscale frames of configurations q (B, 2), differentiable w.r.t. q."""
+    return gt.render(model, q, cam, look).mean(-1)
+
+
+class PixelPolicy(torch.nn.Module):
+    """Three frames (current, previous, the one before) -> force in N.
+
+    Each frame goes through the same encoder: two convolutions and a spatial soft-argmax (Levine et
+    al. 2016), which turns each of ``keypoints`` feature maps into the expected image position
+    (x, y) in [-1, 1]^2 of what it responds to. The head sees the current frame's keypoints and
+    their changes over the last two frames (motion), through two dense layers; out: tanh * FORCE.
+    Mathematically a function of the three stacked frames; the encoder of a frame is computed once
+    and reused at the next two steps. The last layer starts at zero (no force at first)."""
+
+    def __init__(self, width: int = 8, keypoints: int = 8, hidden: int = 64):
+        super().__init__()
+        self.encoder = torch.nn.Sequential(
+            torch.nn.Conv2d(1, width, 5, padding=2), torch.nn.ReLU(),
+            torch.nn.Conv2d(width, keypoints, 3, padding=1))
+        self.log_temperature = torch.nn.Parameter(torch.tensor(1.5))
+        ys, xs = torch.meshgrid(torch.linspace(-1, 1, HEIGHT), torch.linspace(-1, 1, WIDTH), indexing="ij")
+        self.register_buffer("grid", torch.stack([xs.reshape(-1), ys.reshape(-1)], -1))  # (H*W, 2)
+        self.head = torch.nn.Sequential(
+            torch.nn.Linear(6 * keypoints, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, hidden), torch.nn.Tanh(),
+            torch.nn.Linear(hidden, 1))
+        torch.nn.init.zeros_(self.head[-1].weight)
+        torch.nn.init.zeros_(self.head[-1].bias)
+
+    def encode(self, frame):
+        """(B, H, W) frame -> (B, keypoints, 2) soft-argmax positions."""
+        maps = self.encoder(frame[:, None].float()).flatten(2)
+        # Standardised per map, so that the few pixels a map responds to stand out from the background
+        # whatever the scale of the weights; then the softmax (its temperature learnt).
+        maps = (maps - maps.mean(-1, keepdim=True)) / (maps.std(-1, keepdim=True) + 1e-6)
+        p = torch.softmax(maps * torch.exp(self.log_temperature), dim=-1)  # (B, K, H*W)
+        return p @ self.grid
+
+    def act(self, k0, k1, k2):
+        """Keypoints of the current, previous and earlier frames -> force (float64)."""
+        x = torch.cat([k0.flatten(1), 50.0 * (k0 - k1).flatten(1), 50.0 * (k1 - k2).flatten(1)], -1)
+        return FORCE * torch.tanh(self.head(x)[:, 0]).double()
+
+    def forward(self, f0, f1, f2):
+        return self.act(self.encode(f0), self.encode(f1), self.encode(f2))
+
+
+def closed_loop(model, policy, q0, v0, steps, cam, look, keep_frames=False):
+    """Policy from pixels -> gradyn physics -> render, `steps` times. Returns qs, vs (B, steps+1, 2),
+    forces (B, steps) and, if asked, the frames (B, steps+1, H, W); differentiable end to end."""
+    q, v = q0, v0
+    f = frames_of(model, q, cam, look)
+    k = policy.encode(f)
+    hist = [k, k, k]  # before the first frame: the first frame (at rest, as far as the policy can tell)
+    qs, vs, us, fs = [q], [v], [], [f.detach()] if keep_frames else []
+    zeros = torch.zeros(q.shape[0], dtype=torch.float64)
+    for _ in range(steps):
+        u = policy.act(hist[-1], hist[-2], hist[-3])
+        tau = torch.stack([u, zeros], dim=-1)
+        for _ in range(SUBSTEPS):
+            q, v = gt.step(model, q, v, tau, DT)
+        f = frames_of(model, q, cam, look)
+        hist = hist[-2:] + [policy.encode(f)]
+        qs.append(q), vs.append(v), us.append(u)
+        if keep_frames:
+            fs.append(f.detach())
+    out = torch.stack(qs, 1), torch.stack(vs, 1), torch.stack(us, 1)
+    return out + (torch.stack(fs, 1),) if keep_frames else out
+
+
+def loss_of(qs, vs, us):
+    """Paper 002's objective: the squared distance from the pole's tip (x + sin theta, cos theta) to
+    the upright point (0, 1), averaged over the horizon, plus small penalties on speed and force."""
+    x, th = qs[..., 0], qs[..., 1]
+    tip = (x + torch.sin(th)) ** 2 + (torch.cos(th) - 1.0) ** 2
+    return tip.mean() + 1e-3 * (vs ** 2).sum(-1).mean() + 1e-4 * (us ** 2).mean(), tip.mean()
+
+
+def initial_states(stage, n, rng):
+    if stage == "balance":
+        q = np.stack([rng.uniform(-0.5, 0.5, n), rng.uniform(-0.25, 0.25, n)], -1)
+        v = np.stack([rng.uniform(-0.2, 0.2, n), rng.uniform(-0.3, 0.3, n)], -1)
+    else:
+        q = np.stack([rng.uniform(-0.2, 0.2, n), np.pi + rng.uniform(-0.1, 0.1, n)], -1)
+        v = rng.uniform(-0.1, 0.1, (n, 2))
+    return torch.tensor(q), torch.tensor(v)
+
+
+def wrap(theta):
+    return (theta + np.pi) % (2 * np.pi) - np.pi
+
+
+def balance_times(qs: np.ndarray, dt: float):
+    """Per world: (seconds balanced until the end of the run, the time balance began), balanced
+    meaning |theta| < 0.2 rad and |x| < 2.4 m at every control step from then on (0, None if not
+    balanced at the end)."""
+    ok = (np.abs(wrap(qs[..., 1])) < BALANCED_ANGLE) & (np.abs(qs[..., 0]) < TRACK)
+    out = []
+    for row in ok:
+        bad = np.flatnonzero(~row)
+        start = 0 if bad.size == 0 else bad[-1] + 1
+        n = row.size - start
+        out.append((n * dt, None if n == 0 else start * dt))
+    return out
+
+
+def train(args, model, cam, look, log=print):
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+    policy = PixelPolicy(args.width)
+    init_from = None
+    if args.init is not None:
+        policy.load_state_dict(torch.load(args.init))
+        init_from = str(args.init)
+    opt = torch.optim.Adam(policy.parameters(), lr=args.lr)
+    # Curriculum: the horizon grows linearly from --start-horizon to --horizon over the first 60 % of
+    # the updates (a long unstable rollout's gradient is of little use to a policy that cannot yet
+    # hold the pole); the learning rate decays as a cosine to a tenth.
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda k: 0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * k / max(args.updates, 1))))
+    start = min(args.start_horizon, args.horizon)
+    history = []
+    t0 = time.time()
+    try:
+        from tqdm import tqdm
+        bar = tqdm(range(args.updates), desc=f"{args.stage} updates", disable=args.quiet, mininterval=5.0)
+    except ImportError:  # tqdm is a dependency of the test setup; plain loop otherwise
+        bar = range(args.updates)
+    for it in bar:
+        horizon = start + (args.horizon - start) * min(1.0, it / max(0.6 * args.updates, 1))
+        steps = max(1, int(round(horizon / (DT * SUBSTEPS))))
+        q0, v0 = initial_states(args.stage, args.batch, rng)
+        qs, vs, us = closed_loop(model, policy, q0, v0, steps, cam, look)
+        loss, tip = loss_of(qs, vs, us)
+        opt.zero_grad()
+        loss.backward()
+        gnorm = float(torch.nn.utils.clip_grad_norm_(policy.parameters(), args.clip))
+        opt.step()
+        sched.step()
+        final = np.abs(wrap(qs[:, -1, 1].detach().numpy()))
+        history.append({"update": it + 1, "horizon": steps * DT * SUBSTEPS, "loss": loss.item(), "tip": tip.item(), "grad_norm": gnorm,
+                        "final_upright": float(np.mean(final < BALANCED_ANGLE)), "seconds": time.time() - t0})
+        if hasattr(bar, "set_postfix"):
+            bar.set_postfix(loss=f"{loss.item():.3f}", upright=f"{history[-1]['final_upright']:.2f}")
+    return policy, history, init_from
+
+
+def evaluate(args, model, policy, cam, look):
+    rng = np.random.default_rng(args.seed + 1000)
+    q0, v0 = initial_states(args.stage, args.eval_worlds, rng)
+    steps = int(round(args.eval_seconds / (DT * SUBSTEPS)))
+    with torch.no_grad():
+        qs, vs, us, fs = closed_loop(model, policy, q0, v0, steps, cam, look, keep_frames=True)
+    return qs.numpy(), us.numpy(), fs.numpy()
+
+
+def first_update_reaching(history, level):
+    for h in history:
+        if h["final_upright"] >= level:
+            return h["update"]
+    return None
+
+
+def write_figure(path, args, history, qs, fs, times):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(12, 7.5))
+    grid = fig.add_gridspec(3, 2, height_ratios=[1.2, 1.2, 0.9])
+    ax = fig.add_subplot(grid[0, 0])
+    ax.plot([h["update"] for h in history], [h["tip"] for h in history], label="tip distance^2 (mean over horizon)")
+    ax.plot([h["update"] for h in history], [h["final_upright"] for h in history],
+            label="fraction upright at horizon end")
+    ax.set_xlabel("update (one batch of episodes)")
+    ax.set_title(f"training ({args.stage}, {args.batch} episodes of {min(args.start_horizon, args.horizon):g} -> {args.horizon:g} s per update)")
+    ax.legend(fontsize=8)
+    ax = fig.add_subplot(grid[0, 1])
+    t = np.arange(qs.shape[1]) * DT * SUBSTEPS
+    for b in range(qs.shape[0]):
+        ax.plot(t, wrap(qs[b, :, 1]), lw=1)
+    ax.axhline(BALANCED_ANGLE, color="k", ls=":", lw=0.8)
+    ax.axhline(-BALANCED_ANGLE, color="k", ls=":", lw=0.8)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("pole angle from upright (rad)")
+    ax.set_title(f"evaluation from pixels, {qs.shape[0]} worlds, {t[-1]:g} s")
+    ax = fig.add_subplot(grid[1, :])
+    for b in range(qs.shape[0]):
+        ax.plot(t, qs[b, :, 0], lw=1)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("cart position (m)")
+    n = 6
+    idx = np.linspace(0, min(fs.shape[1] - 1, int(3.0 / (DT * SUBSTEPS))), n).astype(int)
+    for k, i in enumerate(idx):
+        ax = fig.add_subplot(grid[2, :].subgridspec(1, n)[0, k])
+        ax.imshow(fs[0, i], cmap="gray", vmin=0, vmax=1)
+        ax.set_title(f"t = {i * DT * SUBSTEPS:.2f} s", fontsize=8)
+        ax.axis("off")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def write_results(out_dir, args, policy, history, init_from, qs, times, train_seconds, eval_seconds):
+    nweights = sum(p.numel() for p in policy.parameters())
+    dur = (qs.shape[1] - 1) * DT * SUBSTEPS
+    held = [s for s, _ in times]
+    starts = [s for _, s in times]
+    full = sum(1 for s in held if s >= 10.0)
+    cmd = " ".join([".venv/bin/python", "examples/pixels/" + pathlib.Path(__file__).name]
+                   + [shlex.quote(str(a)) for a in args.argv])
+    lines = [f"## Stage `{args.stage}`", "",
+             f"Written by `{cmd}` (seed {args.seed}).", "",
+             f"- Start: {'near upright: x ~ U(-0.5, 0.5) m, theta ~ U(-0.25, 0.25) rad, small velocities' if args.stage == 'balance' else 'hanging: theta = pi + U(-0.1, 0.1) rad, x ~ U(-0.2, 0.2) m, at rest (+-0.1)'}.",
+             f"- Policy: 3 frames of {WIDTH} x {HEIGHT} grey pixels, each -> 2 convolutions ({args.width} channels, then "
+             f"8 keypoint maps) -> spatial soft-argmax; keypoints and their changes -> 64 -> 64 -> force (tanh x {FORCE:g} N); "
+             f"{nweights} weights"
+             + (f", initialised from `{pathlib.Path(init_from).name}`" if init_from else ", last layer zero (no force at first)") + ".",
+             f"- Training: {args.updates} updates of Adam (lr {args.lr:g}, cosine decay to a tenth, gradient norm clipped at "
+             f"{args.clip:g}), each on {args.batch} episodes, the horizon growing from {min(args.start_horizon, args.horizon):g} s "
+             f"to {args.horizon:g} s over the first 60 % of the updates (control steps of {DT * SUBSTEPS:g} s, "
+             f"{SUBSTEPS} physics step each), differentiated through renderer and physics: "
+             f"{args.updates * args.batch} episodes in all, {train_seconds:.0f} s wall on this machine "
+             f"({train_seconds / max(args.updates, 1):.2f} s per update, torch on 1 thread).",
+             f"- Loss, first -> last update: {history[0]['loss']:.4f} -> {history[-1]['loss']:.4f} "
+             f"(tip distance^2 {history[0]['tip']:.4f} -> {history[-1]['tip']:.4f}); best {min(h['loss'] for h in history):.4f}.",
+             f"- First update at which at least half / all of the batch ended the horizon upright (|theta| < 0.2): "
+             f"{first_update_reaching(history, 0.5) or 'not reached'} / {first_update_reaching(history, 1.0) or 'not reached'} "
+             f"(x {args.batch} episodes).", "",
+             f"Evaluation: the trained policy closed loop from pixels only, {dur:g} s, {len(held)} new initial states "
+             f"(seed {args.seed + 1000}), {eval_seconds:.1f} s wall. Balanced: |theta| < 0.2 rad and |x| < 2.4 m at every "
+             f"control step until the end.", "",
+             "| world | balanced from (s) | balance time until the end (s) |", "|---|---|---|"]
+    for b, (s, st) in enumerate(times):
+        lines.append(f"| {b} | {'never' if st is None else f'{st:.2f}'} | {s:.2f} |")
+    lines += ["", f"**{full} of {len(held)} worlds balance for >= 10 s** (median balance time {np.median(held):.2f} s"
+              + (f"; balance reached after {np.median([s for s in starts if s is not None]):.2f} s median" if any(s is not None for s in starts) else "")
+              + ").", "", f"![{args.stage}]({args.stage}.png)", ""]
+    (out_dir / f"results_{args.stage}.md").write_text("\n".join(lines))
+    write_readme(out_dir)
+
+
+def write_readme(out_dir):
+    head = ["# A cart-pole controlled from its camera's pixels (paper 002, section 3.4)", "",
+            "`cartpole_from_pixels.py` trains a small convolutional policy whose only input is the camera: "
+            f"the current and two previous {WIDTH} x {HEIGHT} greyscale frames rendered by gradyn's differentiable "
+            "ray-cast camera (`gradyn.torch.render`). The closed loop policy -> `gradyn.torch.step` -> render -> policy is "
+            "differentiated end to end, through the renderer and the physics, for paper 002's loss (the squared distance "
+            "of the pole's tip from the upright point, read from the state, plus small speed and force penalties). "
+            "The model is `cartpole_pixels.xml` (the classic cart-pole's masses, a thick textured pole). The renderer's "
+            "gradient w.r.t. q comes from the textures (bilinear interpolation): silhouette edges give none "
+            "(see `gradyn.render`).", "",
+            "Everything below was written by the script (the sections by stage, each with its command and seed); "
+            "timings are on the 2-core development machine, shared with other jobs.", ""]
+    body = []
+    for stage in ("balance", "swingup"):
+        p = out_dir / f"results_{stage}.md"
+        if p.exists():
+            body.append(p.read_text())
+    (out_dir / "README.md").write_text("\n".join(head + body))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--stage", choices=("balance", "swingup"), default="balance")
+    ap.add_argument("--updates", type=int, default=None, help="Adam updates (default: 150 balance, 300 swingup)")
+    ap.add_argument("--batch", type=int, default=8, help="episodes per update")
+    ap.add_argument("--horizon", type=float, default=None, help="episode length in s (default: 2 balance, 3 swingup)")
+    ap.add_argument("--start-horizon", type=float, default=1.0, help="the curriculum's first horizon in s")
+    ap.add_argument("--lr", type=float, default=3e-3, help="Adam's first learning rate (cosine decay to a tenth)")
+    ap.add_argument("--clip", type=float, default=1.0, help="gradient norm clip")
+    ap.add_argument("--width", type=int, default=8, help="channels of the first convolution")
+    ap.add_argument("--init", type=pathlib.Path, default=None,
+                    help="start from these weights (default for swingup: policy_balance.pt in --out if present)")
+    ap.add_argument("--eval-seconds", type=float, default=12.0)
+    ap.add_argument("--eval-worlds", type=int, default=8)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=pathlib.Path, default=HERE, help="folder for the results (default: beside this file)")
+    ap.add_argument("--quick", action="store_true", help="a smoke run: 3 updates of 2 episodes of 0.1 s, 0.2 s evaluation")
+    ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    ap.add_argument("--all-cores", action="store_true", help="do not pin the process to one core (see the top of the file)")
+    args = ap.parse_args(argv)
+    args.argv = sys.argv[1:] if argv is None else list(argv)
+    if args.quick:
+        args.updates, args.batch, args.horizon, args.start_horizon = 3, 2, 0.1, 0.1
+        args.eval_seconds, args.eval_worlds, args.width = 0.2, 2, 4
+    if args.updates is None:
+        args.updates = 200 if args.stage == "balance" else 300
+    if args.horizon is None:
+        args.horizon = 2.5 if args.stage == "balance" else 3.0
+    for name in ("updates", "batch", "eval_worlds"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    for name in ("horizon", "start_horizon", "eval_seconds", "lr", "clip"):
+        if not getattr(args, name) > 0:
+            ap.error(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
+    if args.init is None and args.stage == "swingup" and (args.out / "policy_balance.pt").exists() and not args.quick:
+        args.init = args.out / "policy_balance.pt"
+    if args.init is not None and not args.init.exists():
+        ap.error(f"--init: no such file {args.init}; train the balance stage first or leave --init out")
+    args.out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(1)
+
+    model, cam, look = load_model(), camera(), appearance()
+    t0 = time.time()
+    policy, history, init_from = train(args, model, cam, look)
+    train_seconds = time.time() - t0
+    t0 = time.time()
+    qs, us, fs = evaluate(args, model, policy, cam, look)
+    eval_seconds = time.time() - t0
+    times = balance_times(qs, DT * SUBSTEPS)
+    torch.save(policy.state_dict(), args.out / f"policy_{args.stage}.pt")
+    write_figure(args.out / f"{args.stage}.png", args, history, qs, fs, times)
+    write_results(args.out, args, policy, history, init_from, qs, times, train_seconds, eval_seconds)
+    held = [s for s, _ in times]
+    print(f"{args.stage}: {args.updates} updates x {args.batch} episodes in {train_seconds:.1f} s; "
+          f"loss {history[0]['loss']:.4f} -> {history[-1]['loss']:.4f}; evaluation {qs.shape[1] - 1} steps: "
+          f"balance times {', '.join(f'{s:.2f}' for s in held)} s; {sum(s >= 10 for s in held)}/{len(held)} >= 10 s")
+    print(f"wrote {args.out / 'README.md'}, {args.out / f'results_{args.stage}.md'}, {args.out / f'{args.stage}.png'}")
+    return history, qs, times
+
+
+if __name__ == "__main__":
+    main()

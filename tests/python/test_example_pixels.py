@@ -1,0 +1,134 @@
+"""examples/pixels/cartpole_from_pixels.py: the pieces (camera sees the pole, pixels carry a gradient
+to q, the closed loop is differentiable end to end, the balance-time measure) and a --quick run."""
+
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import gradyn  # noqa: E402
+import gradyn.torch as gt  # noqa: E402
+
+SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "examples" / "pixels" / "cartpole_from_pixels.py"
+
+
+@pytest.fixture(scope="module")
+def ex():
+    spec = importlib.util.spec_from_file_location("cartpole_from_pixels", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    torch.set_num_threads(1)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def scene(ex):
+    return ex.load_model(), ex.camera(), ex.appearance()
+
+
+def test_model_is_the_classic_cartpole(ex, scene):
+    model, _, _ = scene
+    assert model.nq == 2 and model.nv == 2
+    # Hanging at rest stays hanging; a pole tilted toward +x falls toward +x and pushes the cart to -x.
+    q, v = gradyn.step(model, np.array([0.0, np.pi]), np.zeros(2), np.zeros(2), 0.01)
+    assert abs(q[1] - np.pi) < 1e-9 and abs(q[0]) < 1e-9
+    q, v = np.array([0.0, 0.1]), np.zeros(2)
+    for _ in range(20):
+        q, v = gradyn.step(model, q, v, np.zeros(2), 0.01)
+    assert v[1] > 0 and v[0] < 0
+
+
+def test_camera_sees_pole_where_it_is(ex, scene):
+    model, cam, look = scene
+    img, ids = gradyn.render(model, np.array([0.0, 0.0]), cam, look, return_ids=True)
+    assert img.shape == (ex.HEIGHT, ex.WIDTH, 3)
+    pole = list(model.geom_names).index("pole")
+    rows, cols = np.nonzero(ids == pole)
+    assert rows.size > 20, "the upright pole should cover a few dozen pixels"
+    # Upright: a vertical strip above the image centre; tilted right: its top moves right.
+    assert cols.max() - cols.min() <= 4 and abs(cols.mean() - ex.WIDTH / 2) < 3
+    _, ids2 = gradyn.render(model, np.array([0.0, 0.5]), cam, look, return_ids=True)
+    r2, c2 = np.nonzero(ids2 == pole)
+    assert c2[r2 == r2.min()].mean() > cols[rows == rows.min()].mean() + 5
+    # The cart moves with x.
+    cart = list(model.geom_names).index("cart")
+    _, ids3 = gradyn.render(model, np.array([1.0, 0.0]), cam, look, return_ids=True)
+    assert np.nonzero(ids3 == cart)[1].mean() > np.nonzero(ids == cart)[1].mean() + 10
+
+
+def test_pixels_carry_a_gradient_to_the_pole_angle(ex, scene):
+    model, cam, look = scene
+    q = torch.tensor([[0.1, 0.3]], dtype=torch.float64, requires_grad=True)
+    f = ex.frames_of(model, q, cam, look)
+    w = torch.linspace(0, 1, f.numel(), dtype=torch.float64).reshape(f.shape)
+    (f * w).sum().backward()
+    g = q.grad[0].numpy()
+    assert np.all(np.abs(g) > 1e-3), f"both x and theta should move the textured pixels, got {g}"
+    # Against central differences (the step small enough that no silhouette moves).
+    for i in range(2):
+        e = np.zeros(2)
+        e[i] = 1e-6
+        fp = gradyn.render(model, q.detach().numpy()[0] + e, cam, look).mean(-1)
+        fm = gradyn.render(model, q.detach().numpy()[0] - e, cam, look).mean(-1)
+        fd = float(((fp - fm) / 2e-6 * w[0].numpy()).sum())
+        assert g[i] == pytest.approx(fd, rel=1e-4, abs=1e-6)
+
+
+def test_closed_loop_is_differentiable_end_to_end(ex, scene):
+    model, cam, look = scene
+    torch.manual_seed(0)
+    policy = ex.PixelPolicy(4)
+    torch.nn.init.normal_(policy.head[-1].weight, std=1.0)
+    q0 = torch.tensor([[0.0, 0.1], [0.2, -0.1]], dtype=torch.float64)
+    v0 = torch.zeros(2, 2, dtype=torch.float64)
+    qs, vs, us = ex.closed_loop(model, policy, q0, v0, 8, cam, look)
+    assert qs.shape == (2, 9, 2) and us.shape == (2, 8)
+    assert torch.all(us.abs() <= ex.FORCE)
+    loss, _ = ex.loss_of(qs, vs, us)
+    loss.backward()
+    conv = policy.encoder[0].weight.grad
+    assert conv is not None and float(conv.abs().sum()) > 0, "the first convolution gets no gradient"
+    # The renderer's share: with the pixels' gradient to q cut, the first layer's gradient changes.
+    g_full = conv.clone()
+    policy.zero_grad()
+    orig = ex.frames_of
+    try:
+        ex.frames_of = lambda m, q, c, l: orig(m, q.detach(), c, l)
+        qs, vs, us = ex.closed_loop(model, policy, q0, v0, 8, cam, look)
+        ex.loss_of(qs, vs, us)[0].backward()
+    finally:
+        ex.frames_of = orig
+    change = float((g_full - policy.encoder[0].weight.grad).abs().max() / g_full.abs().max())
+    assert change > 1e-5, f"no gradient flows through the renderer (relative change {change:.2e} when cut)"
+
+
+def test_balance_times(ex):
+    dt = 0.02
+    qs = np.zeros((3, 6, 2))
+    qs[1, :2, 1] = 0.5           # balanced from step 2 on
+    qs[2, -1, 0] = 3.0           # off the track at the end
+    qs[0, :, 1] = 2 * np.pi      # upright, one turn around
+    t = ex.balance_times(qs, dt)
+    assert t[0] == (pytest.approx(6 * dt), 0.0)
+    assert t[1][0] == pytest.approx(4 * dt) and t[1][1] == pytest.approx(2 * dt)
+    assert t[2] == (0.0, None)
+
+
+def test_quick_run_writes_results(ex, tmp_path):
+    history, qs, times = ex.main(["--quick", "--quiet", "--out", str(tmp_path)])
+    assert len(history) == 3 and all(np.isfinite(h["loss"]) for h in history)
+    assert qs.shape == (2, 11, 2) and len(times) == 2
+    readme = (tmp_path / "README.md").read_text()
+    assert "--quick" in readme and "seed 0" in readme and "balance time" in readme
+    assert (tmp_path / "balance.png").stat().st_size > 1000
+    assert (tmp_path / "policy_balance.pt").exists()
+
+
+def test_bad_arguments_are_explained(ex, tmp_path):
+    with pytest.raises(SystemExit):
+        ex.main(["--updates", "0", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit):
+        ex.main(["--init", str(tmp_path / "missing.pt"), "--out", str(tmp_path)])
