@@ -36,7 +36,9 @@ MSE(encoder, phi_t) + MSE(physics(phi_t), phi_{t+10}) + MSE(image); an unlabelle
 decoder(physics(encoder(x))) and has the image loss only, whose gradient reaches the encoder through
 gradyn's rollout adjoint. The physics model trains on all samples with 100, 25, 10 or 2 % of them
 labelled; the baseline (the same encoder and decoder, a 2x100 MLP in place of physics) trains on the
-labelled samples only, as in the paper. Validation loss: image MSE of decoder(dynamics(encoder(x)))
+labelled samples only, as in the paper; a second baseline, the same MLP trained exactly like the
+physics model (unlabelled samples too, their image loss through the MLP), isolates what the physics
+layer adds from what the extra unlabelled training steps add. Validation loss: image MSE of decoder(dynamics(encoder(x)))
 on held-out samples, plotted against the labelled samples used so far (Fig. 4's axis).
 
 Writes README.md (numbers, seed, command), billiards_loss.png (Fig. 4) and billiards_frames.png
@@ -71,6 +73,11 @@ COLORS = [(0.95, 0.2, 0.15), (0.2, 0.85, 0.25), (0.25, 0.4, 1.0)]
 WALL_COLOR = (0.8, 0.8, 0.8)
 BACKGROUND = (0.05, 0.05, 0.05)
 FRACTIONS = (1.0, 0.25, 0.1, 0.02)
+# physics: gradyn layer, every sample (the labelled fraction with labels); mlp: the paper's baseline, a
+# 2x100 MLP in place of physics trained on the labelled samples only; mlp_all: the same MLP trained like
+# the physics model (unlabelled samples through the MLP too), which isolates what the physics adds.
+KINDS = ("physics", "mlp", "mlp_all")
+NAMES = {"physics": "gradyn physics", "mlp": "MLP 2x100 (labelled only)", "mlp_all": "MLP 2x100 (all samples)"}
 
 
 # --- the scene and the data ---------------------------------------------------------------------
@@ -284,24 +291,27 @@ def train(kind: str, fraction: float, data: dict, val: dict, balls: int, size: i
           batch: int, lr: float, layer_substeps: int = 2, image_weight: float = 1.0, evals_per_epoch: int = 4,
           progress=None):
     """Train the physics model (kind 'physics': all samples, the labelled fraction with labels) or
-    the baseline ('mlp': the labelled samples only). Returns the curve [(labelled samples used,
-    validation image MSE, validation encoder state MSE, seconds)] and the trained networks."""
+    the baselines ('mlp': the labelled samples only; 'mlp_all': like the physics model). Returns the
+    curve [(labelled samples used, validation image MSE, validation encoder state MSE, validation MSE
+    of the predicted positions at t+10, seconds)] and the trained networks."""
     import torch
 
     torch.manual_seed(seed)
     Encoder, Decoder, MLP = networks(balls, size)
     enc, dec = Encoder(), Decoder()
+    if kind not in KINDS:
+        raise ValueError(f"kind: expected one of {', '.join(KINDS)}, got {kind!r}")
     dyn = GradynPhysics(scene(balls), layer_substeps) if kind == "physics" else MLP()
     opt = torch.optim.Adam([{"params": list(enc.parameters()) + list(dyn.parameters())},
                             {"params": list(dec.parameters()), "lr": 2.5 * lr}], lr=lr)
     x, y = torch.from_numpy(data["x"]), torch.from_numpy(data["y"])
     phi, phi_next = torch.from_numpy(data["phi"]), torch.from_numpy(data["phi_next"])
     mask = torch.from_numpy(labelled_mask(len(x), fraction, seed))
-    pool = torch.arange(len(x)) if kind == "physics" else torch.nonzero(mask).flatten()
-    if kind not in ("physics", "mlp"):
-        raise ValueError(f"kind: expected 'physics' or 'mlp', got {kind!r}")
+    pool = torch.nonzero(mask).flatten() if kind == "mlp" else torch.arange(len(x))
     gen = torch.Generator().manual_seed(seed)
     steps_per_epoch = max(1, math.ceil(len(pool) / batch))
+    # The learning rate decays to zero over the run (cosine), for the encoder's final precision.
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs * steps_per_epoch)
     eval_at = {int(round(steps_per_epoch * (k + 1) / evals_per_epoch)) - 1 for k in range(evals_per_epoch)}
     curve, used, started = [], 0, time.perf_counter()
 
@@ -311,7 +321,8 @@ def train(kind: str, fraction: float, data: dict, val: dict, balls: int, size: i
             est = enc(vx)
             image = dec(dyn(est))
             state = (est - torch.from_numpy(val["phi"])).square().mean().item()
-            return (image - vy).square().mean().item(), state
+            future = (dyn(est) - torch.from_numpy(val["phi_next"]))[:, :2 * balls].square().mean().item()
+            return (image - vy).square().mean().item(), state, future
 
     for epoch in range(epochs):
         order = pool[torch.randperm(len(pool), generator=gen)]
@@ -327,6 +338,7 @@ def train(kind: str, fraction: float, data: dict, val: dict, balls: int, size: i
             opt.zero_grad()
             loss.backward()
             opt.step()
+            schedule.step()
             used += int(lab.sum())
             if s in eval_at:
                 curve.append((used, *evaluate(), time.perf_counter() - started))
@@ -337,12 +349,15 @@ def train(kind: str, fraction: float, data: dict, val: dict, balls: int, size: i
 
 def physics_error(model, val, substeps: int):
     """MSE of the gradyn layer's prediction from the true phi_t against the true phi_{t+10} (the
-    approximate engine's own error), and of the identity (the state not moving) for scale."""
+    approximate engine's own error), of its positions alone, and of the identity (the state not
+    moving) for scale."""
     import torch
 
     with torch.no_grad():
         pred = GradynPhysics(model, substeps)(torch.from_numpy(val["phi"]).double()).numpy()
-    return float(np.mean((pred - val["phi_next"]) ** 2)), float(np.mean((val["phi"] - val["phi_next"]) ** 2))
+    n = model.nq
+    return (float(np.mean((pred - val["phi_next"]) ** 2)), float(np.mean((pred - val["phi_next"])[:, :n] ** 2)),
+            float(np.mean((val["phi"] - val["phi_next"]) ** 2)))
 
 
 def at(curve, used):
@@ -394,7 +409,7 @@ def main(argv=None):
     out_dir = pathlib.Path(args.out) if args.out else HERE
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    results = {"args": vars(args), "runs": [], "physics_error": {}, "data_s": {}}
+    results = {"args": vars(args), "runs": [], "physics_error": {}, "data_s": {}, "mean_frame_mse": {}}
     examples = {}  # (balls, kind) -> networks trained with shown_fraction labelled, for Fig. 3
     shown_fraction = args.shown_fraction = 0.1 if 0.1 in args.fractions else args.fractions[-1]
     for balls in args.balls:
@@ -402,15 +417,19 @@ def main(argv=None):
         data = make_data(balls, args.train, args.size, seed=1000 * balls)
         val = make_data(balls, args.val, args.size, seed=1000 * balls + 1)
         results["data_s"][balls] = time.perf_counter() - t0
-        err, still = physics_error(scene(balls), val, args.layer_substeps)
-        results["physics_error"][balls] = {"gradyn_layer": err, "no_motion": still}
+        err, err_pos, still = physics_error(scene(balls), val, args.layer_substeps)
+        results["physics_error"][balls] = {"gradyn_layer": err, "positions": err_pos, "no_motion": still}
+        # Reference: predicting every target frame by the mean training target (the table, the balls smeared).
+        results["mean_frame_mse"][balls] = float(np.mean((val["y"] - data["y"].mean(0)) ** 2))
+        print(f"{balls} ball(s): validation image MSE of the mean training frame (a prediction that ignores the "
+              f"input): {results['mean_frame_mse'][balls]:.5f}", flush=True)
         print(f"{balls} ball(s): {args.train} training and {args.val} validation samples rendered in "
               f"{results['data_s'][balls]:.1f} s; gradyn layer ({10 * args.layer_substeps} steps of {DT_FRAME / args.layer_substeps:g} s) on the true states: state MSE "
-              f"{err:.2e} (a state that does not move: {still:.2e})", flush=True)
+              f"{err:.2e}, positions alone {err_pos:.2e} (a state that does not move: {still:.2e})", flush=True)
         for seed in args.seeds:
             for fraction in args.fractions:
-                for kind in ("physics", "mlp"):
-                    n_pool = args.train if kind == "physics" else int(labelled_mask(args.train, fraction, seed).sum())
+                for kind in KINDS:
+                    n_pool = int(labelled_mask(args.train, fraction, seed).sum()) if kind == "mlp" else args.train
                     total = args.epochs * max(1, math.ceil(n_pool / args.batch))
                     with tqdm(total=total, desc=f"{balls} ball(s) {kind} {fraction:.0%} seed {seed}",
                               disable=args.quick, leave=False) as bar:
@@ -419,8 +438,8 @@ def main(argv=None):
                                             progress=bar)
                     last = curve[-1]
                     print(f"{balls} ball(s) {kind:7s} {fraction:6.0%} labelled, seed {seed}: {last[0]} labelled samples "
-                          f"used, validation image MSE {last[1]:.5f}, encoder state MSE {last[2]:.4f} "
-                          f"({last[3]:.0f} s)", flush=True)
+                          f"used, validation image MSE {last[1]:.5f}, encoder state MSE {last[2]:.4f}, predicted "
+                          f"positions at t+10 MSE {last[3]:.4f} ({last[4]:.0f} s)", flush=True)
                     results["runs"].append({"balls": balls, "kind": kind, "fraction": fraction, "seed": seed,
                                             "curve": curve})
                     if seed == args.seeds[0] and fraction == shown_fraction:
@@ -449,7 +468,13 @@ def compare(results, args):
                 same = runs[("mlp", fraction)][-1]
                 verdict = "below" if phys[1] < same[1] else "NOT below"
                 line = (f"{balls} ball(s), seed {seed}, {fraction:.0%} labelled: physics {phys[1]:.5f} vs MLP "
-                        f"{same[1]:.5f} at {phys[0]} labelled samples: physics {verdict} the baseline")
+                        f"(labelled only) {same[1]:.5f} at {phys[0]} labelled samples: physics {verdict} the baseline")
+                alike = runs.get(("mlp_all", fraction))
+                if alike is not None:
+                    alike = alike[-1]
+                    verdict = "below" if phys[1] < alike[1] else "NOT below"
+                    line += (f"; vs MLP (all samples) {alike[1]:.5f}: physics {verdict}; predicted positions at "
+                             f"t+10 MSE physics {phys[3]:.4f}, MLP (all samples) {alike[3]:.4f}")
                 full = runs.get(("mlp", 1.0))
                 if full is not None and fraction != 1.0:
                     v = at(full, phys[0])
@@ -475,10 +500,10 @@ def write_results(results, comparisons, examples, args, out_dir):
             xs = [max(c[0], 1) for c in r["curve"]]
             ys = [c[1] for c in r["curve"]]
             first = r["seed"] == args.seeds[0]
-            ax.loglog(xs, ys, "-" if r["kind"] == "physics" else "--", marker="o" if r["kind"] == "physics" else "x",
-                      ms=3, color=colors.get(r["fraction"], "k"), alpha=1.0 if first else 0.4,
-                      label=f"{'gradyn physics' if r['kind'] == 'physics' else 'MLP baseline'} {r['fraction']:.0%}"
-                      if first else None)
+            style = {"physics": ("-", "o"), "mlp": ("--", "x"), "mlp_all": (":", "s")}[r["kind"]]
+            ax.loglog(xs, ys, style[0], marker=style[1], ms=3, color=colors.get(r["fraction"], "k"),
+                      alpha=1.0 if first else 0.4, label=f"{NAMES[r['kind']]} {r['fraction']:.0%}" if first else None)
+        ax.axhline(results["mean_frame_mse"][balls], color="gray", ls=":", lw=1, label="mean frame (ignores input)")
         ax.set_xlabel("labelled samples used in training")
         ax.set_ylabel("validation loss (image MSE)")
         ax.set_title(f"{balls} ball{'s' if balls > 1 else ''}")
@@ -490,7 +515,7 @@ def write_results(results, comparisons, examples, args, out_dir):
 
     # Fig. 3: input frames, the true frame 10 ahead, the predictions of both models.
     if examples:
-        fig, axes = plt.subplots(len(args.balls), 6, figsize=(12, 2.3 * len(args.balls)), squeeze=False)
+        fig, axes = plt.subplots(len(args.balls), 4 + len(KINDS), figsize=(14, 2.4 * len(args.balls)), squeeze=False)
 
         def show(ax, img, title):
             ax.imshow(np.clip(img.transpose(1, 2, 0), 0, 1))
@@ -502,12 +527,11 @@ def write_results(results, comparisons, examples, args, out_dir):
             for k, name in enumerate(("input t-2", "input t-1", "input t")):
                 show(row[k], val["x"][0, 3 * k:3 * k + 3], name)
             show(row[3], val["y"][0], "true t+10")
-            for j, kind in enumerate(("physics", "mlp")):
+            for j, kind in enumerate(KINDS):
                 enc, dyn, dec = examples[(balls, kind)][0]
                 with torch.no_grad():
                     img = dec(dyn(enc(torch.from_numpy(val["x"][:1]))))[0].numpy()
-                show(row[4 + j], img, f"{'gradyn physics' if kind == 'physics' else 'MLP'} "
-                     f"({args.shown_fraction:.0%} labelled)")
+                show(row[4 + j], img, f"{NAMES[kind]}\n{args.shown_fraction:.0%} labelled")
         fig.tight_layout()
         fig.savefig(out_dir / "billiards_frames.png", dpi=110)
         plt.close(fig)
@@ -529,21 +553,27 @@ def write_results(results, comparisons, examples, args, out_dir):
         f"Written by {command} (seeds {', '.join(map(str, args.seeds))}; {results['seconds']:.0f} s on this "
         f"machine, 1 torch thread). Data: {args.train} training and {args.val} validation samples per ball "
         f"count, {args.size}x{args.size} RGB frames, 3 input frames, target 10 frames (0.5 s) ahead; "
-        f"{args.epochs} epochs, batch {args.batch}, Adam lr {args.lr}; labelled fractions "
+        f"{args.epochs} epochs, batch {args.batch}, Adam lr {args.lr} (decoder 2.5x) with cosine decay to 0 over "
+        f"each run; labelled fractions "
         f"{', '.join(f'{f:.0%}' for f in args.fractions)}. The physics model trains on every sample (the "
-        "labelled fraction with labels), the MLP baseline on the labelled samples only (paper 000), so at a "
-        "fraction both have used the same labelled samples after the same epochs.\n",
+        "labelled fraction with labels), the paper's MLP baseline on the labelled samples only, so at a "
+        "fraction both have used the same labelled samples after the same epochs; the second MLP baseline "
+        "trains on every sample like the physics model (the same steps, the same labels).\n",
         f"The gradyn layer alone, from the true states ({10 * args.layer_substeps} steps of "
         f"{DT_FRAME / args.layer_substeps:g} s against the data's 50 steps of 0.01 s), validation state MSE: " + ", ".join(
-            f"{b} ball(s) {e['gradyn_layer']:.2e} (a state that does not move: {e['no_motion']:.2e})"
-            for b, e in results["physics_error"].items()) + ".\n",
-        "| balls | model | labelled | seed | labelled samples used | validation image MSE | encoder state MSE | train s |",
-        "|---|---|---|---|---|---|---|---|",
+            f"{b} ball(s) {e['gradyn_layer']:.2e}, positions alone {e['positions']:.2e} (a state that does not "
+            f"move: {e['no_motion']:.2e})"
+            for b, e in results["physics_error"].items()) + ". For scale, the validation image MSE of the "
+        "mean training frame (a prediction that ignores the input): " + ", ".join(
+            f"{b} ball(s) {e:.5f}" for b, e in results["mean_frame_mse"].items()) + ".\n",
+        "| balls | model | labelled | seed | labelled samples used | validation image MSE | encoder state MSE | "
+        "predicted positions at t+10 MSE | train s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results["runs"]:
         c = r["curve"][-1]
-        lines.append(f"| {r['balls']} | {'gradyn physics' if r['kind'] == 'physics' else 'MLP 2x100'} | "
-                     f"{r['fraction']:.0%} | {r['seed']} | {c[0]} | {c[1]:.5f} | {c[2]:.4f} | {c[3]:.0f} |")
+        lines.append(f"| {r['balls']} | {NAMES[r['kind']]} | {r['fraction']:.0%} | {r['seed']} | {c[0]} | "
+                     f"{c[1]:.5f} | {c[2]:.4f} | {c[3]:.4f} | {c[4]:.0f} |")
     lines += ["", "Comparison at equal labelled samples (final validation image MSE; the last clause "
               "interpolates the 100 %-labelled baseline's curve in log samples):", ""]
     lines += [f"- {c}" for c in comparisons]

@@ -109,13 +109,13 @@ def test_quick_run_writes_its_numbers_and_figures(tmp_path):
                             capture_output=True, text=True, timeout=300, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
-    finals = re.findall(r"1 ball\(s\) (physics|mlp)\s+(\d+)% labelled, seed 0: (\d+) labelled samples used, "
+    finals = re.findall(r"1 ball\(s\) (physics|mlp|mlp_all)\s+(\d+)% labelled, seed 0: (\d+) labelled samples used, "
                         r"validation image MSE ([0-9.]+)", out)
-    assert len(finals) == 4, out  # quick: 100 % and 10 %, both models
+    assert len(finals) == 6, out  # quick: 100 % and 10 %, three models
     used = {(k, int(f)): int(n) for k, f, n, _ in finals}
     # One epoch: the physics model and the baseline used the same labelled samples at a fraction.
-    assert used[("physics", 100)] == used[("mlp", 100)] == 60
-    assert used[("physics", 10)] == used[("mlp", 10)] == 6
+    assert used[("physics", 100)] == used[("mlp", 100)] == used[("mlp_all", 100)] == 60
+    assert used[("physics", 10)] == used[("mlp", 10)] == used[("mlp_all", 10)] == 6
     assert all(0 < float(v) < 1 for *_, v in finals)
     readme = (tmp_path / "README.md").read_text()
     assert "billiards.py --quick" in readme and "seeds 0" in readme
@@ -124,5 +124,5 @@ def test_quick_run_writes_its_numbers_and_figures(tmp_path):
     assert (tmp_path / "billiards_loss.png").stat().st_size > 1000
     assert (tmp_path / "billiards_frames.png").stat().st_size > 1000
     results = json.loads((tmp_path / "results.json").read_text())
-    assert len(results["runs"]) == 4
+    assert len(results["runs"]) == 6
     assert all(math.isfinite(c[1]) for r in results["runs"] for c in r["curve"])
