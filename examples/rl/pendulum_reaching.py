@@ -62,6 +62,8 @@ def evaluate(agent, links: int, episodes: int, seed: int) -> float:
     """Mean relative reward (return / max_return) of the deterministic policy."""
     import gymnasium as gym
 
+    import gradyn.envs  # noqa: F401
+
     env = gym.make("gradyn/Reaching-v0", links=links)
     out = []
     for e in range(episodes):
@@ -128,6 +130,8 @@ def references(links: int) -> dict:
     """Relative rewards of policies that learn nothing: constant actions (all joints -1, 0, +1) and
     uniformly random actions (mean over 10 episodes), from the evaluation's start states."""
     import gymnasium as gym
+
+    import gradyn.envs  # noqa: F401
 
     env = gym.make("gradyn/Reaching-v0", links=links)
     out = {}
