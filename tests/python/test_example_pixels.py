@@ -45,18 +45,27 @@ def test_camera_sees_pole_where_it_is(ex, scene):
     model, cam, look = scene
     img, ids = gradyn.render(model, np.array([0.0, 0.0]), cam, look, return_ids=True)
     assert img.shape == (ex.HEIGHT, ex.WIDTH, 3)
-    pole = list(model.geom_names).index("pole")
-    rows, cols = np.nonzero(ids == pole)
-    assert rows.size > 20, "the upright pole should cover a few dozen pixels"
-    # Upright: a vertical strip above the image centre; tilted right: its top moves right.
-    assert cols.max() - cols.min() <= 4 and abs(cols.mean() - ex.WIDTH / 2) < 3
-    _, ids2 = gradyn.render(model, np.array([0.0, 0.5]), cam, look, return_ids=True)
-    r2, c2 = np.nonzero(ids2 == pole)
-    assert c2[r2 == r2.min()].mean() > cols[rows == rows.min()].mean() + 5
-    # The cart moves with x.
-    cart = list(model.geom_names).index("cart")
+    disc = list(model.geom_names).index("disc")
+    rows, cols = np.nonzero(ids == disc)
+    assert rows.size > 50, "the hinge's disc should cover some tens of pixels"
+    assert abs(cols.mean() - (ex.WIDTH - 1) / 2) < 1.5 and abs(rows.mean() - (ex.HEIGHT - 1) / 2) < 1.5
+    grey = img.mean(-1)
+
+    def band(q):  # the brightest disc pixels: the painted pole, as (mean row, mean column)
+        g = gradyn.render(model, np.array(q), cam, look).mean(-1)
+        r, c = np.nonzero(g > 0.6 * g.max())
+        return r.mean(), c.mean()
+
+    # Upright: the band above the hinge; hanging: below; tilted toward +x: to the right of the hinge.
+    r0, c0 = band([0.0, 0.0])
+    assert r0 < rows.mean() - 1 and abs(c0 - cols.mean()) < 1.5
+    assert band([0.0, np.pi])[0] > rows.mean() + 1
+    assert band([0.0, 0.6])[1] > cols.mean() + 1
+    # Everything else is background: the picture is the disc.
+    assert np.all(grey[ids != disc] == 0.0)
+    # The disc moves with x.
     _, ids3 = gradyn.render(model, np.array([1.0, 0.0]), cam, look, return_ids=True)
-    assert np.nonzero(ids3 == cart)[1].mean() > np.nonzero(ids == cart)[1].mean() + 10
+    assert np.nonzero(ids3 == disc)[1].mean() > cols.mean() + 10
 
 
 def test_pixels_carry_a_gradient_to_the_pole_angle(ex, scene):
@@ -120,7 +129,7 @@ def test_balance_times(ex):
 def test_quick_run_writes_results(ex, tmp_path):
     history, qs, times = ex.main(["--quick", "--quiet", "--out", str(tmp_path)])
     assert len(history) == 3 and all(np.isfinite(h["loss"]) for h in history)
-    assert qs.shape == (2, 11, 2) and len(times) == 2
+    assert qs.shape == (2, 6, 2) and len(times) == 2
     readme = (tmp_path / "README.md").read_text()
     assert "--quick" in readme and "seed 0" in readme and "balance time" in readme
     assert (tmp_path / "balance.png").stat().st_size > 1000
