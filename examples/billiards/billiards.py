@@ -386,7 +386,7 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
     ap.add_argument("--image-weight", type=float, default=1.0, help="weight of the image loss (paper: 1)")
     ap.add_argument("--layer-substeps", type=int, default=2,
-                    help="gradyn layer steps per frame (the data: 5); 10 frames = 10 x this many steps")
+                    help="gradyn layer steps per frame (the data: 10 of 0.01 s); 10 frames = 10 x this many steps")
     ap.add_argument("--quick", action="store_true", help="a few-second smoke run (tiny data, one epoch)")
     ap.add_argument("--out", default=None, help="folder for README.md and the figures (default: beside this file)")
     args = ap.parse_args(argv)
@@ -552,7 +552,7 @@ def write_results(results, comparisons, examples, args, out_dir):
         "---\n",
         f"Written by {command} (seeds {', '.join(map(str, args.seeds))}; {results['seconds']:.0f} s on this "
         f"machine, 1 torch thread). Data: {args.train} training and {args.val} validation samples per ball "
-        f"count, {args.size}x{args.size} RGB frames, 3 input frames, target 10 frames (0.5 s) ahead; "
+        f"count, {args.size}x{args.size} RGB frames, 3 input frames, target {HORIZON} frames ({HORIZON * DT_FRAME:g} s) ahead; "
         f"{args.epochs} epochs, batch {args.batch}, Adam lr {args.lr} (decoder 2.5x) with cosine decay to 0 over "
         f"each run; labelled fractions "
         f"{', '.join(f'{f:.0%}' for f in args.fractions)}. The physics model trains on every sample (the "
@@ -560,7 +560,8 @@ def write_results(results, comparisons, examples, args, out_dir):
         "fraction both have used the same labelled samples after the same epochs; the second MLP baseline "
         "trains on every sample like the physics model (the same steps, the same labels).\n",
         f"The gradyn layer alone, from the true states ({10 * args.layer_substeps} steps of "
-        f"{DT_FRAME / args.layer_substeps:g} s against the data's 50 steps of 0.01 s), validation state MSE: " + ", ".join(
+        f"{DT_FRAME / args.layer_substeps:g} s against the data's {HORIZON * SUBSTEPS} steps of "
+        f"{DT_FRAME / SUBSTEPS:g} s), validation state MSE: " + ", ".join(
             f"{b} ball(s) {e['gradyn_layer']:.2e}, positions alone {e['positions']:.2e} (a state that does not "
             f"move: {e['no_motion']:.2e})"
             for b, e in results["physics_error"].items()) + ". For scale, the validation image MSE of the "
