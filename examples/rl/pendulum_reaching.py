@@ -18,9 +18,11 @@ Run (each run is saved to examples/rl/results/ as JSON, so runs can be split ove
     python examples/rl/pendulum_reaching.py --links 6 7 --seeds 0 1 --steps 20000
     python examples/rl/pendulum_reaching.py --report              # only rebuild the figure and README
     python examples/rl/pendulum_reaching.py --quick               # a smoke run: prints, writes nothing
-Default budget: 3000 n environment steps per run (6k for n = 2 ... 21k for n = 7): 6 x 2 x 3 = 36 runs,
-81k steps per method and seed. See README.md for the measured time per step (policy enhancement costs
-a batched gradyn step and its adjoint per gradient step, about 4x SAC's time per step).
+Default budget: 2000 n environment steps per run (4k for n = 2 ... 14k for n = 7): 6 x 2 x 3 = 36 runs,
+54k steps per method and seed. At the times per step measured for README.md on a 2-core machine
+loaded by other work (load average about 9: SAC 26 ms, SAC + policy enhancement 156 ms, which adds a
+batched gradyn step and its adjoint to every gradient step) that is 54k x 3 x 182 ms = 8 h in one
+process; run the links in two processes (--links 2 5 6 / --links 3 4 7) on a quiet 2-core machine.
 Writes examples/rl/README.md (the tables, the commands and seeds) and examples/rl/pendulum_reaching.png.
 """
 
@@ -232,7 +234,7 @@ def main(argv=None):
     p.add_argument("--links", type=int, nargs="+", default=[2, 3, 4, 5, 6, 7])
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
-    p.add_argument("--steps", type=int, default=None, help="environment steps per run (default 3000 n)")
+    p.add_argument("--steps", type=int, default=None, help="environment steps per run (default 2000 n)")
     p.add_argument("--eval-every", type=int, default=1000)
     p.add_argument("--eval-episodes", type=int, default=3)
     p.add_argument("--batch-size", type=int, default=256)
@@ -249,7 +251,7 @@ def main(argv=None):
         for n in args.links:
             for seed in args.seeds:
                 for method in args.methods:
-                    steps = args.steps or 3000 * n
+                    steps = args.steps or 2000 * n
                     r = run(method, n, seed, steps, args)
                     print(f"n={n} {method} seed {seed}: final relative reward {r['final']:.3f} "
                           f"(best {r['best']:.3f}) after {steps} steps, {r['wall_s']:.0f} s training", flush=True)
