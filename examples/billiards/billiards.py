@@ -544,6 +544,8 @@ def write_results(results, comparisons, examples, args, out_dir):
             v = getattr(args, k)
             if v != d:
                 command += f" --{k.replace('_', '-')} " + (" ".join(str(e) for e in v) if isinstance(v, list) else str(v))
+    if args.out:
+        command += f" --out {args.out}"
     command += "`"
     lines = [
         "# Billiards: visual prediction with gradyn as the physics layer (paper 000, section 4.2, Fig. 2-4)\n",
