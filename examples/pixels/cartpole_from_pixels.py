@@ -163,10 +163,13 @@ def closed_loop(model, policy, q0, v0, steps, cam, look, keep_frames=False):
 
 def loss_of(qs, vs, us):
     """Paper 002's objective: the squared distance from the pole's tip (x + sin theta, cos theta) to
-    the upright point (0, 1), averaged over the horizon, plus small penalties on speed and force."""
+    the upright point (0, 1), averaged over the horizon, plus penalties on the cart's distance from
+    the centre, speed and force."""
     x, th = qs[..., 0], qs[..., 1]
     tip = (x + torch.sin(th)) ** 2 + (torch.cos(th) - 1.0) ** 2
-    return tip.mean() + 1e-3 * (vs ** 2).sum(-1).mean() + 1e-4 * (us ** 2).mean(), tip.mean()
+    # (plus 0.1 x^2: a cart that leaves the camera's view leaves the policy blind)
+    return (tip.mean() + 0.1 * (x ** 2).mean() + 1e-3 * (vs ** 2).sum(-1).mean() + 1e-4 * (us ** 2).mean(),
+            tip.mean())
 
 
 def initial_states(stage, n, rng):
@@ -213,6 +216,7 @@ def train(args, model, cam, look, log=print):
         opt, lambda k: 0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * k / max(args.updates, 1))))
     start = min(args.start_horizon, args.horizon)
     history = []
+    best, best_mean, window = None, np.inf, 10
     t0 = time.time()
     try:
         from tqdm import tqdm
@@ -233,9 +237,19 @@ def train(args, model, cam, look, log=print):
         final = np.abs(wrap(qs[:, -1, 1].detach().numpy()))
         history.append({"update": it + 1, "horizon": steps * DT * SUBSTEPS, "loss": loss.item(), "tip": tip.item(), "grad_norm": gnorm,
                         "final_upright": float(np.mean(final < BALANCED_ANGLE)), "seconds": time.time() - t0})
+        # Early stopping on the training loss: keep the weights whose last `window` losses averaged
+        # lowest (BPTT through an unstable system sometimes takes a step that undoes much).
+        recent = np.mean([h["loss"] for h in history[-window:]])
+        if len(history) >= window and recent < best_mean:
+            best_mean = recent
+            best = (it + 1, {k: v.detach().clone() for k, v in policy.state_dict().items()})
         if hasattr(bar, "set_postfix"):
             bar.set_postfix(loss=f"{loss.item():.3f}", upright=f"{history[-1]['final_upright']:.2f}")
-    return policy, history, init_from
+    kept = len(history)
+    if best is not None:
+        kept = best[0]
+        policy.load_state_dict(best[1])
+    return policy, history, init_from, kept
 
 
 def evaluate(args, model, policy, cam, look):
@@ -266,6 +280,7 @@ def write_figure(path, args, history, qs, fs, times):
     ax.plot([h["update"] for h in history], [h["final_upright"] for h in history],
             label="fraction upright at horizon end")
     ax.set_xlabel("update (one batch of episodes)")
+    ax.set_ylim(0, min(3.0, max(h["tip"] for h in history) * 1.05))
     ax.set_title(f"training ({args.stage}, {args.batch} episodes of {min(args.start_horizon, args.horizon):g} -> {args.horizon:g} s per update)")
     ax.legend(fontsize=8)
     ax = fig.add_subplot(grid[0, 1])
@@ -294,7 +309,7 @@ def write_figure(path, args, history, qs, fs, times):
     plt.close(fig)
 
 
-def write_results(out_dir, args, policy, history, init_from, qs, times, train_seconds, eval_seconds):
+def write_results(out_dir, args, policy, history, init_from, qs, times, train_seconds, eval_seconds, kept):
     nweights = sum(p.numel() for p in policy.parameters())
     dur = (qs.shape[1] - 1) * DT * SUBSTEPS
     held = [s for s, _ in times]
@@ -306,13 +321,14 @@ def write_results(out_dir, args, policy, history, init_from, qs, times, train_se
              f"Written by `{cmd}` (seed {args.seed}).", "",
              f"- Start: {'near upright: x ~ U(-0.5, 0.5) m, theta ~ U(-0.25, 0.25) rad, small velocities' if args.stage == 'balance' else 'hanging: theta = pi + U(-0.1, 0.1) rad, x ~ U(-0.2, 0.2) m, at rest (+-0.1)'}.",
              f"- Policy: 3 frames of {WIDTH} x {HEIGHT} grey pixels, each -> 2 convolutions ({args.width} channels, then "
-             f"8 keypoint maps) -> spatial soft-argmax; keypoints and their changes -> 64 -> 64 -> force (tanh x {FORCE:g} N); "
+             f"8 keypoint maps) -> spatial soft-argmax, and each averaged over 4 x 4 blocks; keypoints, blocks and their "
+             f"changes over the 3 frames -> 64 -> 64 -> force (tanh x {FORCE:g} N); "
              f"{nweights} weights"
              + (f", initialised from `{pathlib.Path(init_from).name}`" if init_from else ", last layer zero (no force at first)") + ".",
              f"- Training: {args.updates} updates of Adam (lr {args.lr:g}, cosine decay to a tenth, gradient norm clipped at "
              f"{args.clip:g}), each on {args.batch} episodes, the horizon growing from {min(args.start_horizon, args.horizon):g} s "
              f"to {args.horizon:g} s over the first 60 % of the updates (control steps of {DT * SUBSTEPS:g} s, "
-             f"{SUBSTEPS} physics step each), differentiated through renderer and physics: "
+             f"{SUBSTEPS} physics steps each), differentiated through renderer and physics: "
              f"{args.updates * args.batch} episodes in all, {train_seconds:.0f} s wall on this machine "
              f"({train_seconds / max(args.updates, 1):.2f} s per update, torch on 1 thread).",
              f"- Loss, first -> last update: {history[0]['loss']:.4f} -> {history[-1]['loss']:.4f} "
@@ -320,7 +336,7 @@ def write_results(out_dir, args, policy, history, init_from, qs, times, train_se
              f"- First update at which at least half / all of the batch ended the horizon upright (|theta| < 0.2): "
              f"{first_update_reaching(history, 0.5) or 'not reached'} / {first_update_reaching(history, 1.0) or 'not reached'} "
              f"(x {args.batch} episodes).", "",
-             f"Evaluation: the trained policy closed loop from pixels only, {dur:g} s, {len(held)} new initial states "
+             f"Evaluation: the weights after update {kept} (the lowest mean loss over 10 consecutive updates), closed loop from pixels only, {dur:g} s, {len(held)} new initial states "
              f"(seed {args.seed + 1000}), {eval_seconds:.1f} s wall. Balanced: |theta| < 0.2 rad and |x| < 2.4 m at every "
              f"control step until the end.", "",
              "| world | balanced from (s) | balance time until the end (s) |", "|---|---|---|"]
@@ -339,7 +355,8 @@ def write_readme(out_dir):
             f"the current and two previous {WIDTH} x {HEIGHT} greyscale frames rendered by gradyn's differentiable "
             "ray-cast camera (`gradyn.torch.render`). The closed loop policy -> `gradyn.torch.step` -> render -> policy is "
             "differentiated end to end, through the renderer and the physics, for paper 002's loss (the squared distance "
-            "of the pole's tip from the upright point, read from the state, plus small speed and force penalties). "
+            "of the pole's tip from the upright point, read from the state, plus penalties on the cart's distance from "
+            "the centre, speed and force). "
             "The model is `cartpole_pixels.xml`: the classic cart-pole's masses (cart 1 kg, pole 0.1 kg and 1 m, force "
             f"limit {FORCE:g} N), and a thin 1 g disc on the hinge that turns with the pole. The camera sees the pole as a "
             "soft bright band painted on the disc's face, brightest toward the pole's far end; cart and rod are drawn in "
@@ -355,6 +372,8 @@ def write_readme(out_dir):
         p = out_dir / f"results_{stage}.md"
         if p.exists():
             body.append(p.read_text())
+        else:
+            body.append(f"## Stage `{stage}`\n\nNot run for this page (no `results_{stage}.md`).\n")
     (out_dir / "README.md").write_text("\n".join(head + body))
 
 
@@ -366,7 +385,7 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=8, help="episodes per update")
     ap.add_argument("--horizon", type=float, default=None, help="episode length in s (default: 2 balance, 3 swingup)")
     ap.add_argument("--start-horizon", type=float, default=1.0, help="the curriculum's first horizon in s")
-    ap.add_argument("--lr", type=float, default=3e-3, help="Adam's first learning rate (cosine decay to a tenth)")
+    ap.add_argument("--lr", type=float, default=1e-3, help="Adam's first learning rate (cosine decay to a tenth)")
     ap.add_argument("--clip", type=float, default=1.0, help="gradient norm clip")
     ap.add_argument("--width", type=int, default=8, help="channels of the first convolution")
     ap.add_argument("--init", type=pathlib.Path, default=None,
@@ -402,7 +421,7 @@ def main(argv=None):
 
     model, cam, look = load_model(), camera(), appearance()
     t0 = time.time()
-    policy, history, init_from = train(args, model, cam, look)
+    policy, history, init_from, kept = train(args, model, cam, look)
     train_seconds = time.time() - t0
     t0 = time.time()
     qs, us, fs = evaluate(args, model, policy, cam, look)
@@ -410,7 +429,7 @@ def main(argv=None):
     times = balance_times(qs, DT * SUBSTEPS)
     torch.save(policy.state_dict(), args.out / f"policy_{args.stage}.pt")
     write_figure(args.out / f"{args.stage}.png", args, history, qs, fs, times)
-    write_results(args.out, args, policy, history, init_from, qs, times, train_seconds, eval_seconds)
+    write_results(args.out, args, policy, history, init_from, qs, times, train_seconds, eval_seconds, kept)
     held = [s for s, _ in times]
     print(f"{args.stage}: {args.updates} updates x {args.batch} episodes in {train_seconds:.1f} s; "
           f"loss {history[0]['loss']:.4f} -> {history[-1]['loss']:.4f}; evaluation {qs.shape[1] - 1} steps: "
