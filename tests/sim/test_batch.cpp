@@ -1,12 +1,15 @@
-// Many worlds at once (sim/batch.hpp): every world runs exactly once, whatever the thread count;
+// Many worlds at once (sim/batch.hpp): every world runs exactly once, whatever the thread count, and
+// slow worlds are spread over the pool;
 // an exception for one world does not stop the others and the lowest world's is rethrown;
 // forget_history gives a used workspace the state of a fresh one (a PGS warm start is forgotten).
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../support/laikago_scene.hpp"
@@ -34,6 +37,27 @@ TEST(Batch, EveryWorldRunsOnceOnEveryThreadCount) {
   EXPECT_GE(batch_threads(0), 1);  // all hardware threads
   EXPECT_EQ(batch_threads(3), 3);
   EXPECT_THROW(batch_threads(-1), ArgumentError);
+}
+
+// Worlds of real work go to the pool (each sleeps 2 ms here, far above the 0.2 ms the batch must
+// be worth), so more than the caller's thread runs them; a batch of trivial worlds may stay on the
+// caller's thread (its first world's time decides), and either way every world runs once.
+TEST(Batch, SlowWorldsUseThePool) {
+  constexpr int kWorlds = 50;
+  std::vector<std::atomic<int>> runs(kWorlds);
+  std::vector<int> thread_of(kWorlds, -1);
+  for_each_world(kWorlds, 2, [&](int world, int thread) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    ++runs[world];
+    thread_of[world] = thread;
+  });
+  int on_other_threads = 0;
+  for (int w = 0; w < kWorlds; ++w) {
+    EXPECT_EQ(runs[w].load(), 1) << "world " << w;
+    on_other_threads += thread_of[w] == 1;
+  }
+  EXPECT_EQ(thread_of[0], 0);  // the first world measures the work on the caller's thread
+  EXPECT_GT(on_other_threads, 0);
 }
 
 TEST(Batch, AFailingWorldStopsNoOtherAndTheLowestIsRethrown) {
