@@ -288,6 +288,15 @@ def _prepare(env, who: str, n_envs: int = 1):
     return env, DifferentiableTransition(env)
 
 
+def _use_gradient_buffer(who: str, sac_kwargs: dict, transition, neighbours: int, perturbation: float):
+    """Sets SAC's replay buffer arguments (in place) to a GradientReplayBuffer of this transition."""
+    if "replay_buffer_class" in sac_kwargs:
+        raise ValueError(f"replay_buffer_class: {who} uses gradyn.rl.GradientReplayBuffer")
+    sac_kwargs["replay_buffer_class"] = GradientReplayBuffer
+    sac_kwargs["replay_buffer_kwargs"] = dict(sac_kwargs.get("replay_buffer_kwargs") or {}, transition=transition,
+                                              neighbours=neighbours, perturbation=perturbation)
+
+
 class SampleEnhancedSAC(SAC):
     """SB3's SAC with paper 003's sample enhancement: every sampled batch of B transitions is extended by
     ``neighbours`` first-order neighbours each (default 9, the paper's number), drawn with standard
@@ -297,11 +306,8 @@ class SampleEnhancedSAC(SAC):
 
     def __init__(self, policy, env, neighbours: int = 9, perturbation: float = 0.1, **kwargs):
         env, transition = _prepare(env, "SampleEnhancedSAC")
-        if "replay_buffer_class" in kwargs:
-            raise ValueError("replay_buffer_class: SampleEnhancedSAC uses gradyn.rl.GradientReplayBuffer")
-        kwargs["replay_buffer_kwargs"] = dict(kwargs.get("replay_buffer_kwargs") or {}, transition=transition,
-                                              neighbours=neighbours, perturbation=perturbation)
-        super().__init__(policy, env, replay_buffer_class=GradientReplayBuffer, **kwargs)
+        _use_gradient_buffer("SampleEnhancedSAC", kwargs, transition, neighbours, perturbation)
+        super().__init__(policy, env, **kwargs)
         self.transition = transition
 
 
@@ -326,11 +332,8 @@ class PolicyEnhancedSAC(SAC):
         if next_critic not in ("critic", "target"):
             raise ValueError(f"next_critic: expected 'critic' or 'target', got {next_critic!r}")
         env, transition = _prepare(env, "PolicyEnhancedSAC")
-        if "replay_buffer_class" in kwargs:
-            raise ValueError("replay_buffer_class: PolicyEnhancedSAC uses gradyn.rl.GradientReplayBuffer")
-        kwargs["replay_buffer_kwargs"] = dict(kwargs.get("replay_buffer_kwargs") or {}, transition=transition,
-                                              neighbours=neighbours, perturbation=perturbation)
-        super().__init__(policy, env, replay_buffer_class=GradientReplayBuffer, **kwargs)
+        _use_gradient_buffer("PolicyEnhancedSAC", kwargs, transition, neighbours, perturbation)
+        super().__init__(policy, env, **kwargs)
         self.transition = transition
         self.enhancement_weight = float(enhancement_weight)
         self.next_critic = next_critic
