@@ -3,12 +3,15 @@
 The policy sees only 96 x 32 greyscale frames rendered by gradyn's differentiable ray-cast camera
 (``gradyn.torch.render``): the current frame and the two before it. The camera sees the pole as a
 band painted on a disc that turns with it on the hinge (cartpole_pixels.xml says why: a thin rod's
-outline flickers from pixel to pixel at this resolution, a bilinear texture turns smoothly). A small convolutional network
-maps them to the force on the cart; the force drives gradyn's physics (``gradyn.torch.step``), the
-new state is rendered, and so on. The whole closed loop, policy -> physics -> renderer -> policy, is
-differentiated end to end (backpropagation through time) for the paper's loss: the distance from
-the pole's tip to the upright point, read from the state, plus a small penalty on speed. Adam
-updates the network.
+outline flickers from pixel to pixel at this resolution, a bilinear texture turns smoothly). The policy
+is an encoder (a small convolutional network: the frames -> an estimate of the state) and a controller
+(the estimate -> force). First the encoder is pre-trained by regression on frames rendered from random
+states, with the true state as labels (the only use of the state by the policy, see PixelPolicy). Then
+the encoder is frozen and the controller is trained: its force drives gradyn's physics
+(``gradyn.torch.step``), the new state is rendered, and so on; the whole closed loop, controller ->
+physics -> renderer -> encoder -> controller, is differentiated end to end (backpropagation through
+time) for the paper's loss: the distance from the pole's tip to the upright point, read from the
+state, plus small penalties. Adam updates the controller.
 
 Two stages (``--stage``):
 
@@ -91,51 +94,108 @@ def frames_of(model, q, cam, look):
 
 
 class PixelPolicy(torch.nn.Module):
-    """Three frames (current, previous, the one before) -> force in N.
+    """Three frames (current, previous, the one before) -> force in N, in two parts:
 
-    Each frame goes through the same encoder: two convolutions and a spatial soft-argmax (Levine et
-    al. 2016), which turns each of ``keypoints`` feature maps into the expected image position
-    (x, y) in [-1, 1]^2 of what it responds to, and, beside it, the frame averaged over 4 x 4
-    blocks. The head sees the current frame's keypoints and blocks and their changes over the last
-    two frames (motion), through two dense layers; out: tanh * FORCE.
-    Mathematically a function of the three stacked frames; the encoder of a frame is computed once
-    and reused at the next two steps. The last layer starts at zero (no force at first)."""
+    * ``encoder``: a small convolutional network (3 strided convolutions, 128 hidden units) from the
+      current frame and its two changes (f0, f0 - f1, f1 - f2 as 3 channels of 96 x 32) to an estimate
+      of the state (x, theta, xdot, thetadot), standardised (``mean``/``scale`` give it in SI units).
+      Pre-trained by regression on frames rendered from random states (``pretrain_encoder``): the state
+      labels are used there and nowhere else. (A linear map from the same pixels, fitted by ridge
+      regression on 3000 samples of this distribution, reached held-out R^2 of only 0.955 for theta,
+      0.797 for xdot and 0.127 for thetadot: a frame difference's meaning depends on where the disc is.)
+    * ``head``: the controller, the estimate -> 64 -> 64 -> tanh x FORCE, trained end to end through
+      the renderer and the physics (the encoder frozen, the gradient passing through it to the pixels).
 
-    def __init__(self, width: int = 8, keypoints: int = 8, hidden: int = 64):
+    At evaluation the policy's only input is pixels. ``encode`` is the per-frame part (here the frame
+    itself, flattened), computed once and reused at the next two steps. The head's last layer starts
+    at zero (no force at first)."""
+
+    def __init__(self, hidden: int = 64):
         super().__init__()
         self.encoder = torch.nn.Sequential(
-            torch.nn.Conv2d(1, width, 5, padding=2), torch.nn.ReLU(),
-            torch.nn.Conv2d(width, keypoints, 3, padding=1))
-        self.log_temperature = torch.nn.Parameter(torch.tensor(1.5))
-        ys, xs = torch.meshgrid(torch.linspace(-1, 1, HEIGHT), torch.linspace(-1, 1, WIDTH), indexing="ij")
-        self.register_buffer("grid", torch.stack([xs.reshape(-1), ys.reshape(-1)], -1))  # (H*W, 2)
-        npool = (HEIGHT // 4) * (WIDTH // 4)
+            torch.nn.Conv2d(3, 16, 5, stride=2, padding=2), torch.nn.ReLU(),
+            torch.nn.Conv2d(16, 32, 3, stride=2, padding=1), torch.nn.ReLU(),
+            torch.nn.Conv2d(32, 32, 3, stride=2, padding=1), torch.nn.ReLU(), torch.nn.Flatten(),
+            torch.nn.Linear(32 * (HEIGHT // 8) * (WIDTH // 8), 128), torch.nn.ReLU(), torch.nn.Linear(128, 4))
+        self.register_buffer("mean", torch.zeros(4))
+        self.register_buffer("scale", torch.ones(4))
         self.head = torch.nn.Sequential(
-            torch.nn.Linear(6 * keypoints + 3 * npool, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, hidden), torch.nn.Tanh(),
+            torch.nn.Linear(4, hidden), torch.nn.Tanh(), torch.nn.Linear(hidden, hidden), torch.nn.Tanh(),
             torch.nn.Linear(hidden, 1))
         torch.nn.init.zeros_(self.head[-1].weight)
         torch.nn.init.zeros_(self.head[-1].bias)
 
+    @staticmethod
+    def features(f0, f1, f2):
+        """(B, 3, H, W): the current frame and its two changes (x 10)."""
+        return torch.stack([f0, 10.0 * (f0 - f1), 10.0 * (f1 - f2)], 1)
+
     def encode(self, frame):
-        """(B, H, W) frame -> ((B, keypoints, 2) soft-argmax positions, (B, H/4 * W/4) the frame
-        averaged over 4 x 4 blocks)."""
-        pooled = torch.nn.functional.avg_pool2d(frame[:, None].float(), 4).flatten(1)
-        maps = self.encoder(frame[:, None].float()).flatten(2)
-        # Standardised per map, so that the few pixels a map responds to stand out from the background
-        # whatever the scale of the weights; then the softmax (its temperature learnt).
-        maps = (maps - maps.mean(-1, keepdim=True)) / (maps.std(-1, keepdim=True) + 1e-6)
-        p = torch.softmax(maps * torch.exp(self.log_temperature), dim=-1)  # (B, K, H*W)
-        return p @ self.grid, pooled
+        """(B, H, W) frame -> (B, H, W) float32."""
+        return frame.float()
+
+    def estimate(self, e0, e1, e2):
+        """Encodings of the current, previous and earlier frames -> standardised state estimate (B, 4)."""
+        return self.encoder(self.features(e0, e1, e2))
+
+    def state(self, e0, e1, e2):
+        """The estimate in SI units: (x m, theta rad, xdot m/s, thetadot rad/s)."""
+        return self.estimate(e0, e1, e2) * self.scale + self.mean
 
     def act(self, e0, e1, e2):
         """Encodings of the current, previous and earlier frames -> force (float64)."""
-        (k0, p0), (k1, p1), (k2, p2) = e0, e1, e2
-        x = torch.cat([k0.flatten(1), 50.0 * (k0 - k1).flatten(1), 50.0 * (k1 - k2).flatten(1),
-                       p0, 10.0 * (p0 - p1), 10.0 * (p1 - p2)], -1)
-        return FORCE * torch.tanh(self.head(x)[:, 0]).double()
+        return FORCE * torch.tanh(self.head(self.estimate(e0, e1, e2))[:, 0]).double()
 
     def forward(self, f0, f1, f2):
         return self.act(self.encode(f0), self.encode(f1), self.encode(f2))
+
+
+def encoder_data(model, cam, look, n, rng):
+    """n labelled samples: a random state (x ~ U(-2.2, 2.2) m, theta ~ U(-0.8, 0.8) rad, xdot ~ U(-1.5, 1.5)
+    m/s, thetadot ~ U(-2.5, 2.5) rad/s), two control steps under random forces, the three frames rendered
+    at the control steps (as the policy sees them) and the state at the last. Returns (features (n, 3, H, W)
+    float32, states (n, 4) float64)."""
+    q = torch.tensor(np.stack([rng.uniform(-2.2, 2.2, n), rng.uniform(-0.8, 0.8, n)], -1))
+    v = torch.tensor(np.stack([rng.uniform(-1.5, 1.5, n), rng.uniform(-2.5, 2.5, n)], -1))
+    fs = []
+    with torch.no_grad():
+        for k in range(3):
+            if k:
+                tau = torch.tensor(np.stack([rng.uniform(-FORCE, FORCE, n), np.zeros(n)], -1))
+                for _ in range(SUBSTEPS):
+                    q, v = gt.step(model, q, v, tau, DT)
+            fs.append(frames_of(model, q, cam, look).float())
+    return PixelPolicy.features(fs[2], fs[1], fs[0]), torch.cat([q, v], -1)
+
+
+def pretrain_encoder(policy, model, cam, look, n, epochs, rng, log=print):
+    """Fit the policy's encoder (frames -> standardised state) by regression on n rendered samples
+    (Adam, batches of 64, one-cycle learning rate up to 0.002, `epochs` passes); returns the R^2 of each
+    state component (x, theta, xdot, thetadot) on n/8 more samples held out."""
+    X, Y = encoder_data(model, cam, look, n, rng)
+    Xv, Yv = encoder_data(model, cam, look, max(n // 8, 8), rng)
+    mean, scale = Y.mean(0), Y.std(0)
+    Z, Zv = ((Y - mean) / scale).float(), ((Yv - mean) / scale).float()
+    with torch.no_grad():
+        policy.mean.copy_(mean.float())
+        policy.scale.copy_(scale.float())
+    net = policy.encoder
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    bs = min(64, n)
+    nb = n // bs
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, 2e-3, total_steps=epochs * nb)
+    for _ in range(epochs):
+        perm = torch.randperm(n)
+        for i in range(nb):
+            idx = perm[i * bs:(i + 1) * bs]
+            loss = ((net(X[idx]) - Z[idx]) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+    with torch.no_grad():
+        r2 = 1 - ((net(Xv) - Zv) ** 2).mean(0) / Zv.var(0)
+    return [float(r) for r in r2]
 
 
 def closed_loop(model, policy, q0, v0, steps, cam, look, keep_frames=False):
@@ -203,12 +263,22 @@ def balance_times(qs: np.ndarray, dt: float):
 def train(args, model, cam, look, log=print):
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    policy = PixelPolicy(args.width)
+    policy = PixelPolicy(args.hidden)
     init_from = None
+    t0 = time.time()
     if args.init is not None:
         policy.load_state_dict(torch.load(args.init))
         init_from = str(args.init)
-    opt = torch.optim.Adam(policy.parameters(), lr=args.lr)
+        args.encoder_r2, args.encoder_seconds = None, 0.0
+    else:
+        args.encoder_r2 = pretrain_encoder(policy, model, cam, look, args.encoder_samples, args.encoder_epochs, rng)
+        args.encoder_seconds = time.time() - t0
+        log(f"encoder: held-out R^2 x {args.encoder_r2[0]:.3f}, theta {args.encoder_r2[1]:.3f}, "
+            f"xdot {args.encoder_r2[2]:.3f}, thetadot {args.encoder_r2[3]:.3f} ({args.encoder_seconds:.1f} s)")
+    # The encoder stays frozen: the controller (head) learns on its estimate, end to end through the
+    # renderer and the physics (the gradient passes through the encoder to the pixels and on to q).
+    policy.encoder.requires_grad_(False)
+    opt = torch.optim.Adam(policy.head.parameters(), lr=args.lr)
     # Curriculum: the horizon grows linearly from --start-horizon to --horizon over the first 60 % of
     # the updates (a long unstable rollout's gradient is of little use to a policy that cannot yet
     # hold the pole); the learning rate decays as a cosine to a tenth.
@@ -231,7 +301,7 @@ def train(args, model, cam, look, log=print):
         loss, tip = loss_of(qs, vs, us)
         opt.zero_grad()
         loss.backward()
-        gnorm = float(torch.nn.utils.clip_grad_norm_(policy.parameters(), args.clip))
+        gnorm = float(torch.nn.utils.clip_grad_norm_(policy.head.parameters(), args.clip))
         opt.step()
         sched.step()
         final = np.abs(wrap(qs[:, -1, 1].detach().numpy()))
@@ -320,11 +390,17 @@ def write_results(out_dir, args, policy, history, init_from, qs, times, train_se
     lines = [f"## Stage `{args.stage}`", "",
              f"Written by `{cmd}` (seed {args.seed}).", "",
              f"- Start: {'near upright: x ~ U(-0.5, 0.5) m, theta ~ U(-0.25, 0.25) rad, small velocities' if args.stage == 'balance' else 'hanging: theta = pi + U(-0.1, 0.1) rad, x ~ U(-0.2, 0.2) m, at rest (+-0.1)'}.",
-             f"- Policy: 3 frames of {WIDTH} x {HEIGHT} grey pixels, each -> 2 convolutions ({args.width} channels, then "
-             f"8 keypoint maps) -> spatial soft-argmax, and each averaged over 4 x 4 blocks; keypoints, blocks and their "
-             f"changes over the 3 frames -> 64 -> 64 -> force (tanh x {FORCE:g} N); "
-             f"{nweights} weights"
-             + (f", initialised from `{pathlib.Path(init_from).name}`" if init_from else ", last layer zero (no force at first)") + ".",
+             f"- Policy: 3 frames of {WIDTH} x {HEIGHT} grey pixels (the current frame and its two changes) -> a "
+             f"convolutional encoder (3 strided convolutions, 128 units) -> an estimate of (x, theta, xdot, thetadot) -> controller {args.hidden} -> {args.hidden} -> force "
+             f"(tanh x {FORCE:g} N); {nweights} weights"
+             + (f", initialised from `{pathlib.Path(init_from).name}`." if init_from else
+                f". The encoder was pre-trained (regression on the true state, Adam, {args.encoder_epochs} passes) on {args.encoder_samples} "
+                f"frame triples rendered by gradyn from random states (x ~ U(-2.2, 2.2) m, theta ~ U(-0.8, 0.8) rad, "
+                f"xdot ~ U(-1.5, 1.5) m/s, thetadot ~ U(-2.5, 2.5) rad/s, random forces), {args.encoder_seconds:.0f} s; "
+                f"held-out R^2 x {args.encoder_r2[0]:.3f}, theta {args.encoder_r2[1]:.3f}, xdot {args.encoder_r2[2]:.3f}, "
+                f"thetadot {args.encoder_r2[3]:.3f}. The state labels are used there only; then the encoder is frozen and "
+                f"the controller (its last layer zero at first) is trained on the encoder's output, end to end through "
+                f"renderer, encoder and physics."),
              f"- Training: {args.updates} updates of Adam (lr {args.lr:g}, cosine decay to a tenth, gradient norm clipped at "
              f"{args.clip:g}), each on {args.batch} episodes, the horizon growing from {min(args.start_horizon, args.horizon):g} s "
              f"to {args.horizon:g} s over the first 60 % of the updates (control steps of {DT * SUBSTEPS:g} s, "
@@ -351,20 +427,30 @@ def write_results(out_dir, args, policy, history, init_from, qs, times, train_se
 
 def write_readme(out_dir):
     head = ["# A cart-pole controlled from its camera's pixels (paper 002, section 3.4)", "",
-            "`cartpole_from_pixels.py` trains a small convolutional policy whose only input is the camera: "
-            f"the current and two previous {WIDTH} x {HEIGHT} greyscale frames rendered by gradyn's differentiable "
-            "ray-cast camera (`gradyn.torch.render`). The closed loop policy -> `gradyn.torch.step` -> render -> policy is "
-            "differentiated end to end, through the renderer and the physics, for paper 002's loss (the squared distance "
-            "of the pole's tip from the upright point, read from the state, plus penalties on the cart's distance from "
-            "the centre, speed and force). "
+            "`cartpole_from_pixels.py` trains a policy whose only input is the camera: the current and two previous "
+            f"{WIDTH} x {HEIGHT} greyscale frames rendered by gradyn's differentiable ray-cast camera (`gradyn.torch.render`). "
+            "The policy is an encoder (a small convolutional network: frames -> an estimate of x, theta, xdot, thetadot) "
+            "followed by a controller (two dense layers -> force). It is trained in two steps: "
+            "(1) the encoder is pre-trained by supervised regression on frame triples that gradyn renders from random "
+            "states, **using the true state as labels**: this is the only place the state is given to the policy; "
+            "(2) the encoder is frozen and the controller is trained on its output, the closed loop "
+            "policy -> `gradyn.torch.step` -> render -> policy differentiated end to end, through the renderer, the "
+            "encoder and the physics, for paper 002's loss (the squared distance of the pole's tip from the upright "
+            "point, read from the state, plus penalties on the cart's distance from the centre, speed and force). "
+            "At evaluation the policy sees pixels only. "
             "The model is `cartpole_pixels.xml`: the classic cart-pole's masses (cart 1 kg, pole 0.1 kg and 1 m, force "
             f"limit {FORCE:g} N), and a thin 1 g disc on the hinge that turns with the pole. The camera sees the pole as a "
             "soft bright band painted on the disc's face, brightest toward the pole's far end; cart and rod are drawn in "
-            "the background's colour. The first attempts drew the rod itself (a 14 cm thick textured capsule, about 2 "
-            "pixels wide): its outline jumps from pixel to pixel as it turns, the frames gave the angle but not the "
-            "angular velocity, and the policy did not learn to balance (it learnt to spin the pole). The disc's outline "
-            "does not change as it turns and its bilinear texture turns smoothly: small rotations change the pixels in "
-            "proportion, and carry the renderer's gradient to q (silhouette edges give none, see `gradyn.render`).", "",
+            "the background's colour (a thin rod's outline jumps from pixel to pixel as it turns at this resolution; the "
+            "disc's bilinear texture turns smoothly and carries the renderer's gradient to q).", "",
+            "History. The first attempts drew the rod itself and learnt to spin the pole. The next one trained a "
+            "keypoint encoder (two convolutions -> spatial soft-argmax, plus 4 x 4 pooled frames) and its controller "
+            "together from scratch, end to end through renderer and physics, with the same loss and schedule: "
+            "0 of 8 evaluation worlds balanced for 10 s (loss 1.1483 -> 0.9305 over 200 updates), although the same "
+            "recipe with the true state as input learnt in 55 updates and a linear fit showed the frames contain the "
+            "state. Pre-training the encoder on the state (below) fixed it. A linear encoder was not enough: fitted "
+            "by ridge regression on 3000 samples, an earlier version of this script printed held-out R^2 x 1.000, "
+            "theta 0.955, xdot 0.797, thetadot 0.127, and its controller balanced 0 of 8 worlds.", "",
             "Everything below was written by the script (the sections by stage, each with its command and seed); "
             "timings are on the 2-core development machine, shared with other jobs.", ""]
     body = []
@@ -387,7 +473,9 @@ def main(argv=None):
     ap.add_argument("--start-horizon", type=float, default=1.0, help="the curriculum's first horizon in s")
     ap.add_argument("--lr", type=float, default=1e-3, help="Adam's first learning rate (cosine decay to a tenth)")
     ap.add_argument("--clip", type=float, default=1.0, help="gradient norm clip")
-    ap.add_argument("--width", type=int, default=8, help="channels of the first convolution")
+    ap.add_argument("--hidden", type=int, default=64, help="width of the controller's two hidden layers")
+    ap.add_argument("--encoder-samples", type=int, default=12000, help="rendered samples for the encoder's pre-training")
+    ap.add_argument("--encoder-epochs", type=int, default=15, help="passes over them")
     ap.add_argument("--init", type=pathlib.Path, default=None,
                     help="start from these weights (default for swingup: policy_balance.pt in --out if present)")
     ap.add_argument("--eval-seconds", type=float, default=12.0)
@@ -401,7 +489,7 @@ def main(argv=None):
     args.argv = sys.argv[1:] if argv is None else list(argv)
     if args.quick:
         args.updates, args.batch, args.horizon, args.start_horizon = 3, 2, 0.1, 0.1
-        args.eval_seconds, args.eval_worlds, args.width = 0.2, 2, 4
+        args.eval_seconds, args.eval_worlds, args.hidden, args.encoder_samples, args.encoder_epochs = 0.2, 2, 8, 64, 1
     if args.updates is None:
         args.updates = 200 if args.stage == "balance" else 300
     if args.horizon is None:
