@@ -154,6 +154,15 @@ def test_quick_run_writes_results(ex, tmp_path):
     assert (tmp_path / "policy_balance.pt").exists()
 
 
+def test_quick_swingup_run(ex, tmp_path):
+    """The swing-up stage's encoder reports (x, sin theta, cos theta, xdot, thetadot)."""
+    history, qs, times = ex.main(["--quick", "--quiet", "--stage", "swingup", "--out", str(tmp_path)])
+    assert len(history) == 3 and all(np.isfinite(h["loss"]) for h in history)
+    assert np.all(np.abs(np.abs(qs[:, 0, 1]) - np.pi) < 0.11), "swing-up evaluations start hanging"
+    text = (tmp_path / "results_swingup.md").read_text()
+    assert "sin theta" in text and "cos theta" in text and "held-out R^2" in text
+
+
 def test_bad_arguments_are_explained(ex, tmp_path):
     with pytest.raises(SystemExit):
         ex.main(["--updates", "0", "--out", str(tmp_path)])
