@@ -154,13 +154,26 @@ def test_quick_run_writes_results(ex, tmp_path):
     assert (tmp_path / "policy_balance.pt").exists()
 
 
+def test_energy_gap(ex):
+    """The swing-up's energy-shaping term: -2 hanging at rest, 0 upright at rest, and the gradient at a
+    hanging pole that moves is not zero (paper 002's tip loss alone is flat there)."""
+    qs = torch.tensor([[0.0, np.pi], [0.3, 0.0], [0.0, np.pi]], dtype=torch.float64)
+    vs = torch.tensor([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0]], dtype=torch.float64, requires_grad=True)
+    e = ex.energy_gap(qs, vs)
+    assert e[0].item() == pytest.approx(-2.0) and e[1].item() == pytest.approx(0.0)
+    (e[2] + 2.0).backward()
+    assert vs.grad[2, 1].item() == pytest.approx(ex.POLE_INERTIA / ex.POLE_MGL) and vs.grad[2, 1].item() > 0
+
+
 def test_quick_swingup_run(ex, tmp_path):
-    """The swing-up stage's encoder reports (x, sin theta, cos theta, xdot, thetadot)."""
-    history, qs, times = ex.main(["--quick", "--quiet", "--stage", "swingup", "--out", str(tmp_path)])
+    """The swing-up stage's encoder reports (x, sin theta, cos theta, xdot, thetadot); with the energy term."""
+    history, qs, times = ex.main(["--quick", "--quiet", "--stage", "swingup", "--energy", "1", "--train-spin", "1",
+                                  "--out", str(tmp_path)])
     assert len(history) == 3 and all(np.isfinite(h["loss"]) for h in history)
     assert np.all(np.abs(np.abs(qs[:, 0, 1]) - np.pi) < 0.11), "swing-up evaluations start hanging"
     text = (tmp_path / "results_swingup.md").read_text()
     assert "sin theta" in text and "cos theta" in text and "held-out R^2" in text
+    assert "energy-shaping term (not in paper 002)" in text
 
 
 def test_bad_arguments_are_explained(ex, tmp_path):
