@@ -255,8 +255,8 @@ Pinocchio does. Both warn. Massless links, point masses and other zero or semide
 under every policy, as long as every moving joint carries inertia once the links welded by fixed
 joints are merged (else gradyn.ModelError naming the joint).
 
-Warnings: whatever gradyn reads but does not simulate (MJCF <equality>, <tendon>, <sensor>,
-<keyframe>, joint frictionloss, contact softness, condim; URDF <mimic>, <transmission>, <gazebo>,
+Warnings: whatever gradyn reads but does not simulate (MJCF <equality>, <tendon>, sensor types
+other than those gradyn.sensors reads, <keyframe>, joint frictionloss, contact softness, condim; URDF <mimic>, <transmission>, <gazebo>,
 joint dry friction; unknown elements; the README lists them) is issued as a Python warning, one per
 kind and load, naming the file, line and element of the first occurrence, how many there are and
 where. A missing mesh file is a warning in a URDF, whose dynamics come from its <inertial>
