@@ -7,9 +7,14 @@ every step, and the whole closed loop and its adjoint run in C++ (include/gradyn
     grads = policy.rollout_vjp(qs, vs, qs_bar, vs_bar, dt=0.01, task=[0.3])
     grads["weights"], grads["q0"], grads["v0"], grads["task"], grads["params"]
 
-Observations (``gradyn.policy_observations(model)`` lists the joint ones):
+Observations (``gradyn.policy_observations(model)`` lists the joint and sensor ones):
 
 * ``"<joint>.q"``: a 1-DoF joint's position; ``"<joint>.v"`` / ``"<joint>.v[k]"``: a DoF's velocity;
+* ``"sensor.<name>"`` (a one-entry sensor) / ``"sensor.<name>[k]"``: a reading of the model's sensors
+  (MJCF ``<sensor>``, as ``gradyn.sensors`` reads it): a site's or body's pose (framepos,
+  framequat), its velocities (framelinvel, frameangvel), an IMU's angular rate (gyro), a joint
+  (jointpos, jointvel), all differentiated. Accelerometer and touch sensors read the step that the
+  policy's controls choose, so they are refused;
 * ``"clock.sin(<f>)"``, ``"clock.cos(<f>)"``: sin / cos of 2 pi f t, t = step index x dt (f in Hz);
 * ``"task[<k>]"``: entry k of the world's task vector (a target; given per world or shared);
 * ``"memory[<k>]"``: entry k of a recurrent policy's memory (``memory=`` outputs fed back).
@@ -44,7 +49,8 @@ def _real_array(name: str, value) -> np.ndarray:
 
 
 def policy_observations(model) -> list[str]:
-    """The joint observations a policy on `model` may read (besides clock.sin/cos(f) and task[k])."""
+    """The joint and sensor observations a policy on `model` may read (besides clock.sin/cos(f),
+    task[k] and memory[k])."""
     if not isinstance(model, _core.Model):
         raise TypeError(f"model: expected a gradyn.Model, got {type(model).__name__}")
     return list(_core._policy_observations(model))

@@ -8,6 +8,7 @@
 #include "gradyn/model/detail/joint_quantities.hpp"
 #include "gradyn/model/errors.hpp"
 #include "gradyn/nn/dense_batch.hpp"
+#include "gradyn/sensors/sensors.hpp"
 
 namespace gradyn {
 
@@ -42,10 +43,70 @@ bool parse_index(const std::string& name, const std::string& prefix, int& index)
   return true;
 }
 
+// A policy observes the sensors that read (q, v) alone; accelerometer and touch read the step its
+// controls choose.
+bool observable_sensor(SensorKind kind) { return !sensor_needs_step(kind); }
+
+// "sensor.<name>" (a one-entry sensor) or "sensor.<name>[k]" -> the readings entry; -1 when the name
+// is not of that form or names no sensor. Throws for an entry past the sensor's or a sensor a policy
+// cannot read.
+int sensor_entry(const Model& model, const std::string& name) {
+  const std::string prefix = "sensor.";
+  if (name.rfind(prefix, 0) != 0) return -1;
+  std::string sensor = name.substr(prefix.size());
+  int k = -1;
+  const size_t bracket = sensor.find('[');
+  if (bracket != std::string::npos) {
+    if (!parse_index(sensor.substr(bracket), "[", k)) return -1;
+    sensor = sensor.substr(0, bracket);
+  }
+  const int id = model.sensor_id(sensor);
+  if (id < 0) return -1;
+  const Sensor& s = model.sensors[static_cast<size_t>(id)];
+  if (!observable_sensor(s.kind))
+    throw ArgumentError("observation '" + name + "': a policy cannot read sensor '" + sensor + "' (" +
+                        sensor_kind_name(s.kind) + "): it reads the step that the policy's controls are about to "
+                        "choose; observe the state instead, e.g. a gyro, framelinvel or jointvel sensor");
+  if (k < 0 && s.dim() > 1)
+    throw ArgumentError("observation '" + name + "': sensor '" + sensor + "' has " + std::to_string(s.dim()) +
+                        " entries; name one, e.g. 'sensor." + sensor + "[0]'");
+  if (k >= s.dim())
+    throw ArgumentError("observation '" + name + "': sensor '" + sensor + "' has " + std::to_string(s.dim()) +
+                        " entries (0 to " + std::to_string(s.dim() - 1) + ")");
+  return s.adr + std::max(k, 0);
+}
+
+// The zero step inputs that sensor_readings asks for when the model has accelerometers or touch
+// sensors (which no policy reads), sized for data's contacts (once: the capacity is fixed).
+void size_sensor_scratch(const Data& data, PolicyWorkspace& work) {
+  const auto contacts = static_cast<Eigen::Index>(data.contacts.size());
+  if (work.zero_contact_forces.size() != contacts) {
+    work.zero_contact_forces.setZero(contacts);
+    work.contact_forces_bar.setZero(contacts);
+  }
+}
+
+bool any_sensor_of(const Model& model, SensorKind kind) {
+  return std::any_of(model.sensors.begin(), model.sensors.end(), [&](const Sensor& s) { return s.kind == kind; });
+}
+
+// The readings at (q, v) into work.readings (only the sensors a policy reads are meaningful).
+void read_sensors(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
+                  PolicyWorkspace& work) {
+  size_sensor_scratch(data, work);
+  const Eigen::Index nacc = any_sensor_of(model, SensorKind::Accelerometer) ? model.nv : 0;
+  const Eigen::Index ntouch = any_sensor_of(model, SensorKind::Touch) ? data.ncontacts : 0;
+  sensor_readings<double>(model, data, q, v, work.zero_qacc.head(nacc), work.zero_contact_forces.head(ntouch),
+                          work.readings);
+}
+
 // The observation vector at step t (memory: the recurrent state entering it) into out.
-void observe(const Policy& policy, const VecRef<double>& q, const VecRef<double>& v, double time,
-             const VecRef<double>& task, const VecRef<double>& memory, Eigen::VectorXd& out) {
+void observe(const Model& model, Data& data, const Policy& policy, const VecRef<double>& q, const VecRef<double>& v,
+             double time, const VecRef<double>& task, PolicyWorkspace& work) {
   using K = PolicyObservation::Kind;
+  if (policy.reads_sensors) read_sensors(model, data, q, v, work);
+  const Eigen::VectorXd& memory = work.memory;
+  Eigen::VectorXd& out = work.net.input;
   for (size_t i = 0; i < policy.observations.size(); ++i) {
     const PolicyObservation& o = policy.observations[i];
     switch (o.kind) {
@@ -55,6 +116,7 @@ void observe(const Policy& policy, const VecRef<double>& q, const VecRef<double>
       case K::ClockCos: out[i] = std::cos(2 * std::numbers::pi * o.frequency * time); break;
       case K::Task: out[i] = task[o.index]; break;
       case K::Memory: out[i] = memory[o.index]; break;
+      case K::Sensor: out[i] = work.readings[o.index]; break;
     }
   }
 }
@@ -64,6 +126,12 @@ void observe(const Policy& policy, const VecRef<double>& q, const VecRef<double>
 std::vector<std::string> policy_observations(const Model& model) {
   std::vector<std::string> names;
   for (const detail::JointQuantity& x : detail::joint_quantities(model)) names.push_back(x.name);
+  for (const Sensor& s : model.sensors) {
+    if (!observable_sensor(s.kind)) continue;
+    if (s.dim() == 1) names.push_back("sensor." + s.name);
+    else
+      for (int k = 0; k < s.dim(); ++k) names.push_back("sensor." + s.name + "[" + std::to_string(k) + "]");
+  }
   return names;
 }
 
@@ -86,6 +154,9 @@ Policy make_policy(const Model& model, const std::vector<std::string>& observati
     if (found != joint.end()) {
       o.kind = found->position ? PolicyObservation::Kind::Position : PolicyObservation::Kind::Velocity;
       o.index = found->position ? found->q_index : found->v_index;
+    } else if (const int entry = sensor_entry(model, name); entry >= 0) {
+      o.kind = PolicyObservation::Kind::Sensor, o.index = entry;
+      policy.reads_sensors = true;
     } else if (parse_call(name, "clock.sin(", frequency)) {
       o.kind = PolicyObservation::Kind::ClockSin, o.frequency = frequency;
     } else if (parse_call(name, "clock.cos(", frequency)) {
@@ -139,6 +210,10 @@ PolicyWorkspace::PolicyWorkspace(const Model& model, const Policy& policy)
       memory(policy.memory),
       output_bar(policy.shape.outputs()),
       memory_bar(policy.memory),
+      readings(model.nsensordata()),
+      readings_bar(model.nsensordata()),
+      zero_qacc(Eigen::VectorXd::Zero(model.nv)),
+      qacc_bar(model.nv),
       chunk_inputs(kChunk, policy.shape.inputs()),
       chunk_posts(kChunk, policy.shape.activation_count()),
       chunk_z_bars(kChunk, policy.shape.activation_count()),
@@ -160,8 +235,8 @@ void policy_rollout(const Model& model, Data& data, const Policy& policy, const 
   vs.row(0) = v0.transpose();
   work.memory.setZero();
   for (Eigen::Index t = 0; t < T; ++t) {
-    observe(policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt, task,
-            work.memory, work.net.input);
+    observe(model, data, policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt,
+            task, work);
     const auto output = dense_forward<double>(policy.shape, weights, work.net);
     work.ctrl = output.head(model.nu());
     work.memory = output.tail(policy.memory);
@@ -198,8 +273,8 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
   work.memory.setZero();
   for (Eigen::Index t = 0; t < T && H > 0; ++t) {
     work.memories.row(t) = work.memory.transpose();
-    observe(policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt, task,
-            work.memory, work.net.input);
+    observe(model, data, policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt,
+            task, work);
     work.memory = dense_forward<double>(policy.shape, weights, work.net).tail(H);
   }
   work.lambda_q = qs_bar.row(T).transpose();
@@ -209,8 +284,8 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
   for (Eigen::Index t = T - 1; t >= 0; --t) {
     // The step's controls again (the network's pre/post for its VJP).
     if (H > 0) work.memory = work.memories.row(t).transpose();
-    observe(policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt, task,
-            work.memory, work.net.input);
+    observe(model, data, policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt,
+            task, work);
     work.ctrl = dense_forward<double>(policy.shape, weights, work.net).head(nu);
     work.q_bar.setZero(), work.v_bar.setZero(), work.tau_bar.setZero(), work.ctrl_bar.setZero();
     step_vjp<double>(model, data, qs.row(t).transpose(), vs.row(t).transpose(), work.no_torque, work.ctrl, options.dt,
@@ -234,6 +309,7 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
       work.chunk_rows = 0;
     }
     work.memory_bar.setZero();
+    work.readings_bar.setZero();
     for (size_t i = 0; i < policy.observations.size(); ++i) {
       const PolicyObservation& o = policy.observations[i];
       const double g = work.net.input_bar[static_cast<Eigen::Index>(i)];
@@ -241,6 +317,15 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
       else if (o.kind == K::Velocity) work.v_bar[o.index] += g;
       else if (o.kind == K::Task) task_bar[o.index] += g;
       else if (o.kind == K::Memory) work.memory_bar[o.index] += g;
+      else if (o.kind == K::Sensor) work.readings_bar[o.index] += g;
+    }
+    if (policy.reads_sensors) {  // the sensors' adjoint at (q_t, v_t), into the state's
+      size_sensor_scratch(data, work);
+      const Eigen::Index nacc = any_sensor_of(model, SensorKind::Accelerometer) ? model.nv : 0;
+      const Eigen::Index ntouch = any_sensor_of(model, SensorKind::Touch) ? data.ncontacts : 0;
+      sensor_readings_vjp<double>(model, data, qs.row(t).transpose(), vs.row(t).transpose(), work.zero_qacc.head(nacc),
+                                  work.zero_contact_forces.head(ntouch), work.readings_bar, work.q_bar, work.v_bar,
+                                  work.qacc_bar.head(nacc), work.contact_forces_bar.head(ntouch));
     }
     // Carried back one step, decayed (paper 002's truncation), plus the loss's own adjoint at t;
     // the memory's adjoint is part of the carried state and decays with it.

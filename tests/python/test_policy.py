@@ -221,3 +221,102 @@ def test_bad_input_names_what_was_expected():
     with pytest.raises(ValueError, match=r"decay: expected a number in \[0, 1\]"):
         qs, vs, _, _ = policy.rollout([0, 0], [0, 0], 5, 0.01, task=np.zeros(3))
         policy.rollout_vjp(qs, vs, np.zeros_like(qs), np.zeros_like(vs), 0.01, task=np.zeros(3), decay=1.5)
+
+
+SENSOR_ARM_XML = """
+<mujoco>
+  <option timestep="0.01"/>
+  <worldbody>
+    <body name="torso" pos="0 0 1">
+      <freejoint name="root"/>
+      <geom type="box" size="0.2 0.1 0.05" mass="2"/>
+      <site name="imu" pos="0.05 0 0.02"/>
+      <body name="arm" pos="0.2 0 0">
+        <joint name="shoulder" type="hinge" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0.3 0 0" size="0.03" mass="0.5"/>
+        <body name="fore" pos="0.3 0 0">
+          <joint name="elbow" type="hinge" axis="0 0 1"/>
+          <geom type="capsule" fromto="0 0 0 0.25 0 0" size="0.02" mass="0.3"/>
+          <site name="tip" pos="0.25 0 0"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>
+    <motor joint="shoulder"/>
+    <motor joint="elbow"/>
+  </actuator>
+  <sensor>
+    <framepos name="tip_pos" objtype="site" objname="tip"/>
+    <framequat name="torso_quat" objtype="xbody" objname="torso"/>
+    <framelinvel name="tip_vel" objtype="site" objname="tip" reftype="xbody" refname="torso"/>
+    <frameangvel name="fore_w" objtype="xbody" objname="fore"/>
+    <gyro name="gyro" site="imu"/>
+    <jointpos name="elbow_q" joint="elbow"/>
+    <accelerometer name="acc" site="imu"/>
+  </sensor>
+</mujoco>
+"""
+
+SENSOR_OBSERVATIONS = ["sensor.tip_pos[0]", "sensor.tip_pos[2]", "sensor.torso_quat[1]", "sensor.tip_vel[1]",
+                       "sensor.fore_w[2]", "sensor.gyro[0]", "sensor.elbow_q", "clock.sin(1)"]
+
+
+def sensor_arm(tmp_path):
+    path = tmp_path / "sensor_arm.xml"
+    path.write_text(SENSOR_ARM_XML)
+    model = gradyn.load(str(path))
+    q0 = np.concatenate([[0.0, 0.0, 1.0], [np.cos(0.2), 0.0, np.sin(0.2), 0.0], [0.3, -0.4]])
+    v0 = np.array([0.1, -0.2, 0.3, 0.4, 0.1, -0.3, 0.5, -0.6])
+    return model, q0, v0
+
+
+def test_sensor_observations_are_the_sensors_readings(tmp_path):
+    """A linear policy's controls are its weights times gradyn.sensors' readings at every step."""
+    model, q0, v0 = sensor_arm(tmp_path)
+    policy = gradyn.Policy(model, SENSOR_OBSERVATIONS, hidden=[5], activation="identity", seed=2,
+                           zero_last_layer=False)
+    qs, vs, ctrls, status = policy.rollout(q0, v0, 30, 0.01)
+    assert not status.any()
+    n = len(SENSOR_OBSERVATIONS)
+    w = policy.weights
+    W1, b1 = w[:5 * n].reshape(5, n), w[5 * n:5 * n + 5]
+    W2, b2 = w[5 * n + 5:5 * n + 5 + 10].reshape(2, 5), w[-2:]
+    entry = {}
+    for name, s in model.sensor_slices.items():
+        for k in range(s.stop - s.start):
+            entry[f"sensor.{name}[{k}]"] = s.start + k
+        entry[f"sensor.{name}"] = s.start
+    for t in (0, 7, 29):
+        readings = gradyn.sensors(model, qs[t], vs[t], np.zeros(model.nv), 0.01)
+        obs = np.array([readings[entry[o]] for o in SENSOR_OBSERVATIONS[:-1]] + [np.sin(2 * np.pi * t * 0.01)])
+        np.testing.assert_allclose(ctrls[t], W2 @ (W1 @ obs + b1) + b2, rtol=1e-10, atol=1e-12)
+
+
+def test_sensor_observation_gradients_match_central_differences(tmp_path):
+    model, q0, v0 = sensor_arm(tmp_path)
+    policy = gradyn.Policy(model, SENSOR_OBSERVATIONS, hidden=[8], seed=1, zero_last_layer=False)
+    check_gradients(model, policy, q0, v0, None, steps=40, dt=0.01, params_checked=("v0", "weights"))
+    # q0 along the position and joint entries (the quaternion's ambient directions leave the sphere)
+    qs, vs, us, _ = policy.rollout(q0, v0, 40, 0.01)
+    loss, a, b, c = loss_adjoints(qs, vs, us)
+    grads = policy.rollout_vjp(qs, vs, a, b, 0.01, ctrls_bar=c)
+    d = np.zeros(model.nq)
+    d[[0, 1, 2, 7, 8]] = np.random.default_rng(4).normal(size=5)
+    fd = central(lambda y: loss(*policy.rollout(y, v0, 40, 0.01)[:3]), q0, d, 1e-6)
+    assert float(grads["q0"] @ d) == pytest.approx(fd, rel=1e-5)
+
+
+def test_sensor_observation_names_and_errors(tmp_path):
+    model, _, _ = sensor_arm(tmp_path)
+    names = gradyn.policy_observations(model)
+    assert {"sensor.tip_pos[0]", "sensor.torso_quat[3]", "sensor.gyro[2]", "sensor.elbow_q"} <= set(names)
+    assert not any(n.startswith("sensor.acc") for n in names)
+    with pytest.raises(ValueError, match=r"cannot read sensor .acc. \(accelerometer\)"):
+        gradyn.Policy(model, ["sensor.acc[0]"])
+    with pytest.raises(ValueError, match="has 3 entries; name one"):
+        gradyn.Policy(model, ["sensor.tip_pos"])
+    with pytest.raises(ValueError, match=r"has 4 entries \(0 to 3\)"):
+        gradyn.Policy(model, ["sensor.torso_quat[4]"])
+    with pytest.raises(ValueError, match="unknown observation 'sensor.nope'.*sensor.gyro"):
+        gradyn.Policy(model, ["sensor.nope"])

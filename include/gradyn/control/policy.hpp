@@ -14,6 +14,11 @@
 //   "memory[<k>]"       entry k of the policy's memory: a recurrent policy (paper 002, Eq. 3) has
 //                       `memory` outputs after its controls, fed back as these inputs at the next
 //                       step (zero at the first)
+//   "sensor.<name>"     a one-entry sensor of the model (model.sensors; MJCF <sensor>); "sensor.<name>[k]"
+//                       entry k of a longer one: a body's or site's pose (framepos, framequat), its
+//                       velocities (framelinvel, frameangvel) and an IMU's angular rate (gyro), with
+//                       their gradients (sensors/sensors.hpp). Accelerometer and touch read the step
+//                       that the controls are about to choose, so a policy cannot read them (refused).
 // The network's outputs are the model's controls, one per actuator in order (model.nu()), then
 // the memory.
 #pragma once
@@ -30,8 +35,9 @@
 namespace gradyn {
 
 struct PolicyObservation {
-  enum class Kind : std::uint8_t { Position, Velocity, ClockSin, ClockCos, Task, Memory } kind = Kind::Position;
-  int index = 0;           // entry of q (Position), of v (Velocity), of the task vector (Task) or of the memory
+  enum class Kind : std::uint8_t { Position, Velocity, ClockSin, ClockCos, Task, Memory, Sensor } kind = Kind::Position;
+  int index = 0;           // entry of q (Position), of v (Velocity), of the task vector (Task), of the memory
+                           // or of the sensor readings (Sensor)
   double frequency = 0.0;  // ClockSin, ClockCos: in Hz
   std::string name;
 };
@@ -41,6 +47,7 @@ struct Policy {
   std::vector<PolicyObservation> observations;
   int task_size = 0;  // entries of the task vector the observations read (1 + the largest index)
   int memory = 0;     // recurrent state carried from one step to the next (0: feed-forward)
+  bool reads_sensors = false;  // some observation is a sensor's: the readings are computed at every step
 };
 
 /// Every observation name the model offers (without the clock and task forms, which take numbers).
@@ -61,6 +68,9 @@ struct PolicyWorkspace {
   DenseWorkspace net;
   Eigen::VectorXd ctrl, no_torque, q_bar, v_bar, tau_bar, ctrl_bar, lambda_q, lambda_v;
   Eigen::VectorXd memory, output_bar, memory_bar;  // the recurrent state, the outputs' adjoint, the memory's
+  // Sensor observations: the model's readings and their adjoint; zero step inputs for the sensors a
+  // policy cannot read (accelerometer: qacc; touch: one normal force per contact), and their adjoints.
+  Eigen::VectorXd readings, readings_bar, zero_qacc, qacc_bar, zero_contact_forces, contact_forces_bar;
   MatrixXr<double> memories;  // the adjoint's replay: the memory at every step (T x memory)
   // The adjoint's last steps, added to the weights' adjoint a chunk at a time (nn/dense_batch.hpp):
   // each row one step's network input, layer outputs and layer z adjoints.
