@@ -112,6 +112,30 @@ def test_closed_loop_gradients_through_penalty_contact_on_laikago():
                     params_checked=("v0", "weights"))
 
 
+def test_recurrent_policy_gradients_through_penalty_contact_on_laikago():
+    """Memory and contact together: the memory's adjoint crosses steps whose feet touch the ground."""
+    model, stance = laikago_with_servos("penalty")
+    joints = [n for n in gradyn.policy_observations(model) if n.endswith(".q")]
+    policy = gradyn.Policy(model, joints + ["clock.sin(2.0)", "memory[0]", "memory[1]"], hidden=[24], memory=2,
+                           seed=4, zero_last_layer=False)
+    policy.weights = 0.05 * policy.weights
+    q0 = stance.copy()
+    q0[2] += 0.002
+    qs, _, _, status = policy.rollout(q0, np.zeros(model.nv), 100, 1e-3)
+    assert not status.any()
+    depths = np.array([scene_toe_depths(model, q) for q in qs])
+    assert (depths > 0).any(), "the feet must touch the ground during the check"
+    check_gradients(model, policy, q0, np.zeros(model.nv), None, steps=100, dt=1e-3, rtol=1e-4,
+                    params_checked=("v0", "weights"))
+
+
+def scene_toe_depths(model, q):
+    sys.path.insert(0, str(ROOT / "examples" / "laikago_contact"))
+    import laikago_scene as scene
+
+    return scene.toe_depths(model, q)
+
+
 def test_decay_matches_a_reference_written_from_step_vjp():
     model = cart_pole()
     policy = gradyn.Policy(model, ["slider.q", "hinge.q", "hinge.v", "task[0]"], hidden=[8], seed=2,
