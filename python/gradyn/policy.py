@@ -13,8 +13,11 @@ Observations (``gradyn.policy_observations(model)`` lists the joint and sensor o
 * ``"sensor.<name>"`` (a one-entry sensor) / ``"sensor.<name>[k]"``: a reading of the model's sensors
   (MJCF ``<sensor>``, as ``gradyn.sensors`` reads it): a site's or body's pose (framepos,
   framequat), its velocities (framelinvel, frameangvel), an IMU's angular rate (gyro), a joint
-  (jointpos, jointvel), all differentiated. Accelerometer and touch sensors read the step that the
-  policy's controls choose, so they are refused;
+  (jointpos, jointvel), read at the current state and differentiated. Accelerometer and touch
+  sensors read a step, so the policy sees the last step's reading (zero at the first step; as
+  MuJoCo's sensordata after mj_step): the accelerometer is differentiated (through the two
+  velocities its acceleration is made of), touch, a contact flag with its normal force, carries no
+  gradient. Observing them makes rollout_vjp replay the closed loop forward once more;
 * ``"clock.sin(<f>)"``, ``"clock.cos(<f>)"``: sin / cos of 2 pi f t, t = step index x dt (f in Hz);
 * ``"task[<k>]"``: entry k of the world's task vector (a target; given per world or shared);
 * ``"memory[<k>]"``: entry k of a recurrent policy's memory (``memory=`` outputs fed back).

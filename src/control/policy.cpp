@@ -8,7 +8,7 @@
 #include "gradyn/model/detail/joint_quantities.hpp"
 #include "gradyn/model/errors.hpp"
 #include "gradyn/nn/dense_batch.hpp"
-#include "gradyn/sensors/sensors.hpp"
+#include "gradyn/sensors/step_sensors.hpp"
 
 namespace gradyn {
 
@@ -43,69 +43,78 @@ bool parse_index(const std::string& name, const std::string& prefix, int& index)
   return true;
 }
 
-// A policy observes the sensors that read (q, v) alone; accelerometer and touch read the step its
-// controls choose.
-bool observable_sensor(SensorKind kind) { return !sensor_needs_step(kind); }
-
-// "sensor.<name>" (a one-entry sensor) or "sensor.<name>[k]" -> the readings entry; -1 when the name
-// is not of that form or names no sensor. Throws for an entry past the sensor's or a sensor a policy
-// cannot read.
-int sensor_entry(const Model& model, const std::string& name) {
+// "sensor.<name>" (a one-entry sensor) or "sensor.<name>[k]" -> (the sensor, the readings entry);
+// a null sensor when the name is not of that form or names no sensor. Throws for an entry past the
+// sensor's or a missing [k].
+std::pair<const Sensor*, int> sensor_entry(const Model& model, const std::string& name) {
   const std::string prefix = "sensor.";
-  if (name.rfind(prefix, 0) != 0) return -1;
+  if (name.rfind(prefix, 0) != 0) return {nullptr, -1};
   std::string sensor = name.substr(prefix.size());
   int k = -1;
   const size_t bracket = sensor.find('[');
   if (bracket != std::string::npos) {
-    if (!parse_index(sensor.substr(bracket), "[", k)) return -1;
+    if (!parse_index(sensor.substr(bracket), "[", k)) return {nullptr, -1};
     sensor = sensor.substr(0, bracket);
   }
   const int id = model.sensor_id(sensor);
-  if (id < 0) return -1;
+  if (id < 0) return {nullptr, -1};
   const Sensor& s = model.sensors[static_cast<size_t>(id)];
-  if (!observable_sensor(s.kind))
-    throw ArgumentError("observation '" + name + "': a policy cannot read sensor '" + sensor + "' (" +
-                        sensor_kind_name(s.kind) + "): it reads the step that the policy's controls are about to "
-                        "choose; observe the state instead, e.g. a gyro, framelinvel or jointvel sensor");
   if (k < 0 && s.dim() > 1)
     throw ArgumentError("observation '" + name + "': sensor '" + sensor + "' has " + std::to_string(s.dim()) +
                         " entries; name one, e.g. 'sensor." + sensor + "[0]'");
   if (k >= s.dim())
     throw ArgumentError("observation '" + name + "': sensor '" + sensor + "' has " + std::to_string(s.dim()) +
                         " entries (0 to " + std::to_string(s.dim() - 1) + ")");
-  return s.adr + std::max(k, 0);
-}
-
-// The zero step inputs that sensor_readings asks for when the model has accelerometers or touch
-// sensors (which no policy reads), sized for data's contacts (once: the capacity is fixed).
-void size_sensor_scratch(const Data& data, PolicyWorkspace& work) {
-  const auto contacts = static_cast<Eigen::Index>(data.contacts.size());
-  if (work.zero_contact_forces.size() != contacts) {
-    work.zero_contact_forces.setZero(contacts);
-    work.contact_forces_bar.setZero(contacts);
-  }
+  return {&s, s.adr + std::max(k, 0)};
 }
 
 bool any_sensor_of(const Model& model, SensorKind kind) {
   return std::any_of(model.sensors.begin(), model.sensors.end(), [&](const Sensor& s) { return s.kind == kind; });
 }
 
-// The readings at (q, v) into work.readings (only the sensors a policy reads are meaningful).
-void read_sensors(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
-                  PolicyWorkspace& work) {
-  size_sensor_scratch(data, work);
-  const Eigen::Index nacc = any_sensor_of(model, SensorKind::Accelerometer) ? model.nv : 0;
-  const Eigen::Index ntouch = any_sensor_of(model, SensorKind::Touch) ? data.ncontacts : 0;
-  sensor_readings<double>(model, data, q, v, work.zero_qacc.head(nacc), work.zero_contact_forces.head(ntouch),
-                          work.readings);
+// sensor_readings' step inputs have these sizes: nv for qacc when the model has an accelerometer,
+// data.ncontacts normal forces when it has a touch sensor, else none.
+Eigen::Index qacc_size(const Model& model) { return any_sensor_of(model, SensorKind::Accelerometer) ? model.nv : 0; }
+Eigen::Index forces_size(const Model& model, const Data& data) {
+  return any_sensor_of(model, SensorKind::Touch) ? data.ncontacts : 0;
 }
 
-// The observation vector at step t (memory: the recurrent state entering it) into out.
+// The contact-sized buffers, sized for data's contacts (once: their capacity is fixed).
+void size_contact_buffers(const Data& data, PolicyWorkspace& work) {
+  const auto contacts = static_cast<Eigen::Index>(data.contacts.size());
+  if (work.zero_contact_forces.size() != contacts) {
+    work.zero_contact_forces.setZero(contacts);
+    work.contact_forces_bar.setZero(contacts);
+    work.contact_forces.setZero(contacts);
+  }
+}
+
+// The readings at the state (q, v) into work.readings (the step sensors' entries, read with zero
+// step inputs, are not used).
+void read_sensors(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
+                  PolicyWorkspace& work) {
+  size_contact_buffers(data, work);
+  sensor_readings<double>(model, data, q, v, work.zero_qacc.head(qacc_size(model)),
+                          work.zero_contact_forces.head(forces_size(model, data)), work.readings);
+}
+
+// The readings of the step data has just taken from (q, v) to v_next into out: the accelerometer's
+// qacc = (v_next - v) / dt, touch's the step's contact normal forces.
+void read_step_sensors(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
+                       const VecRef<double>& v_next, double dt, PolicyWorkspace& work, VecOut<double> out) {
+  size_contact_buffers(data, work);
+  work.qacc = (v_next - v) / dt;
+  const Eigen::Index nf = forces_size(model, data);
+  if (nf > 0) step_contact_normal_forces<double>(model, data, dt, work.contact_forces);
+  sensor_readings<double>(model, data, q, v, work.qacc.head(qacc_size(model)), work.contact_forces.head(nf), out);
+}
+
+// The observation vector at step t (work.memory: the recurrent state entering it; last_step: the
+// step sensors' readings of step t - 1) into work.net.input.
 void observe(const Model& model, Data& data, const Policy& policy, const VecRef<double>& q, const VecRef<double>& v,
-             double time, const VecRef<double>& task, PolicyWorkspace& work) {
+             double time, const VecRef<double>& task, const VecRef<double>& last_step, PolicyWorkspace& work) {
   using K = PolicyObservation::Kind;
   if (policy.reads_sensors) read_sensors(model, data, q, v, work);
-  const Eigen::VectorXd& memory = work.memory;
   Eigen::VectorXd& out = work.net.input;
   for (size_t i = 0; i < policy.observations.size(); ++i) {
     const PolicyObservation& o = policy.observations[i];
@@ -115,8 +124,9 @@ void observe(const Model& model, Data& data, const Policy& policy, const VecRef<
       case K::ClockSin: out[i] = std::sin(2 * std::numbers::pi * o.frequency * time); break;
       case K::ClockCos: out[i] = std::cos(2 * std::numbers::pi * o.frequency * time); break;
       case K::Task: out[i] = task[o.index]; break;
-      case K::Memory: out[i] = memory[o.index]; break;
+      case K::Memory: out[i] = work.memory[o.index]; break;
       case K::Sensor: out[i] = work.readings[o.index]; break;
+      case K::StepSensor: out[i] = last_step[o.index]; break;
     }
   }
 }
@@ -127,7 +137,6 @@ std::vector<std::string> policy_observations(const Model& model) {
   std::vector<std::string> names;
   for (const detail::JointQuantity& x : detail::joint_quantities(model)) names.push_back(x.name);
   for (const Sensor& s : model.sensors) {
-    if (!observable_sensor(s.kind)) continue;
     if (s.dim() == 1) names.push_back("sensor." + s.name);
     else
       for (int k = 0; k < s.dim(); ++k) names.push_back("sensor." + s.name + "[" + std::to_string(k) + "]");
@@ -154,9 +163,10 @@ Policy make_policy(const Model& model, const std::vector<std::string>& observati
     if (found != joint.end()) {
       o.kind = found->position ? PolicyObservation::Kind::Position : PolicyObservation::Kind::Velocity;
       o.index = found->position ? found->q_index : found->v_index;
-    } else if (const int entry = sensor_entry(model, name); entry >= 0) {
-      o.kind = PolicyObservation::Kind::Sensor, o.index = entry;
-      policy.reads_sensors = true;
+    } else if (const auto [sensor, entry] = sensor_entry(model, name); sensor != nullptr) {
+      const bool of_step = sensor_needs_step(sensor->kind);
+      o.kind = of_step ? PolicyObservation::Kind::StepSensor : PolicyObservation::Kind::Sensor, o.index = entry;
+      (of_step ? policy.reads_step_sensors : policy.reads_sensors) = true;
     } else if (parse_call(name, "clock.sin(", frequency)) {
       o.kind = PolicyObservation::Kind::ClockSin, o.frequency = frequency;
     } else if (parse_call(name, "clock.cos(", frequency)) {
@@ -214,6 +224,13 @@ PolicyWorkspace::PolicyWorkspace(const Model& model, const Policy& policy)
       readings_bar(model.nsensordata()),
       zero_qacc(Eigen::VectorXd::Zero(model.nv)),
       qacc_bar(model.nv),
+      step_readings(model.nsensordata()),
+      step_readings_bar(model.nsensordata()),
+      qacc(model.nv),
+      pending_q_bar(model.nq),
+      pending_v_bar(model.nv),
+      replay_q(model.nq),
+      replay_v(model.nv),
       chunk_inputs(kChunk, policy.shape.inputs()),
       chunk_posts(kChunk, policy.shape.activation_count()),
       chunk_z_bars(kChunk, policy.shape.activation_count()),
@@ -234,9 +251,10 @@ void policy_rollout(const Model& model, Data& data, const Policy& policy, const 
   qs.row(0) = q0.transpose();
   vs.row(0) = v0.transpose();
   work.memory.setZero();
+  work.step_readings.setZero();  // no step before the first: the step sensors read zero
   for (Eigen::Index t = 0; t < T; ++t) {
     observe(model, data, policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt,
-            task, work);
+            task, work.step_readings, work);
     const auto output = dense_forward<double>(policy.shape, weights, work.net);
     work.ctrl = output.head(model.nu());
     work.memory = output.tail(policy.memory);
@@ -245,6 +263,9 @@ void policy_rollout(const Model& model, Data& data, const Policy& policy, const 
     step<double>(model, data, qs.row(t).transpose(), vs.row(t).transpose(), work.no_torque, work.ctrl, options.dt,
                  options.integrator, qs.row(t + 1).transpose(), vs.row(t + 1).transpose());
     status[static_cast<size_t>(t)] = data.status;
+    if (policy.reads_step_sensors)
+      read_step_sensors(model, data, qs.row(t).transpose(), vs.row(t).transpose(), vs.row(t + 1).transpose(),
+                        options.dt, work, work.step_readings);
   }
 }
 
@@ -268,15 +289,29 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
   if (!(decay >= 0 && decay <= 1)) throw ArgumentError("decay: expected a number in [0, 1], got " + std::to_string(decay));
   using K = PolicyObservation::Kind;
   const int nu = model.nu(), H = policy.memory;
-  // A recurrent policy's memory at every step, replayed forward (the state alone does not give it).
+  // A recurrent policy's memory at every step, and the step sensors' readings of every step,
+  // replayed forward (the states alone do not give them; the readings need each step's contacts).
+  const bool step_sensors = policy.reads_step_sensors;
   work.memories.resize(T, H);
+  if (step_sensors) work.step_readings_replay.resize(T, model.nsensordata());
   work.memory.setZero();
-  for (Eigen::Index t = 0; t < T && H > 0; ++t) {
+  work.step_readings.setZero();
+  for (Eigen::Index t = 0; t < T && (H > 0 || step_sensors); ++t) {
     work.memories.row(t) = work.memory.transpose();
     observe(model, data, policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt,
-            task, work);
-    work.memory = dense_forward<double>(policy.shape, weights, work.net).tail(H);
+            task, work.step_readings, work);
+    const auto output = dense_forward<double>(policy.shape, weights, work.net);
+    work.memory = output.tail(H);
+    if (!step_sensors) continue;
+    work.ctrl = output.head(nu);
+    step<double>(model, data, qs.row(t).transpose(), vs.row(t).transpose(), work.no_torque, work.ctrl, options.dt,
+                 options.integrator, work.replay_q, work.replay_v);
+    read_step_sensors(model, data, qs.row(t).transpose(), vs.row(t).transpose(), vs.row(t + 1).transpose(),
+                      options.dt, work, work.step_readings);
+    work.step_readings_replay.row(t) = work.step_readings.transpose();
   }
+  work.step_readings.setZero();  // from here on: the (zero) readings before the first step
+  work.pending_q_bar.setZero(), work.pending_v_bar.setZero();
   work.lambda_q = qs_bar.row(T).transpose();
   work.lambda_v = vs_bar.row(T).transpose();
   work.memory_bar.setZero();  // the adjoint of the memory leaving step t (entering step t + 1)
@@ -284,13 +319,19 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
   for (Eigen::Index t = T - 1; t >= 0; --t) {
     // The step's controls again (the network's pre/post for its VJP).
     if (H > 0) work.memory = work.memories.row(t).transpose();
+    const VecRef<double> last_step = step_sensors && t > 0 ? VecRef<double>(work.step_readings_replay.row(t - 1).transpose())
+                                                            : VecRef<double>(work.step_readings);
     observe(model, data, policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt,
-            task, work);
+            task, last_step, work);
     work.ctrl = dense_forward<double>(policy.shape, weights, work.net).head(nu);
     work.q_bar.setZero(), work.v_bar.setZero(), work.tau_bar.setZero(), work.ctrl_bar.setZero();
     step_vjp<double>(model, data, qs.row(t).transpose(), vs.row(t).transpose(), work.no_torque, work.ctrl, options.dt,
                      options.integrator, work.lambda_q, work.lambda_v, work.q_bar, work.v_bar, work.tau_bar,
                      work.ctrl_bar, model_bar);
+    if (step_sensors) {  // what the observation at t + 1 sent back to this state through step t's readings
+      work.q_bar += work.pending_q_bar;
+      work.v_bar += work.pending_v_bar;
+    }
     if (ctrls_bar.size() != 0) work.ctrl_bar += ctrls_bar.row(t).transpose();
     work.output_bar.head(nu) = work.ctrl_bar;
     work.output_bar.tail(H) = work.memory_bar;
@@ -310,6 +351,7 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
     }
     work.memory_bar.setZero();
     work.readings_bar.setZero();
+    work.step_readings_bar.setZero();
     for (size_t i = 0; i < policy.observations.size(); ++i) {
       const PolicyObservation& o = policy.observations[i];
       const double g = work.net.input_bar[static_cast<Eigen::Index>(i)];
@@ -318,14 +360,32 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
       else if (o.kind == K::Task) task_bar[o.index] += g;
       else if (o.kind == K::Memory) work.memory_bar[o.index] += g;
       else if (o.kind == K::Sensor) work.readings_bar[o.index] += g;
+      else if (o.kind == K::StepSensor) work.step_readings_bar[o.index] += g;
     }
     if (policy.reads_sensors) {  // the sensors' adjoint at (q_t, v_t), into the state's
-      size_sensor_scratch(data, work);
-      const Eigen::Index nacc = any_sensor_of(model, SensorKind::Accelerometer) ? model.nv : 0;
-      const Eigen::Index ntouch = any_sensor_of(model, SensorKind::Touch) ? data.ncontacts : 0;
-      sensor_readings_vjp<double>(model, data, qs.row(t).transpose(), vs.row(t).transpose(), work.zero_qacc.head(nacc),
-                                  work.zero_contact_forces.head(ntouch), work.readings_bar, work.q_bar, work.v_bar,
-                                  work.qacc_bar.head(nacc), work.contact_forces_bar.head(ntouch));
+      size_contact_buffers(data, work);
+      const Eigen::Index na = qacc_size(model), nf = forces_size(model, data);
+      sensor_readings_vjp<double>(model, data, qs.row(t).transpose(), vs.row(t).transpose(), work.zero_qacc.head(na),
+                                  work.zero_contact_forces.head(nf), work.readings_bar, work.q_bar, work.v_bar,
+                                  work.qacc_bar.head(na), work.contact_forces_bar.head(nf));
+    }
+    if (step_sensors) {
+      // The readings of step t - 1 at (q_{t-1}, v_{t-1}) with qacc = (v_t - v_{t-1}) / dt: their adjoint
+      // reaches v_t now and state t - 1 at the next iteration (pending). Touch readings come from the
+      // contact solver's forces, which are held: their adjoint stops here.
+      work.pending_q_bar.setZero(), work.pending_v_bar.setZero();
+      if (t > 0 && !work.step_readings_bar.isZero(0)) {
+        size_contact_buffers(data, work);
+        const Eigen::Index na = qacc_size(model), nf = forces_size(model, data);
+        work.qacc = (vs.row(t) - vs.row(t - 1)).transpose() / options.dt;
+        work.qacc_bar.setZero();
+        sensor_readings_vjp<double>(model, data, qs.row(t - 1).transpose(), vs.row(t - 1).transpose(),
+                                    work.qacc.head(na), work.zero_contact_forces.head(nf), work.step_readings_bar,
+                                    work.pending_q_bar, work.pending_v_bar, work.qacc_bar.head(na),
+                                    work.contact_forces_bar.head(nf));
+        work.v_bar += work.qacc_bar / options.dt;
+        work.pending_v_bar -= work.qacc_bar / options.dt;
+      }
     }
     // Carried back one step, decayed (paper 002's truncation), plus the loss's own adjoint at t;
     // the memory's adjoint is part of the carried state and decays with it.

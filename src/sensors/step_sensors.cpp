@@ -5,6 +5,7 @@
 #include "gradyn/autodiff.hpp"
 #include "gradyn/contact/ipm_data.hpp"
 #include "gradyn/contact/pgs_data.hpp"
+#include "gradyn/model/errors.hpp"
 #include "gradyn/model/params.hpp"
 
 namespace gradyn {
@@ -20,9 +21,21 @@ void step_inputs(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
   step<S>(model, data, q, v, tau, ctrl, dt, integrator, q_next, v_next);
   qacc = (v_next - v) / dt;
   if (model.contact.model == ContactModel::None) data.ncontacts = 0;  // the step detected none
-  const int nc = data.ncontacts;
-  normal_force = VectorX<S>::Zero(nc);
+  normal_force = VectorX<S>::Zero(data.ncontacts);
+  step_contact_normal_forces<S>(model, data, dt, normal_force);
+}
+
+}  // namespace
+
+template <class S>
+void step_contact_normal_forces(const ModelTpl<S>& model, const DataTpl<S>& data, const NoDeduce<S>& dt,
+                                VecOut<S> normal_force) {
+  const int nc = model.contact.model == ContactModel::None ? 0 : data.ncontacts;
+  if (normal_force.size() < nc)
+    throw ArgumentError("normal_force: expected room for " + std::to_string(nc) + " contacts, got " +
+                        std::to_string(normal_force.size()));
   for (int k = 0; k < nc; ++k) {
+    normal_force[k] = S(0);
     switch (model.contact.model) {
       case ContactModel::Penalty: normal_force[k] = data.contact_force[k].dot(data.contacts[k].normal); break;
       case ContactModel::Pgs:
@@ -35,8 +48,6 @@ void step_inputs(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
     }
   }
 }
-
-}  // namespace
 
 template <class S>
 void step_sensor_readings(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
@@ -84,6 +95,7 @@ void step_sensor_readings_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const 
 }
 
 #define GRADYN_INSTANTIATE(S)                                                                                        \
+  template void step_contact_normal_forces<S>(const ModelTpl<S>&, const DataTpl<S>&, const NoDeduce<S>&, VecOut<S>); \
   template void step_sensor_readings<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,        \
                                         const VecRef<S>&, const VecRef<S>&, const NoDeduce<S>&, Integrator,          \
                                         VecOut<S>);                                                                  \

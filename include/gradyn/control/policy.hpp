@@ -15,10 +15,15 @@
 //                       `memory` outputs after its controls, fed back as these inputs at the next
 //                       step (zero at the first)
 //   "sensor.<name>"     a one-entry sensor of the model (model.sensors; MJCF <sensor>); "sensor.<name>[k]"
-//                       entry k of a longer one: a body's or site's pose (framepos, framequat), its
-//                       velocities (framelinvel, frameangvel) and an IMU's angular rate (gyro), with
-//                       their gradients (sensors/sensors.hpp). Accelerometer and touch read the step
-//                       that the controls are about to choose, so a policy cannot read them (refused).
+//                       entry k of a longer one (sensors/sensors.hpp): a body's or site's pose
+//                       (framepos, framequat), its velocities (framelinvel, frameangvel), an IMU's
+//                       angular rate (gyro), read at the current state. Accelerometer and touch
+//                       read a step, so the policy sees the last step's (step_sensor_readings of
+//                       step t-1, zero at t = 0; as MuJoCo's sensordata after mj_step): an IMU's
+//                       acceleration, differentiated through the two states it is made of, and a
+//                       contact's normal force (a contact flag), which carries no gradient (the
+//                       contact solver's forces are not differentiated through a sensor). Observing
+//                       these makes the adjoint replay the closed loop forward once more.
 // The network's outputs are the model's controls, one per actuator in order (model.nu()), then
 // the memory.
 #pragma once
@@ -35,9 +40,10 @@
 namespace gradyn {
 
 struct PolicyObservation {
-  enum class Kind : std::uint8_t { Position, Velocity, ClockSin, ClockCos, Task, Memory, Sensor } kind = Kind::Position;
+  enum class Kind : std::uint8_t { Position, Velocity, ClockSin, ClockCos, Task, Memory, Sensor, StepSensor } kind =
+      Kind::Position;
   int index = 0;           // entry of q (Position), of v (Velocity), of the task vector (Task), of the memory
-                           // or of the sensor readings (Sensor)
+                           // or of the sensor readings (Sensor: at the state; StepSensor: of the last step)
   double frequency = 0.0;  // ClockSin, ClockCos: in Hz
   std::string name;
 };
@@ -47,7 +53,8 @@ struct Policy {
   std::vector<PolicyObservation> observations;
   int task_size = 0;  // entries of the task vector the observations read (1 + the largest index)
   int memory = 0;     // recurrent state carried from one step to the next (0: feed-forward)
-  bool reads_sensors = false;  // some observation is a sensor's: the readings are computed at every step
+  bool reads_sensors = false;       // some observation is a sensor's at the state: read at every step
+  bool reads_step_sensors = false;  // some observation is an accelerometer's or a touch sensor's
 };
 
 /// Every observation name the model offers (without the clock and task forms, which take numbers).
@@ -71,6 +78,12 @@ struct PolicyWorkspace {
   // Sensor observations: the model's readings and their adjoint; zero step inputs for the sensors a
   // policy cannot read (accelerometer: qacc; touch: one normal force per contact), and their adjoints.
   Eigen::VectorXd readings, readings_bar, zero_qacc, qacc_bar, zero_contact_forces, contact_forces_bar;
+  // Accelerometer and touch observations: the last step's readings (forward), every step's (the
+  // adjoint's replay, T x nsensordata), their adjoint, the step's qacc and contact normal forces, and
+  // the adjoint of the state before the last step that they send back (added one step later).
+  Eigen::VectorXd step_readings, step_readings_bar, qacc, contact_forces, pending_q_bar, pending_v_bar;
+  Eigen::VectorXd replay_q, replay_v;  // the replayed step's next state (not used: the trajectory's is)
+  MatrixXr<double> step_readings_replay;
   MatrixXr<double> memories;  // the adjoint's replay: the memory at every step (T x memory)
   // The adjoint's last steps, added to the weights' adjoint a chunk at a time (nn/dense_batch.hpp):
   // each row one step's network input, layer outputs and layer z adjoints.

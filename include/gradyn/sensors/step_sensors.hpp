@@ -17,6 +17,13 @@ void step_sensor_readings(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
                           const VecRef<S>& tau, const VecRef<S>& ctrl, const NoDeduce<S>& dt, Integrator integrator,
                           VecOut<S> readings);
 
+/// The normal forces of the contacts of the step data has just taken (data.ncontacts entries into
+/// the head of normal_force, which must hold at least that many): penalty: the contact force along
+/// the normal; PGS and Ipm: the normal impulse / dt; no contact model: none. What touch sensors read.
+template <class S>
+void step_contact_normal_forces(const ModelTpl<S>& model, const DataTpl<S>& data, const NoDeduce<S>& dt,
+                                VecOut<S> normal_force);
+
 /// Adjoint of step_sensor_readings: ACCUMULATES q_bar (nq, ambient), v_bar, tau_bar and ctrl_bar (nu;
 /// untouched when ctrl is empty); the accelerometer's through step_vjp (double only when the contact
 /// model is PGS or Ipm, as step_vjp). Touch readings are not differentiated (their contact forces
