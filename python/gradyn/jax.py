@@ -333,6 +333,7 @@ class _PolicyStatic:
     dt: float
     decay: float
     integrator: str
+    clip_norm: float = 0.0
 
 
 def _flat_worlds(x, item_ndim):
@@ -381,7 +382,8 @@ def _policy_bwd(static, residuals, cotangents):
         t = flat(rest[0], 1) if rest else None
         grads = static.policy.rollout_vjp(flat(qs, 2), flat(vs, 2), flat(qs_bar, 2), flat(vs_bar, 2), static.dt,
                                           weights=flat(weights, 1), task=t, ctrls_bar=flat(ctrls_bar, 2),
-                                          decay=static.decay, reduce="none", integrator=static.integrator)
+                                          decay=static.decay, reduce="none", integrator=static.integrator,
+                                          clip_norm=static.clip_norm)
         out = (_cast(grads["weights"].reshape(weights.shape), weights.dtype),
                _cast(grads["q0"].reshape(lead + q0.shape[-1:]), q0.dtype),
                _cast(grads["v0"].reshape(lead + v0.shape[-1:]), v0.dtype))
@@ -396,11 +398,12 @@ _policy_rollout.defvjp(_policy_fwd, _policy_bwd)
 
 
 def policy_rollout(policy, q0, v0, steps: int, dt: float, weights=None, task=None, decay: float = 1.0,
-                   integrator: str = "euler"):
+                   integrator: str = "euler", clip_norm: float = 0.0):
     """Differentiable gradyn.Policy rollout: (qs, vs, ctrls) of shapes (T+1, nq), (T+1, nv), (T, nu)
     for one world, differentiable with respect to the weights, q0, v0 and the task (jax.grad);
     jax.vmap over any of them runs the worlds in one batched C++ call. decay < 1 multiplies the
-    adjoint carried back one step by it (paper 002)."""
+    adjoint carried back one step by it (paper 002); clip_norm > 0 clips its norm (see
+    Policy.rollout_vjp)."""
     weights = _as_float_array(policy.weights if weights is None else weights, "weights")
     q0, v0 = _as_float_array(q0, "q0"), _as_float_array(v0, "v0")
     task = None if task is None else _as_float_array(task, "task")
@@ -412,7 +415,10 @@ def policy_rollout(policy, q0, v0, steps: int, dt: float, weights=None, task=Non
         raise ValueError(f"steps: expected at least 1, got {steps!r}")
     if not 0 <= float(decay) <= 1:
         raise ValueError(f"decay: expected a number in [0, 1], got {decay!r}")
-    static = _PolicyStatic(policy, int(steps), _checked_dt(dt), float(decay), _checked_integrator(integrator))
+    if not (np.isfinite(float(clip_norm)) and float(clip_norm) >= 0):
+        raise ValueError(f"clip_norm: expected a finite number >= 0 (0: no clipping), got {clip_norm!r}")
+    static = _PolicyStatic(policy, int(steps), _checked_dt(dt), float(decay), _checked_integrator(integrator),
+                           float(clip_norm))
     return _policy_rollout(static, weights, q0, v0, task)
 
 

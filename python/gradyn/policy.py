@@ -111,14 +111,17 @@ class Policy:
 
     def rollout_vjp(self, qs, vs, qs_bar, vs_bar, dt: float, weights=None, task=None, ctrls_bar=None,
                     decay: float = 1.0, reduce: str = "sum", integrator: str = "euler",
-                    threads: int | None = None) -> dict:
+                    threads: int | None = None, clip_norm: float = 0.0) -> dict:
         """Adjoints of a loss of the trajectory (qs_bar, vs_bar: d loss / d qs, vs; ctrls_bar: of the
         controls, optional) with respect to q0, v0, the weights, the task and the model's flat
         parameters (``model.param_names``). Given the trajectory `rollout` returned.
         reduce: 'sum' sums over the worlds the adjoints of inputs shared by them (weights or task
         given once, the model's parameters); 'none' returns every world's. A world whose trajectory
         is not finite (it diverged: rollout's status says NON_FINITE) gets zero adjoints, and
-        grads["diverged"] (one bool per world) reports it."""
+        grads["diverged"] (one bool per world) reports it. clip_norm > 0 scales the adjoint carried
+        back one step (state and memory together, after the decay) down to that norm whenever it is
+        longer: gradient-norm clipping through time, which keeps long horizons' gradients from
+        exploding (no longer the exact gradient, by design; 0: none)."""
         if reduce not in ("sum", "none"):
             raise ValueError(f"reduce: expected 'sum' or 'none', got {reduce!r}")
         qs = _real_array("qs", qs)
@@ -130,7 +133,8 @@ class Policy:
         w = self.weights if weights is None else _real_array("weights", weights)
         t = None if task is None else _real_array("task", task)
         q0_bar, v0_bar, w_bar, task_bar, p_bar = _core._policy_rollout_vjp(
-            *self._spec(), w, t, qs, vs, qs_bar, vs_bar, ctrls_bar, float(dt), float(decay), integrator, threads)
+            *self._spec(), w, t, qs, vs, qs_bar, vs_bar, ctrls_bar, float(dt), float(decay), integrator, threads,
+            clip_norm=float(clip_norm))
         # A world whose trajectory diverged has no meaningful gradient: its adjoints are zero (so it
         # does not poison sums over the batch) and grads["diverged"] says which.
         diverged = ~(np.isfinite(qs).all(axis=(1, 2)) & np.isfinite(vs).all(axis=(1, 2)))

@@ -389,7 +389,7 @@ class PolicyRolloutFunction(torch.autograd.Function):
     the backward pass by Policy.rollout_vjp (one reverse sweep in C++, decayed by `decay`)."""
 
     @staticmethod
-    def forward(ctx, weights, q0, v0, task, policy, steps, dt, decay, integrator, threads):
+    def forward(ctx, weights, q0, v0, task, policy, steps, dt, decay, integrator, threads, clip_norm):
         w, q, v = _numpy(weights), _numpy(q0), _numpy(v0)
         t = _numpy(task)
         qs, vs, ctrls, _ = policy.rollout(q, v, steps, dt, weights=w, task=t, integrator=integrator,
@@ -397,7 +397,7 @@ class PolicyRolloutFunction(torch.autograd.Function):
         # Through a handle, as the other Functions hold their model: released at exit, so a graph
         # still alive then does not make nanobind report the policy's model as leaked.
         ctx.handle = _bridge.ModelHandle(policy)
-        ctx.dt, ctx.decay, ctx.integrator, ctx.threads = dt, decay, integrator, threads
+        ctx.dt, ctx.decay, ctx.integrator, ctx.threads, ctx.clip_norm = dt, decay, integrator, threads, clip_norm
         ctx.arrays = (w, t, qs, vs)
         ctx.save_for_backward(weights, q0, v0, task)
         dtype = _result_dtype(weights, q0, v0)
@@ -411,30 +411,30 @@ class PolicyRolloutFunction(torch.autograd.Function):
         grads = ctx.handle.model.rollout_vjp(qs, vs, zeros(qs_bar, qs), zeros(vs_bar, vs), ctx.dt, weights=w,
                                              task=t, ctrls_bar=None if ctrls_bar is None else _numpy(ctrls_bar),
                                              decay=ctx.decay, reduce="sum", integrator=ctx.integrator,
-                                             threads=ctx.threads)
+                                             threads=ctx.threads, clip_norm=ctx.clip_norm)
         out = []
         for key, input_ in zip(("weights", "q0", "v0", "task"), ctx.saved_tensors):
             g = None if input_ is None else np.asarray(grads[key])
             if g is not None and g.shape != tuple(input_.shape):  # shared by the worlds: summed
                 g = g.reshape((-1,) + tuple(input_.shape)).sum(axis=0)
             out.append(_grad(g, input_, ctx.needs_input_grad[len(out)]))
-        return tuple(out) + (None,) * 6
+        return tuple(out) + (None,) * 7
 
 
 def policy_rollout(policy, q0, v0, steps: int, dt: float, weights=None, task=None, decay: float = 1.0,
-                   integrator: str = "euler", threads: int | None = None):
+                   integrator: str = "euler", threads: int | None = None, clip_norm: float = 0.0):
     """Differentiable gradyn.Policy rollout: returns (qs, vs, ctrls) tensors, shapes (T+1, nq),
     (T+1, nv), (T, nu), with a leading B when q0 is (B, nq). Differentiable with respect to the
     weights ((P,) shared or (B, P); None: policy.weights, not differentiated), q0, v0 and task
-    ((k,) or (B, k)); decay < 1 multiplies the adjoint carried back one step by it (paper 002).
-    Worlds whose trajectory diverged get zero gradients (see Policy.rollout_vjp)."""
+    ((k,) or (B, k)); decay < 1 multiplies the adjoint carried back one step by it (paper 002);
+    clip_norm > 0 clips its norm (see Policy.rollout_vjp). Worlds whose trajectory diverged get zero gradients (see Policy.rollout_vjp)."""
     q0 = _as_float_tensor(q0, "q0")
     v0 = _as_float_tensor(v0, "v0", q0.device)
     weights = torch.as_tensor(policy.weights, dtype=torch.float64) if weights is None else \
         _as_float_tensor(weights, "weights", q0.device)
     task = None if task is None else _as_float_tensor(task, "task", q0.device)
     qs, vs, ctrls = PolicyRolloutFunction.apply(weights, q0, v0, task, policy, int(steps), float(dt), float(decay),
-                                                integrator, threads)
+                                                integrator, threads, float(clip_norm))
     return qs, vs, ctrls
 
 

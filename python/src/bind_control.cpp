@@ -281,7 +281,7 @@ void bind_control(nb::module_& m) {
          const std::string& activation, const std::string& output_activation, int memory, nb::handle weights_h,
          nb::handle task_h,
          nb::handle qs_h, nb::handle vs_h, nb::handle qs_bar_h, nb::handle vs_bar_h, nb::handle ctrls_bar_h, double dt,
-         double decay, const std::string& integrator, std::optional<int> threads) {
+         double decay, const std::string& integrator, std::optional<int> threads, double clip_norm) {
         const Model& model = s.model;
         const Policy policy = policy_of(model, observations, hidden, activation, output_activation, memory);
         const StepOptions options = step_options(model, dt, integrator);
@@ -324,7 +324,8 @@ void bind_control(nb::module_& m) {
                                Eigen::Map<const MatrixXr<double>>(qs_bar.data() + w * sq, T + 1, model.nq),
                                Eigen::Map<const MatrixXr<double>>(vs_bar.data() + w * sv, T + 1, model.nv), c_bar,
                                decay, *work[th], q0_bar.row(world).transpose(), v0_bar.row(world).transpose(),
-                               w_bar.row(world).transpose(), task_bar.row(world).transpose(), *tangent[th]);
+                               w_bar.row(world).transpose(), task_bar.row(world).transpose(), *tangent[th],
+                               clip_norm);
             p_bar.row(world) = params_gradient(model, *tangent[th]).transpose();
           });
         }
@@ -335,7 +336,7 @@ void bind_control(nb::module_& m) {
       nb::arg("model"), nb::arg("observations"), nb::arg("hidden"), nb::arg("activation"),
       nb::arg("output_activation"), nb::arg("memory"), nb::arg("weights"), nb::arg("task").none(), nb::arg("qs"), nb::arg("vs"),
       nb::arg("qs_bar"), nb::arg("vs_bar"), nb::arg("ctrls_bar").none(), nb::arg("dt"), nb::arg("decay") = 1.0,
-      nb::arg("integrator") = "euler", nb::arg("threads").none() = nb::none());
+      nb::arg("integrator") = "euler", nb::arg("threads").none() = nb::none(), nb::arg("clip_norm") = 0.0);
 }
 
 }  // namespace gradyn::python

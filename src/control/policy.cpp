@@ -274,7 +274,7 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
                         const StepOptions& options, const RowsRef<double>& qs_bar, const RowsRef<double>& vs_bar,
                         const RowsRef<double>& ctrls_bar, double decay, PolicyWorkspace& work, VecOut<double> q0_bar,
                         VecOut<double> v0_bar, VecOut<double> weights_bar, VecOut<double> task_bar,
-                        ModelTangent& model_bar) {
+                        ModelTangent& model_bar, double clip_norm) {
   check_policy_arguments(model, policy, weights.size(), task.size());
   check_step_options(model.contact, options);
   const Eigen::Index T = qs.rows() - 1;
@@ -287,6 +287,8 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
                         ", nq " + std::to_string(model.nq) + ", nv " + std::to_string(model.nv) + ", nu " +
                         std::to_string(model.nu()) + ")");
   if (!(decay >= 0 && decay <= 1)) throw ArgumentError("decay: expected a number in [0, 1], got " + std::to_string(decay));
+  if (!(clip_norm >= 0 && std::isfinite(clip_norm)))
+    throw ArgumentError("clip_norm: expected a finite number >= 0 (0: no clipping), got " + std::to_string(clip_norm));
   using K = PolicyObservation::Kind;
   const int nu = model.nu(), H = policy.memory;
   // A recurrent policy's memory at every step, and the step sensors' readings of every step,
@@ -392,6 +394,16 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
     work.lambda_q = decay * work.q_bar + qs_bar.row(t).transpose();
     work.lambda_v = decay * work.v_bar + vs_bar.row(t).transpose();
     work.memory_bar *= decay;
+    if (clip_norm > 0) {  // gradient-norm clipping through time (no longer the exact gradient, by design)
+      const double norm = std::sqrt(work.lambda_q.squaredNorm() + work.lambda_v.squaredNorm() +
+                                    work.memory_bar.squaredNorm() + work.pending_q_bar.squaredNorm() +
+                                    work.pending_v_bar.squaredNorm());
+      if (norm > clip_norm) {
+        const double scale = clip_norm / norm;
+        work.lambda_q *= scale, work.lambda_v *= scale, work.memory_bar *= scale;
+        work.pending_q_bar *= scale, work.pending_v_bar *= scale;
+      }
+    }
   }
   q0_bar += work.lambda_q;
   v0_bar += work.lambda_v;

@@ -319,6 +319,13 @@ def test_policy_rollout_under_grad_and_vmap():
     np.testing.assert_allclose(np.asarray(g_w), ref["weights"], rtol=1e-10)
     np.testing.assert_allclose(np.asarray(g_q0), ref["q0"], rtol=1e-10)
     np.testing.assert_allclose(np.asarray(g_task), ref["task"], rtol=1e-10)
+    # clip_norm reaches Policy.rollout_vjp
+    clipped_loss = lambda w: jnp.sum(gjax.policy_rollout(policy, q0, v0, 30, 0.01, weights=w, task=task,  # noqa: E731
+                                                         clip_norm=0.05)[0][-1] ** 2)
+    a_only = policy.rollout_vjp(qs, vs, a, np.zeros(vs.shape), 0.01, task=[0.3], clip_norm=0.05)
+    np.testing.assert_allclose(np.asarray(jax.grad(clipped_loss)(w)), a_only["weights"], rtol=1e-10)
+    with pytest.raises(ValueError, match="clip_norm"):
+        gjax.policy_rollout(policy, q0, v0, 5, 0.01, clip_norm=-1)
     # vmap over initial states: one batched call, each world's gradient its own.
     q0s = jnp.array([[0.05, 0.1], [0.0, -0.2], [0.1, 0.0]])
     batch = jax.vmap(jax.grad(loss, argnums=1), in_axes=(None, 0, None))(w, q0s, task)

@@ -136,15 +136,17 @@ def scene_toe_depths(model, q):
     return scene.toe_depths(model, q)
 
 
-def test_decay_matches_a_reference_written_from_step_vjp():
+@pytest.mark.parametrize("decay, clip_norm", [(0.9, 0.0), (0.9, 2.5), (1.0, 2.5)])
+def test_decay_and_clipping_match_a_reference_written_from_step_vjp(decay, clip_norm):
     model = cart_pole()
     policy = gradyn.Policy(model, ["slider.q", "hinge.q", "hinge.v", "task[0]"], hidden=[8], seed=2,
                            zero_last_layer=False)
-    dt, steps, decay = 0.01, 60, 0.9
+    dt, steps = 0.01, 60
     q0, v0, task = np.array([0.0, 0.3]), np.array([0.1, 0.0]), np.array([0.5])
     qs, vs, us, _ = policy.rollout(q0, v0, steps, dt, task=task)
     _, a, b, _ = loss_adjoints(qs, vs, us)
-    grads = policy.rollout_vjp(qs, vs, a, b, dt, task=task, decay=decay)
+    grads = policy.rollout_vjp(qs, vs, a, b, dt, task=task, decay=decay, clip_norm=clip_norm)
+    clipped = 0
 
     # The reference: the tanh network by hand (gradyn's flat layout: W row-major, then b, per layer).
     W1 = policy.weights[:32].reshape(8, 4)
@@ -171,11 +173,16 @@ def test_decay_matches_a_reference_written_from_step_vjp():
         v_bar[1] += obs_bar[2]
         task_bar[0] += obs_bar[3]
         lam_q, lam_v = decay * q_bar + a[t], decay * v_bar + b[t]
+        norm = np.sqrt(lam_q @ lam_q + lam_v @ lam_v)
+        if clip_norm > 0 and norm > clip_norm:
+            lam_q, lam_v = lam_q * clip_norm / norm, lam_v * clip_norm / norm
+            clipped += 1
+    assert clip_norm == 0 or 0 < clipped < steps, clipped  # the clip must act on some steps, not all
     np.testing.assert_allclose(grads["weights"], w_bar, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(grads["task"], task_bar, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(grads["q0"], lam_q, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(grads["v0"], lam_v, rtol=1e-10, atol=1e-12)
-    # decay < 1 is not the exact gradient
+    # decay < 1 or clipping is not the exact gradient
     exact = policy.rollout_vjp(qs, vs, a, b, dt, task=task)
     assert np.abs(exact["weights"] - grads["weights"]).max() > 1e-3
 
@@ -336,6 +343,10 @@ def test_sensor_observation_names_and_errors(tmp_path):
     names = gradyn.policy_observations(model)
     assert {"sensor.tip_pos[0]", "sensor.torso_quat[3]", "sensor.gyro[2]", "sensor.elbow_q"} <= set(names)
     assert {"sensor.acc[0]", "sensor.acc[2]"} <= set(names)
+    with pytest.raises(ValueError, match=r"clip_norm: expected a finite number >= 0"):
+        model_q = gradyn.Policy(model, ["sensor.gyro[0]"])
+        qs, vs, _, _ = model_q.rollout(np.r_[0, 0, 1, 1, 0, 0, 0, 0, 0], np.zeros(model.nv), 3, 0.01)
+        model_q.rollout_vjp(qs, vs, np.zeros_like(qs), np.zeros_like(vs), 0.01, clip_norm=-1.0)
     with pytest.raises(ValueError, match="has 3 entries; name one"):
         gradyn.Policy(model, ["sensor.tip_pos"])
     with pytest.raises(ValueError, match=r"has 4 entries \(0 to 3\)"):

@@ -371,6 +371,14 @@ def test_policy_rollout_is_a_differentiable_torch_operation():
     np.testing.assert_allclose(weights.grad.numpy(), g["weights"], rtol=1e-12)
     np.testing.assert_allclose(task.grad.numpy(), g["task"], rtol=1e-12)
     np.testing.assert_allclose(q0.grad.numpy(), g["q0"], rtol=1e-12)
+    # clip_norm reaches Policy.rollout_vjp
+    weights.grad = None
+    qs, vs, ctrls = gtorch.policy_rollout(policy, q0, v0, 30, 0.01, weights=weights, task=task, clip_norm=0.05)
+    (qs[:, -1].square().sum() + 0.1 * ctrls.square().sum()).backward()
+    clipped = policy.rollout_vjp(qs.detach().numpy(), vs.detach().numpy(), a, np.zeros(vs.shape), 0.01,
+                                 weights=policy.weights, task=[0.3], ctrls_bar=c, clip_norm=0.05)
+    np.testing.assert_allclose(weights.grad.numpy(), clipped["weights"], rtol=1e-12)
+    assert np.abs(clipped["weights"] - g["weights"]).max() > 1e-6
     # torch's own finite-difference check.
     small = lambda w, t: gtorch.policy_rollout(policy, q0.detach()[0], v0.detach()[0], 20, 0.01, weights=w,  # noqa: E731
                                                task=t)[0][-1]

@@ -103,13 +103,15 @@ void policy_rollout(const Model& model, Data& data, const Policy& policy, const 
 
 /// Adjoint of policy_rollout given its trajectory (qs, vs) and the adjoints of qs, vs and (when not
 /// empty) ctrls. decay: the adjoint carried from step t+1 back to step t is multiplied by it (paper
-/// 002, section 3.2; 1: the exact gradient). Accumulates into q0_bar, v0_bar, weights_bar, task_bar and
-/// model_bar (+=).
+/// 002, section 3.2; 1: the exact gradient). clip_norm > 0: the adjoint carried back to step t (the
+/// state's and the memory's together) is scaled down to that norm when it is longer (gradient-norm
+/// clipping through time, after the decay; 0: no clipping). Accumulates into q0_bar, v0_bar,
+/// weights_bar, task_bar and model_bar (+=).
 void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, const VecRef<double>& weights,
                         const VecRef<double>& task, const RowsRef<double>& qs, const RowsRef<double>& vs,
                         const StepOptions& options, const RowsRef<double>& qs_bar, const RowsRef<double>& vs_bar,
                         const RowsRef<double>& ctrls_bar, double decay, PolicyWorkspace& work, VecOut<double> q0_bar,
                         VecOut<double> v0_bar, VecOut<double> weights_bar, VecOut<double> task_bar,
-                        ModelTangent& model_bar);
+                        ModelTangent& model_bar, double clip_norm = 0.0);
 
 }  // namespace gradyn
