@@ -23,6 +23,13 @@ def test_within_tolerance():
     assert not ball_throw.within_tolerance(np.full(3, 0.006), small, small)  # each < 0.01, norm 0.0104
 
 
+def test_median_counts_unreached_runs_as_infinite():
+    runs = [{"solved_at": 3}, {"solved_at": None}, {"solved_at": 1}]
+    assert ball_throw.median_solved(runs, 100) == 3
+    assert ball_throw.median_solved(runs[:2], 100) == np.inf
+    assert ball_throw.median_solved([{"solved_at": 2}, {"solved_at": 4}], 100) == 3
+
+
 def test_rolling_ball_keeps_its_speed_and_backspin_stops_it():
     """The slides-plus-ball-joint scene: a ball rolling at 14 m/s (28 rad/s) keeps its speed for 5 s
     (a free joint's explicit body-frame rotation of v would grow it), and the textbook backspin throw
@@ -53,4 +60,5 @@ def test_quick_run_writes_results(tmp_path):
     text = (tmp_path / "ball_throw.md").read_text()
     assert "Written by `.venv/bin/python examples/control/ball_throw.py --quick --seed 0" in text
     assert "| gradient: L-BFGS" in text and "| CMA-ES sigma0" in text
+    assert "## Gradient with restarts from random throws" in text
     assert (tmp_path / "ball_throw.png").stat().st_size > 10_000
