@@ -58,7 +58,9 @@ m/s, w0 ~ -70 rad/s, or throws with hops that dissipate the speed).
 
 Deviations from the paper: the mass, the scene's joints, the loss and its weights, the initial guess,
 the optimiser (the paper says gradient descent; we use L-BFGS steps), dt (the paper gives none), and
-CMA-ES's sigma0 and restarts are ours (the paper gives none of them).
+CMA-ES's sigma0 and restarts are ours (the paper gives none of them). Selection, stated: the
+(v0, r w0) parameterisation was adopted after L-BFGS at lr 1 failed on the raw (v0, w0) (both rows
+are in the .md's sweep); CMA-ES's headline sigma0 is the best of its sweep.
 
 Writes ball_throw.md (numbers, seed, command) and ball_throw.png beside this file, or in --out.
 """
