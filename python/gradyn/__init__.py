@@ -80,6 +80,7 @@ from ._core import rollout_vjp as _cpu_rollout_vjp
 from . import control
 from . import cuda
 from . import viewer
+from . import losses
 from .policy import Policy, policy_observations
 from .hybrid import group_lasso, input_group_norms, prune_inputs
 from .render import Appearance, Camera, render, render_vjp
@@ -209,6 +210,7 @@ __all__ = [
     "center_of_mass",
     "collide",
     "control",
+    "losses",
     "cuda",
     "crba",
     "difference",
