@@ -11,14 +11,16 @@ The car (our dimensions; the paper gives none): a 1 kg box chassis (0.30 x 0.16 
 joint, four sphere wheels (radius 5 cm, 0.25 kg, rolling inertia 3.4e-4 kg m^2) on revolute spin
 joints (axis y), the two front wheels on revolute steering joints (axis z, a 2 N m/rad centring
 spring and 0.05 N m s/rad damping: the steering is articulated, not driven). Sphere wheels, since a
-sphere touches a plane at one point (gradyn collides cylinders too, but a rolling cylinder's rim
-contacts come and go). The chassis and wheels collide with the ground only (MuJoCo contype /
-conaffinity). PGS contact, its gradient by reversing the PGS sweeps as they ran
-(pgs_gradient="sweeps", paper 003's own adjoint of Gauss-Seidel; gradyn's default "implicit" gradient
-was wrong here once the wheels grip, see the .md's gradient check), semi-implicit Euler, dt = 1 ms,
-1 s episode (1000 steps). The ground's friction is 0, so each wheel's contact takes the wheel's
-coefficient (a pair uses the larger of its two): the one unknown mu is written into the four wheel
-geoms' "<wheel>.friction" parameters and its gradient is the sum of their four entries.
+sphere touches a plane at one point (gradyn collides cylinders too; they were not tried). The
+chassis and wheels collide with the ground only (MuJoCo contype / conaffinity); the wheels start
+0.1 mm into the ground (PGS's slop; started at exactly zero depth, gradyn's default "implicit" PGS
+adjoint returned NaN for this model, a library gap reported with this script). PGS contact, its
+gradient by reversing the PGS sweeps as they ran (pgs_gradient="sweeps", paper 003's own adjoint
+of Gauss-Seidel; gradyn's default "implicit" gradient was wrong here once the wheels grip, see the
+.md's gradient check), semi-implicit Euler, dt = 1 ms, 1 s episode (1000 steps). The ground's
+friction is 0, so each wheel's contact takes the wheel's coefficient (a pair uses the larger of its
+two): the one unknown mu is written into the four wheel geoms' "<wheel>.friction" parameters and its
+gradient is the sum of their four entries.
 
 Why friction matters here: the car starts with the chassis at 1 m/s and the wheels not spinning, as
 a car dropped onto the track at speed would. The wheels slide, and sliding friction (mu times the
@@ -32,7 +34,11 @@ on the same simulation, the reference the estimates are compared to).
 Loss (the paper's objective): (x_T - 0.8)^2. Gradient methods (torch.optim, from mu = 0.002 as in
 the paper): plain SGD on theta = log(mu), learning rate 1000 (the main run: mu stays positive, and
 the slope dx_T/dlog(mu) varies only about four-fold over [0.002, 0.21], where dx_T/dmu varies a
-hundred-fold), and Adam on mu itself, learning rate 0.02 (mu clamped at >= 0). CMA-ES: the `cma`
+hundred-fold), and Adam on mu itself, learning rate 0.02 (mu clamped at >= 0). Both learning rates
+were picked on this task, among SGD on log(mu) at 1000 and 3000 (diverged), SGD on mu at 0.05, 0.1,
+0.2, Adam on mu at 0.01, 0.02, 0.05 and Adam on log(mu) at 0.3, 0.5, 1.0, 40 iterations each. Within
+1 mm in 40 iterations: SGD on log(mu) at 1000 (iteration 3), Adam on mu at 0.05 (9, then it drifted
+away), Adam on log(mu) at 0.3 (18) and 1.0 (34); none of the others. CMA-ES: the `cma`
 package, 1-D, from mu = 0.002, sigma0 = 0.1 (and 0.01 over five seeds), bounds [0, 2]. Accuracy:
 |x_T - 0.8| < 1 mm (loss < 1e-6) and < 0.1 mm, counted in iterations (a gradient iteration = one
 rollout and one reverse pass; a CMA-ES iteration = one generation of 4 rollouts) and wall time.
@@ -113,7 +119,7 @@ class Racecar:
         self.steps = int(round(seconds / DT))
         self.q0 = self.model.neutral()
         # Wheels 0.1 mm into the ground (PGS's default slop, so Baumgarte does not lift them). Started at
-        # exactly zero depth, rollout_vjp returned NaN for this model (reported; a library gap).
+        # exactly zero depth, the "implicit" PGS adjoint returned NaN for this model (reported; a library gap).
         self.q0[2] = RADIUS - 1e-4
         self.v0 = np.zeros(self.model.nv)
         self.v0[0] = V0  # body-frame x = world x at the identity orientation

@@ -61,3 +61,21 @@ def test_arm_throw_gradient_close_to_central_difference():
 def test_arm_throw_quick(tmp_path):
     md = _quick("arm_throw", tmp_path)
     assert "Adam, analytic gradient" in md and "CMA-ES, seed 0" in md
+
+
+def test_golf_gradient_matches_central_difference():
+    golf = _load("golf")
+    task = golf.Golf()
+    rng = np.random.default_rng(0)
+    u = rng.normal(0.0, 1.0, (golf.INTERVALS, golf.NJOINTS))
+    for _ in range(2):
+        adjoint, fd = golf.directional_check(task, u, rng.normal(size=u.shape))
+        assert abs(adjoint - fd) <= 1e-3 * abs(fd) + 1e-6, (adjoint, fd)
+    # with zero torques the falling club hits the ball, which settles short of the 3 m target
+    ball = task.ball(task.rollout(np.zeros_like(u))[0])
+    assert 1.0 < ball[-1, 0] < golf.TARGET[0]
+
+
+def test_golf_quick(tmp_path):
+    md = _quick("golf", tmp_path)
+    assert "Adam, analytic gradient" in md and "CMA-ES, seed 0" in md
