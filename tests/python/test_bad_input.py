@@ -1191,6 +1191,8 @@ NO_ROW = {
     "gradyn.ModelError": "an exception",
     "gradyn.Status": "an enum",
     "gradyn.control": "a module", "gradyn.cuda": "a module", "gradyn.viewer": "a module",
+    "gradyn.losses": "a module; its functions' bad input (shapes, unknown or step sensors, entries) is tested in "
+                     "tests/python/test_losses.py on a model with sensors",
     "gradyn.control.Cost": "a Protocol", "gradyn.control.Dynamics": "a Protocol",
     "gradyn.control.ILQRResult": "a result dataclass", "gradyn.control.IterationReport": "a result dataclass",
     "gradyn.cuda.CudaError": "an exception",
