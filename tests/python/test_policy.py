@@ -55,7 +55,7 @@ def check_gradients(model, policy, q0, v0, task, steps, dt, h=1e-6, rtol=1e-5, p
 
     def value(q0=q0, v0=v0, weights=w, task=task, model_params=None):
         p = policy if model_params is None else gradyn.Policy(model.with_params(model_params), policy.observations,
-                                                              policy.hidden, policy.activation)
+                                                              policy.hidden, policy.activation, memory=policy.memory)
         out = p.rollout(q0, v0, steps, dt, weights=weights, task=task)
         return loss(*out[:3])
 
@@ -116,17 +116,27 @@ def test_recurrent_policy_gradients_through_penalty_contact_on_laikago():
     """Memory and contact together: the memory's adjoint crosses steps whose feet touch the ground."""
     model, stance = laikago_with_servos("penalty")
     joints = [n for n in gradyn.policy_observations(model) if n.endswith(".q")]
-    policy = gradyn.Policy(model, joints + ["clock.sin(2.0)", "memory[0]", "memory[1]"], hidden=[24], memory=2,
-                           seed=4, zero_last_layer=False)
+    policy = gradyn.Policy(model, joints + ["clock.sin(2.0)", "task[0]", "memory[0]", "memory[1]"], hidden=[24],
+                           memory=2, seed=4, zero_last_layer=False)
     policy.weights = 0.05 * policy.weights
     q0 = stance.copy()
     q0[2] += 0.002
-    qs, _, _, status = policy.rollout(q0, np.zeros(model.nv), 100, 1e-3)
+    task = np.array([0.3])
+    qs, _, _, status = policy.rollout(q0, np.zeros(model.nv), 100, 1e-3, task=task)
     assert not status.any()
     depths = np.array([scene_toe_depths(model, q) for q in qs])
     assert (depths > 0).any(), "the feet must touch the ground during the check"
-    check_gradients(model, policy, q0, np.zeros(model.nv), None, steps=100, dt=1e-3, rtol=1e-4,
-                    params_checked=("v0", "weights"))
+    grads, value = check_gradients(model, policy, q0, np.zeros(model.nv), task, steps=100, dt=1e-3, rtol=1e-4,
+                                   params_checked=("v0", "weights", "task"))
+    # model parameters through the contact: a leg's mass, the contact stiffness and damping (not a toe's
+    # friction: it ties with the ground's, and a pair takes the larger, a kink at the tie)
+    p = model.params
+    for name in ("FR_lower_leg.mass", "contact.stiffness", "contact.damping"):
+        i = model.param_names.index(name)
+        e = np.zeros_like(p)
+        e[i] = max(1.0, abs(p[i])) * 1e-6
+        fd = (value(model_params=p + e) - value(model_params=p - e)) / (2 * e[i])
+        assert grads["params"][i] == pytest.approx(fd, rel=1e-4, abs=1e-8), name
 
 
 def scene_toe_depths(model, q):
