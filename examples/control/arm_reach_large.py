@@ -59,6 +59,7 @@ INPUTS = HERE / "gpu_inputs"
 STEM = "arm_reach_large"
 LIMITS = np.array([1.0, 1.2, 1.2, 1.2])  # joint-angle ranges the targets are drawn from (rad)
 UPPER, FORE = 0.5, 0.5  # link lengths of arm_reach.arm() (m)
+VALIDATION = 128  # targets in the fixed validation set (whatever the batch)
 
 
 # --- the arm's kinematics, in PyTorch ------------------------------------------------------------
@@ -227,7 +228,7 @@ def train(args):
           "command": " ".join(["python", *sys.argv])})
     optimizer = torch.optim.Adam(net.parameters(), lr=args.lr)
     rng = np.random.default_rng(args.seed)
-    validation = random_targets(args.batch, np.random.default_rng(args.seed + 1))
+    validation = random_targets(VALIDATION, np.random.default_rng(args.seed + 1))
     started = time.perf_counter()
     update, first_loss, last_loss = 0, None, None
     train_s = 0.0
