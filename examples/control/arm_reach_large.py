@@ -347,13 +347,14 @@ def report(args):
              + " ".join(str(p) for p in args.runs) + "` from the training logs named below; each run's command "
              "and seed are in its row. The network (3 inputs, 3 x 1024 relu, 4 servo targets) is evaluated once "
              "per arm and held over the rollout (it is open loop, as in the paper); its gradient is the exact sum "
-             "of the rollout's control adjoint. Batches of 128 arms, 8 s at dt 0.01 (800 steps); validation on "
-             "a fixed set of 128 targets. Paper 002 (GPU, Theano): 576 updates to < 10 cm, 2,563 to < 5 cm, "
+             "of the rollout's control adjoint. Batches of 128 arms (the paper's) unless a row says more, 8 s "
+             "at dt 0.01 (800 steps); validation on a fixed set of 128 targets. Paper 002 (GPU, Theano): 576 updates to < 10 cm, 2,563 to < 5 cm, "
              "58 s per update.\n",
-             "| run | machine | weights | updates | seconds per update | physics forward / reverse per update (s) "
+             "| run | machine | weights | arms per update | updates | seconds per update "
+             "| physics forward / reverse per update (s) "
              "| machine's load (15 min) | validated every | updates to < 10 cm | updates to < 5 cm "
              "| final validation mean distance (m) | at the end (m) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     notes = []
     for path, recs in zip(runs, records):
         kind = {r["kind"]: r for r in recs}
@@ -368,11 +369,11 @@ def report(args):
         every = val[1]["update"] - val[0]["update"] if len(val) > 1 else "-"
         lines.append(
             f"| `{config['command']}` (seed {config['seed']}, commit {machine['commit']}) | {where} | "
-            f"{config['weights']:,} | {timing['updates']} | {timing['seconds_per_update']:.3f} | "
+            f"{config['weights']:,} | {config['batch']} | {timing['updates']} | {timing['seconds_per_update']:.3f} | "
             f"{timing['physics_forward_s'] / n:.3f} / {timing['physics_reverse_s'] / n:.3f} | {load} | {every} | "
             f"{shown(first(0.10))} | {shown(first(0.05))} | {val[-1]['mean_distance']:.4f} | "
             f"{val[-1]['final_distance']:.4f} |")
-        label = f"{where}: {config['weights']:,} weights"
+        label = f"{where}: {config['weights']:,} weights, {config['batch']} arms per update"
         ax.semilogy([r["update"] for r in val], [r["mean_distance"] for r in val], "-", label=label)
         if "check" in kind:
             c = kind["check"]

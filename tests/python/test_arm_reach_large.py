@@ -64,4 +64,4 @@ def test_train_and_report_quick(tmp_path):
     assert [r["update"] for r in records if r["kind"] == "validation"] == [0, 1, 2, 3]
     subprocess.run([sys.executable, str(SCRIPT), "report", str(run), "--out", str(tmp_path)], check=True, timeout=120)
     text = (tmp_path / "arm_reach_large.md").read_text()
-    assert "| 404 | 3 |" in text and (tmp_path / "arm_reach_large.png").stat().st_size > 0
+    assert "| 404 | 4 | 3 |" in text and (tmp_path / "arm_reach_large.png").stat().st_size > 0
