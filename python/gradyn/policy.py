@@ -22,6 +22,10 @@ Observations (``gradyn.policy_observations(model)`` lists the joint and sensor o
 * ``"task[<k>]"``: entry k of the world's task vector (a target; given per world or shared);
 * ``"memory[<k>]"``: entry k of a recurrent policy's memory (``memory=`` outputs fed back).
 
+A policy that reads task entries alone is open loop (paper 002's reaching controller): its controls
+are the same at every step, so its network runs once per rollout and once in the adjoint (on the
+controls' adjoint summed over the steps), with the same numbers as running it at every step.
+
 The outputs are the model's controls, one per actuator (``model.actuator_names``); the actuators
 clamp them to their ctrlrange. The weights start seeded (Glorot/He) with the last layer zero
 (``zero_last_layer=True``: the policy starts by commanding 0, paper 002's initialisation).

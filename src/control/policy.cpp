@@ -131,6 +131,20 @@ void observe(const Model& model, Data& data, const Policy& policy, const VecRef<
   }
 }
 
+// Gradient-norm clipping through time (no longer the exact gradient, by design): the adjoint carried
+// back one step (the state's, the memory's, the step sensors' pending one) scaled down to clip_norm.
+void clip_carried_adjoint(double clip_norm, PolicyWorkspace& work) {
+  if (!(clip_norm > 0)) return;
+  const double norm = std::sqrt(work.lambda_q.squaredNorm() + work.lambda_v.squaredNorm() +
+                                work.memory_bar.squaredNorm() + work.pending_q_bar.squaredNorm() +
+                                work.pending_v_bar.squaredNorm());
+  if (norm > clip_norm) {
+    const double scale = clip_norm / norm;
+    work.lambda_q *= scale, work.lambda_v *= scale, work.memory_bar *= scale;
+    work.pending_q_bar *= scale, work.pending_v_bar *= scale;
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> policy_observations(const Model& model) {
@@ -184,6 +198,8 @@ Policy make_policy(const Model& model, const std::vector<std::string>& observati
     }
     policy.observations.push_back(std::move(o));
   }
+  policy.open_loop = memory == 0 && std::all_of(policy.observations.begin(), policy.observations.end(),
+                                                [](const PolicyObservation& o) { return o.kind == PolicyObservation::Kind::Task; });
   policy.shape.widths = {static_cast<int>(observations.size())};
   for (int w : hidden) policy.shape.widths.push_back(w);
   policy.shape.widths.push_back(model.nu() + memory);
@@ -231,6 +247,7 @@ PolicyWorkspace::PolicyWorkspace(const Model& model, const Policy& policy)
       pending_v_bar(model.nv),
       replay_q(model.nq),
       replay_v(model.nv),
+      ctrl_bar_sum(model.nu()),
       chunk_inputs(kChunk, policy.shape.inputs()),
       chunk_posts(kChunk, policy.shape.activation_count()),
       chunk_z_bars(kChunk, policy.shape.activation_count()),
@@ -253,11 +270,13 @@ void policy_rollout(const Model& model, Data& data, const Policy& policy, const 
   work.memory.setZero();
   work.step_readings.setZero();  // no step before the first: the step sensors read zero
   for (Eigen::Index t = 0; t < T; ++t) {
-    observe(model, data, policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt,
-            task, work.step_readings, work);
-    const auto output = dense_forward<double>(policy.shape, weights, work.net);
-    work.ctrl = output.head(model.nu());
-    work.memory = output.tail(policy.memory);
+    if (!policy.open_loop || t == 0) {  // (an open-loop policy's controls are those of step 0)
+      observe(model, data, policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt,
+              task, work.step_readings, work);
+      const auto output = dense_forward<double>(policy.shape, weights, work.net);
+      work.ctrl = output.head(model.nu());
+      work.memory = output.tail(policy.memory);
+    }
     ctrls.row(t) = work.ctrl.transpose();
     data.status = kStatusOk;
     step<double>(model, data, qs.row(t).transpose(), vs.row(t).transpose(), work.no_torque, work.ctrl, options.dt,
@@ -323,9 +342,11 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
     if (H > 0) work.memory = work.memories.row(t).transpose();
     const VecRef<double> last_step = step_sensors && t > 0 ? VecRef<double>(work.step_readings_replay.row(t - 1).transpose())
                                                             : VecRef<double>(work.step_readings);
-    observe(model, data, policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt,
-            task, last_step, work);
-    work.ctrl = dense_forward<double>(policy.shape, weights, work.net).head(nu);
+    if (!policy.open_loop || t == T - 1) {  // (an open-loop policy's controls are the same at every step)
+      observe(model, data, policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt,
+              task, last_step, work);
+      work.ctrl = dense_forward<double>(policy.shape, weights, work.net).head(nu);
+    }
     work.q_bar.setZero(), work.v_bar.setZero(), work.tau_bar.setZero(), work.ctrl_bar.setZero();
     step_vjp<double>(model, data, qs.row(t).transpose(), vs.row(t).transpose(), work.no_torque, work.ctrl, options.dt,
                      options.integrator, work.lambda_q, work.lambda_v, work.q_bar, work.v_bar, work.tau_bar,
@@ -335,6 +356,17 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
       work.v_bar += work.pending_v_bar;
     }
     if (ctrls_bar.size() != 0) work.ctrl_bar += ctrls_bar.row(t).transpose();
+    if (policy.open_loop) {  // the network's adjoint once, after the sweep, on the sum
+      if (t == T - 1) work.ctrl_bar_sum.setZero();
+      work.ctrl_bar_sum += work.ctrl_bar;
+      if (t > 0) {
+        work.lambda_q = decay * work.q_bar + qs_bar.row(t).transpose();
+        work.lambda_v = decay * work.v_bar + vs_bar.row(t).transpose();
+        clip_carried_adjoint(clip_norm, work);
+        continue;
+      }
+      work.ctrl_bar = work.ctrl_bar_sum;
+    }
     work.output_bar.head(nu) = work.ctrl_bar;
     work.output_bar.tail(H) = work.memory_bar;
     // The network's adjoint: its input's now, its weights' a chunk of steps at a time.
@@ -394,16 +426,7 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
     work.lambda_q = decay * work.q_bar + qs_bar.row(t).transpose();
     work.lambda_v = decay * work.v_bar + vs_bar.row(t).transpose();
     work.memory_bar *= decay;
-    if (clip_norm > 0) {  // gradient-norm clipping through time (no longer the exact gradient, by design)
-      const double norm = std::sqrt(work.lambda_q.squaredNorm() + work.lambda_v.squaredNorm() +
-                                    work.memory_bar.squaredNorm() + work.pending_q_bar.squaredNorm() +
-                                    work.pending_v_bar.squaredNorm());
-      if (norm > clip_norm) {
-        const double scale = clip_norm / norm;
-        work.lambda_q *= scale, work.lambda_v *= scale, work.memory_bar *= scale;
-        work.pending_q_bar *= scale, work.pending_v_bar *= scale;
-      }
-    }
+    clip_carried_adjoint(clip_norm, work);
   }
   q0_bar += work.lambda_q;
   v0_bar += work.lambda_v;

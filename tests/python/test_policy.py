@@ -438,3 +438,32 @@ def test_touch_observation_is_the_last_steps_contact_force(tmp_path, contact):
     # the touch reading carries no gradient; the velocity's still does
     grads = policy.rollout_vjp(qs, vs, np.ones_like(qs), np.zeros_like(vs), dt)
     assert np.isfinite(grads["weights"]).all() and np.abs(grads["weights"]).max() > 0
+
+
+@pytest.mark.parametrize("decay, clip_norm", [(1.0, 0.0), (0.9, 0.5)])
+def test_open_loop_policy_runs_its_network_once_with_the_same_gradients(decay, clip_norm):
+    """A policy reading task entries alone (open loop) evaluates its network once per rollout and once
+    in the adjoint; the same network with a dead extra input (clock.sin(0) reads 0 at every step) runs
+    it at every step. Same controls, same trajectory, same gradients."""
+    model = cart_pole()
+    open_loop = gradyn.Policy(model, ["task[0]", "task[1]"], hidden=[7], seed=4, zero_last_layer=False)
+    per_step = gradyn.Policy(model, ["task[0]", "task[1]", "clock.sin(0)"], hidden=[7], seed=4,
+                             zero_last_layer=False)
+    w = open_loop.weights
+    W1, rest = w[:14].reshape(7, 2), w[14:]
+    w_step = np.concatenate([np.hstack([W1, np.zeros((7, 1))]).ravel(), rest])
+    task = np.array([[0.3, -0.2], [0.1, 0.4]])
+    q0, v0 = np.array([[0.0, 0.2], [0.1, -0.1]]), np.zeros((2, 2))
+    a = open_loop.rollout(q0, v0, 80, 0.01, task=task)
+    b = per_step.rollout(q0, v0, 80, 0.01, weights=w_step, task=task)
+    for x, y in zip(a[:3], b[:3]):
+        np.testing.assert_array_equal(x, y)
+    loss, qs_bar, vs_bar, ctrls_bar = loss_adjoints(*a[:3])
+    ga = open_loop.rollout_vjp(a[0], a[1], qs_bar, vs_bar, 0.01, task=task, ctrls_bar=ctrls_bar, decay=decay,
+                               clip_norm=clip_norm)
+    gb = per_step.rollout_vjp(b[0], b[1], qs_bar, vs_bar, 0.01, weights=w_step, task=task, ctrls_bar=ctrls_bar,
+                              decay=decay, clip_norm=clip_norm)
+    gb_w = np.concatenate([gb["weights"][:21].reshape(7, 3)[:, :2].ravel(), gb["weights"][21:]])
+    np.testing.assert_allclose(ga["weights"], gb_w, rtol=1e-10, atol=1e-13)
+    for key in ("task", "q0", "v0", "params"):
+        np.testing.assert_allclose(ga[key], gb[key], rtol=1e-10, atol=1e-13)

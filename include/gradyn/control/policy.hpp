@@ -55,6 +55,9 @@ struct Policy {
   int memory = 0;     // recurrent state carried from one step to the next (0: feed-forward)
   bool reads_sensors = false;       // some observation is a sensor's at the state: read at every step
   bool reads_step_sensors = false;  // some observation is an accelerometer's or a touch sensor's
+  bool open_loop = false;  // it reads task entries alone (no state, clock or memory): its controls are
+                           // the same at every step, so the network runs once per rollout (and once
+                           // in the adjoint, on the controls' adjoint summed over the steps)
 };
 
 /// Every observation name the model offers (without the clock and task forms, which take numbers).
@@ -83,6 +86,7 @@ struct PolicyWorkspace {
   // the adjoint of the state before the last step that they send back (added one step later).
   Eigen::VectorXd step_readings, step_readings_bar, qacc, contact_forces, pending_q_bar, pending_v_bar;
   Eigen::VectorXd replay_q, replay_v;  // the replayed step's next state (not used: the trajectory's is)
+  Eigen::VectorXd ctrl_bar_sum;        // an open-loop policy's adjoint: the controls' over every step
   MatrixXr<double> step_readings_replay;
   MatrixXr<double> memories;  // the adjoint's replay: the memory at every step (T x memory)
   // The adjoint's last steps, added to the weights' adjoint a chunk at a time (nn/dense_batch.hpp):
