@@ -34,7 +34,6 @@ import json
 import os
 import pathlib
 import platform
-import shutil
 import subprocess
 import sys
 import time
@@ -74,20 +73,13 @@ def scenes():
 
 def prepare():
     import gradyn
-    from gradient_benchmarks import commit_name, load_mjcf_text
+    from gradient_benchmarks import commit_name, copy_cuda_library, load_mjcf_text
 
     sys.path.insert(0, str(ROOT / "examples" / "laikago_contact"))
     import laikago_scene as scene
 
     INPUTS.mkdir(exist_ok=True)
-    import gradyn.cuda
-
-    lib = gradyn.cuda.library_path()
-    if lib is None:
-        sys.exit("this gradyn has no CUDA backend: install it with nvcc present (bash scripts/setup.sh)")
-    shutil.copy(lib, INPUTS / "libgradyn_cuda.so")
-    if shutil.which("strip"):  # its symbol tables are not needed to run it (a smaller file to send)
-        subprocess.run(["strip", "--strip-unneeded", str(INPUTS / "libgradyn_cuda.so")], check=True)
+    copy_cuda_library(INPUTS)
     rng = np.random.default_rng(SEED)
     meta = {"commit": commit_name(), "seed": SEED, "B": B_CHECK, "T": T_CHECK, "rows": ROWS, "scenes": []}
     for name, file, xml, dt, contact, settings in scenes():

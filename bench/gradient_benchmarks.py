@@ -196,6 +196,24 @@ def commit_name():
     return (git or "?") + (" (uncommitted changes in src/, include/ or python/)" if dirty else "")
 
 
+def copy_cuda_library(folder) -> None:
+    """The installed gradyn's libgradyn_cuda.so into folder (what a GPU machine without a gradyn build
+    loads gradyn.cuda with), stripped of its symbol tables when `strip` is there (a smaller file to
+    send); exits saying how to get one when this gradyn has no CUDA backend."""
+    import pathlib
+    import shutil
+
+    import gradyn.cuda
+
+    lib = gradyn.cuda.library_path()
+    if lib is None:
+        sys.exit("this gradyn has no CUDA backend: install it with nvcc present (bash scripts/setup.sh)")
+    target = pathlib.Path(folder) / "libgradyn_cuda.so"
+    shutil.copy(lib, target)
+    if shutil.which("strip"):
+        subprocess.run(["strip", "--strip-unneeded", str(target)], check=True)
+
+
 def load_mjcf_text(xml: str, contact: str | None = None):
     """A gradyn model of MJCF text (the comparison scripts hand MuJoCo and gradyn the same text);
     loader warnings (elements gradyn does not simulate, inert in these scenes) are silenced."""

@@ -46,8 +46,6 @@ import json
 import os
 import pathlib
 import platform
-import shutil
-import subprocess
 import sys
 import time
 
@@ -295,18 +293,12 @@ def prepare(args):
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(ROOT / "bench"))
     import arm_reach
-    from gradient_benchmarks import commit_name
+    from gradient_benchmarks import commit_name, copy_cuda_library
 
     import gradyn
-    import gradyn.cuda
 
     INPUTS.mkdir(exist_ok=True)
-    lib = gradyn.cuda.library_path()
-    if lib is None:
-        sys.exit("this gradyn has no CUDA backend: install it with nvcc present (bash scripts/setup.sh)")
-    shutil.copy(lib, INPUTS / "libgradyn_cuda.so")
-    if shutil.which("strip"):  # its symbol tables are not needed to run it (a smaller file to send)
-        subprocess.run(["strip", "--strip-unneeded", str(INPUTS / "libgradyn_cuda.so")], check=True)
+    copy_cuda_library(INPUTS)
     model = arm_reach.arm()
     rng = np.random.default_rng(args.seed)
     ctrl = rng.uniform(-LIMITS, LIMITS, size=(4, model.nu))
