@@ -312,3 +312,10 @@ def test_policy_benchmark_and_random_reaching_smoke_runs(tmp_path):
     distances = [float(x) for x in re.findall(r"validation mean distance ([0-9.]+) m", out)]
     assert len(distances) == 4 and distances[-1] < distances[0], out
     assert (tmp_path / "arm_reach_random.md").exists() and (tmp_path / "arm_reach_random.png").exists()
+
+
+def test_open_loop_policy_benchmark_smoke_run():
+    """bench/open_loop_policy.py --quick times both forms (their controls checked equal inside)."""
+    out = run("bench/open_loop_policy.py", "--quick")
+    row = out.strip().splitlines()[-1]
+    assert row.startswith("(68, 4, 20,") and all(float(x) > 0 for x in row.strip("()").split(",")[3:]), out
