@@ -191,6 +191,28 @@ format version, truncated or changed bytes raise gradyn.ModelError saying which.
       .def_prop_ro("armature", vector_property(&Model::armature),
                    "Rotor inertia added to the diagonal of M, shape (nv,).")
       .def_prop_ro("stiffness", vector_property(&Model::stiffness), "Joint spring stiffness per DoF, shape (nv,).")
+      .def_prop_ro("frictionloss", vector_property(&Model::frictionloss),
+                   "Dry joint friction per DoF: the most force the joint's friction gives, shape (nv,) [N m | N]; "
+                   "0: none. Enforced by the contact models 'pgs', 'ipm' and (smoothed) 'penalty'.")
+      .def_prop_ro(
+          "joint_couplings",
+          [](const PyModel& s) {
+            nb::list out;
+            for (const JointCoupling& c : s.model.joint_couplings) {
+              nb::dict d;
+              d["name"] = c.name;
+              d["joint1"] = s.model.joint_names[c.joint1];
+              d["joint2"] = c.joint2 >= 0 ? nb::object(nb::str(s.model.joint_names[c.joint2].c_str())) : nb::none();
+              d["polycoef"] = nb::make_tuple(c.polycoef[0], c.polycoef[1], c.polycoef[2], c.polycoef[3], c.polycoef[4]);
+              d["q1_ref"] = c.q1_ref;
+              d["q2_ref"] = c.q2_ref;
+              out.append(d);
+            }
+            return out;
+          },
+          "Joint couplings (MJCF <equality><joint>, URDF <mimic>), each a dict: joint1 - q1_ref = c0 + c1 x + "
+          "... + c4 x^4 with x = joint2 - q2_ref (polycoef = (c0, ..., c4); joint2 None: joint1 = q1_ref + c0). "
+          "Enforced by the contact models 'pgs', 'ipm' and (as a stiff spring) 'penalty'.")
       .def_prop_ro("q_rest", vector_property(&Model::q_rest), "Spring rest configuration, shape (nq,).")
       .def_prop_ro("lower_limit", vector_property(&Model::lower_limit),
                    "Lower position limits, shape (nq,); -inf where none.")
@@ -232,6 +254,9 @@ format version, truncated or changed bytes raise gradyn.ModelError saying which.
            "A copy of this model with other joint armature (rotor inertia), shape (nv,), non-negative.")
       .def("with_stiffness", with_dof_parameter(&Model::stiffness, "stiffness"), nb::arg("stiffness"),
            "A copy of this model with other joint spring stiffness, shape (nv,), non-negative.")
+      .def("with_frictionloss", with_dof_parameter(&Model::frictionloss, "frictionloss"), nb::arg("frictionloss"),
+           "A copy of this model with other dry joint friction (the most force each DoF's friction gives), "
+           "shape (nv,), non-negative.")
       .def("__repr__", [](const PyModel& s) { return model_repr(s.model); });
 
   m.def("load", &load_file, nb::arg("path"), nb::arg("floating_base") = false, nb::arg("contact") = nb::none(),
@@ -309,7 +334,7 @@ Add a link. Returns the builder.
           [](ModelBuilder& b, const std::string& name, const std::string& type, const std::string& parent,
              const std::string& child, nb::handle xyz, nb::handle rpy, nb::handle axis, double damping, double armature,
              double stiffness, double rest, double lower, double upper, double effort, double velocity,
-             double reference) -> ModelBuilder& {
+             double reference, double frictionloss) -> ModelBuilder& {
             JointSpec j;
             j.name = name;
             j.type = parse_joint_type(type);
@@ -326,6 +351,7 @@ Add a link. Returns the builder.
             j.effort_limit = effort;
             j.velocity_limit = velocity;
             j.reference = reference;
+            j.frictionloss = frictionloss;
             return b.add_joint(std::move(j));
           },
           nb::arg("name"), nb::arg("type"), nb::arg("parent"), nb::arg("child"),
@@ -336,7 +362,7 @@ Add a link. Returns the builder.
           nb::arg("upper") = std::numeric_limits<double>::infinity(),
           nb::arg("effort") = std::numeric_limits<double>::infinity(),
           nb::arg("velocity") = std::numeric_limits<double>::infinity(), nb::arg("reference") = 0.0,
-          nb::rv_policy::reference_internal, R"doc(
+          nb::arg("frictionloss") = 0.0, nb::rv_policy::reference_internal, R"doc(
 Add a joint that moves `child` relative to `parent`. Returns the builder.
 
 * type: 'revolute', 'continuous', 'prismatic', 'spherical', 'free', 'planar' or 'fixed'.
@@ -346,6 +372,29 @@ Add a joint that moves `child` relative to `parent`. Returns the builder.
 * damping, armature, stiffness: per DoF; spring torque -stiffness * (q - rest).
 * lower, upper: position limits (revolute, prismatic); effort, velocity: ``|tau|`` and ``|v|`` bounds.
 * reference: the joint's value in the model's reference configuration q0.
+* frictionloss: dry friction per DoF, the most force the joint's friction gives [N m | N].
+)doc")
+      .def(
+          "add_joint_coupling",
+          [](ModelBuilder& b, const std::string& joint1, const std::string& joint2, nb::handle polycoef,
+             const std::string& name) -> ModelBuilder& {
+            JointCouplingSpec c;
+            c.name = name;
+            c.joint1 = joint1;
+            c.joint2 = joint2;
+            const ConstArray coef = as_array(polycoef, "polycoef");
+            if (coef.ndim() != 1 || coef.size() < 1 || coef.size() > 5)
+              throw ArgumentError("polycoef: expected 1 to 5 coefficients (c0, ..., c4), got shape " +
+                                  shape_string(coef));
+            c.polycoef = {0.0, 0.0, 0.0, 0.0, 0.0};
+            for (size_t k = 0; k < coef.size(); ++k) c.polycoef[k] = coef.data()[k];
+            return b.add_joint_coupling(std::move(c));
+          },
+          nb::arg("joint1"), nb::arg("joint2") = "", nb::arg("polycoef") = nb::make_tuple(0.0, 1.0),
+          nb::arg("name") = "", nb::rv_policy::reference_internal, R"doc(
+Couple two hinge or slide joints (MJCF <equality><joint>): joint1 - ref1 = c0 + c1 x + ... + c4 x^4 with
+x = joint2 - ref2, the references being the joints' values in q0; without joint2, joint1 is held at
+ref1 + c0. polycoef: 1 to 5 coefficients (c0, c1, ...), the rest 0. Returns the builder.
 )doc")
       .def(
           "set_gravity", [](ModelBuilder& b, nb::handle g) -> ModelBuilder& { return b.set_gravity(vector3_arg(g, "gravity")); },

@@ -9,6 +9,7 @@
 #include "gradyn/collision/collide.hpp"
 #include "gradyn/contact/detail/contact_jacobian.hpp"
 #include "gradyn/contact/ipm_data.hpp"
+#include "gradyn/contact/joint_constraints.hpp"
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/dynamics/crba.hpp"
 
@@ -21,14 +22,14 @@ namespace {
 constexpr double kInertJacobian = 1e-9;
 
 template <class S>
-void shape_problem(MixedLcpTpl<S>& p, Eigen::Index nx, Eigen::Index ni) {
+void shape_problem(MixedLcpTpl<S>& p, Eigen::Index nx, Eigen::Index ni, Eigen::Index ne) {
   p.M.setZero(nx, nx);
   p.G.setZero(ni, nx);
   p.F.setZero(ni, ni);
-  p.A.setZero(0, nx);
+  p.A.setZero(ne, nx);
   p.q.setZero(nx);
   p.m.setZero(ni);
-  p.b.setZero(0);
+  p.b.setZero(ne);
 }
 
 template <class Src, class Dst>
@@ -42,7 +43,7 @@ void copy_values(const Src& src, Dst& dst) {
 // (mixed_lcp_kkt_solve: K factored there once, on the first direction). Writes value and derivatives into x_out and data.ipm->z.
 void propagate_derivatives(const MixedLcpTpl<ADScalar>& p, DataTpl<ADScalar>& data, VecOut<ADScalar> x_out) {
   IpmWorkspace& ws = data.ipm->workspace;
-  const Eigen::Index nx = ws.n_x, ni = ws.n_ineq;
+  const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = p.A.rows();
   for (Eigen::Index i = 0; i < nx; ++i) x_out[i] = ad_seed(ws.x[i], -1);
   for (Eigen::Index r = 0; r < ni; ++r) data.ipm->z[r] = ad_seed(ws.z[r], -1);
   for (int k = 0; k < kADChunk; ++k) {
@@ -53,6 +54,7 @@ void propagate_derivatives(const MixedLcpTpl<ADScalar>& p, DataTpl<ADScalar>& da
       double e = d(p.q[i]);
       for (Eigen::Index j = 0; j < nx; ++j) e += d(p.M(i, j)) * ws.x[j];
       for (Eigen::Index r = 0; r < ni; ++r) e += d(p.G(r, i)) * ws.z[r];
+      for (Eigen::Index r = 0; r < ne; ++r) e += d(p.A(r, i)) * ws.y[r];
       ws.rhs[i] = -e;
       any = any || e != 0.0;
     }
@@ -61,6 +63,12 @@ void propagate_derivatives(const MixedLcpTpl<ADScalar>& p, DataTpl<ADScalar>& da
       for (Eigen::Index j = 0; j < nx; ++j) e += d(p.G(r, j)) * ws.x[j];
       for (Eigen::Index c = 0; c < ni; ++c) e += d(p.F(r, c)) * ws.z[c];
       ws.rhs[nx + r] = -e;
+      any = any || e != 0.0;
+    }
+    for (Eigen::Index r = 0; r < ne; ++r) {
+      double e = -d(p.b[r]);
+      for (Eigen::Index j = 0; j < nx; ++j) e += d(p.A(r, j)) * ws.x[j];
+      ws.rhs[nx + ni + r] = -e;
       any = any || e != 0.0;
     }
     if (!any) continue;
@@ -99,11 +107,14 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
                                             data.ipm->limit_side);
   const int nv = model.nv;
   const int N = settings.ipm_friction_directions;
-  const int ni = (N + 2) * nc + nl;
+  const int nf = joint_friction_rows<S>(model);                  // DoFs with dry friction: 3 rows each
+  const int ne = static_cast<int>(model.joint_couplings.size());  // equality rows
+  const int ni = (N + 2) * nc + nl + 3 * nf;
   const int row_f = nc, row_gamma = nc + N * nc;  // first friction row, first gamma row
   const int row_limit = (N + 2) * nc;             // first joint-limit row
+  const int row_joint_friction = row_limit + nl;  // beta+ (nf), beta- (nf), gamma (nf)
   data.ipm->nlimits = nl;
-  if (nc + nl == 0) {
+  if (nc + nl + nf + ne == 0) {
     v_next = data.ipm->v_free;
     data.ipm->ncontacts = 0;
     data.ipm->warm_ncontacts = -1;
@@ -111,10 +122,10 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     return;
   }
   MixedLcpTpl<S>& lcp = data.ipm->problem;
-  if (lcp.G.rows() != ni || lcp.M.rows() != nv) {  // allocates: only when the row count changes
-    shape_problem(lcp, nv, ni);
-    if constexpr (!std::is_same_v<S, double>) shape_problem(data.ipm->problem_value, nv, ni);
-    data.ipm->workspace = IpmWorkspace(nv, 0, ni);
+  if (lcp.G.rows() != ni || lcp.M.rows() != nv || lcp.A.rows() != ne) {  // allocates: only when the row count changes
+    shape_problem(lcp, nv, ni, ne);
+    if constexpr (!std::is_same_v<S, double>) shape_problem(data.ipm->problem_value, nv, ni, ne);
+    data.ipm->workspace = IpmWorkspace(nv, ne, ni);
     data.ipm->z.setZero(ni);
     data.ipm->warm_ncontacts = -1;
   }
@@ -203,6 +214,29 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     lcp.F(r, r) = S(-settings.cfm);
     lcp.m[r] = -joint_limit_target<S>(model, q, coord, side, dt);
   }
+  // Dry joint friction (joint_constraints.hpp): a contact's friction cone with the directions +-e_k
+  // and the bound frictionloss dt in place of mu lambda_n.
+  for_each_joint_friction_row<S>(model, [&](int k, int dof) {
+    const int plus = row_joint_friction + k, minus = plus + nf, gamma = plus + 2 * nf;
+    lcp.G(plus, dof) = S(-1);  // sigma+ = v+_k + gamma + cfm beta+
+    lcp.G(minus, dof) = S(1);  // sigma- = -v+_k + gamma + cfm beta-
+    for (int r : {plus, minus}) {
+      lcp.F(r, r) = S(-settings.cfm);
+      lcp.F(r, gamma) = S(-1);
+      lcp.F(gamma, r) = S(1);  // zeta = frictionloss dt - beta+ - beta-
+    }
+    lcp.m[gamma] = model.frictionloss[dof] * dt;
+  });
+  // Joint couplings: equality rows J v+ = target.
+  lcp.A.setZero();
+  for (int c = 0; c < ne; ++c) {
+    const JointCoupling& coupling = model.joint_couplings[static_cast<size_t>(c)];
+    S slope;
+    joint_coupling_error<S>(model, coupling, q, slope);
+    lcp.A(c, model.idx_v[coupling.joint1]) = S(1);
+    if (coupling.joint2 >= 0) lcp.A(c, model.idx_v[coupling.joint2]) = -slope;
+    lcp.b[c] = joint_coupling_target<S>(model, coupling, q, v, dt);
+  }
 
   LcpIpmSettings<double> options;
   options.max_iterations = settings.ipm_iterations;
@@ -220,6 +254,8 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     copy_values(lcp.F, value.F);
     copy_values(lcp.q, value.q);
     copy_values(lcp.m, value.m);
+    copy_values(lcp.A, value.A);
+    copy_values(lcp.b, value.b);
     data.ipm->result = solve_mixed_lcp<double>(value, options, data.ipm->workspace);
     propagate_derivatives(lcp, data, v_next);
   }

@@ -10,6 +10,7 @@
 #include "gradyn/contact/detail/contact_jacobian.hpp"
 #include "gradyn/contact/ipm_contact.hpp"
 #include "gradyn/contact/ipm_data.hpp"
+#include "gradyn/contact/joint_constraints.hpp"
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/contact/lcp_ipm.hpp"
 #include "gradyn/model/errors.hpp"
@@ -21,7 +22,8 @@ void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
                               VecOut<double> a_free_bar, ModelTangent& model_bar) {
   const ContactSettings& settings = model.contact;
   const int nc = data.ncontacts, nl = data.ipm->nlimits;
-  if (nc + nl == 0 || data.ipm->ncontacts != nc) {  // no contact, no limit row: v+ = v_free
+  const int nf = joint_friction_rows(model), ne = static_cast<int>(model.joint_couplings.size());
+  if (nc + nl + nf + ne == 0 || data.ipm->ncontacts != nc) {  // no row at all: v+ = v_free
     if (nc != 0) throw ArgumentError("ipm_contact_velocity_vjp: data holds no interior-point solve for these contacts");
     v_bar += v_next_bar;
     a_free_bar += dt * v_next_bar;
@@ -29,25 +31,27 @@ void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
   }
   const int nv = model.nv, nb = model.nbodies();
   const int N = settings.ipm_friction_directions;
-  const int row_f = nc, row_gamma = nc + N * nc, row_limit = (N + 2) * nc;
+  const int row_f = nc, row_gamma = nc + N * nc, row_limit = (N + 2) * nc, row_joint_friction = row_limit + nl;
   const MixedLcp& lcp = data.ipm->problem;
   IpmWorkspace& ws = data.ipm->workspace;
   const Eigen::Index ni = lcp.n_ineq();
-  if (ni != row_limit + nl)
+  if (ni != row_joint_friction + 3 * nf || lcp.n_eq() != ne)
     throw ArgumentError("ipm_contact_velocity_vjp: data's LCP has " + std::to_string(ni) + " rows, expected " +
-                        std::to_string(row_limit + nl) + " for these contacts and limits");
+                        std::to_string(row_joint_friction + 3 * nf) + " for these contacts, limits and joint friction");
 
   // The LCP's adjoint (paper 000, Eq. 3). mixed_lcp_vjp accumulates into a zeroed gradient, so
   // grad.q = -lambda_x and grad.m = lambda_s (see its header).
   MixedLcp& grad = data.ipm->adj;
-  if (grad.n_x() != nv || grad.n_ineq() != ni) {
-    grad = MixedLcp(nv, 0, ni);  // allocates: only when the contact count changed
+  if (grad.n_x() != nv || grad.n_ineq() != ni || grad.n_eq() != ne) {
+    grad = MixedLcp(nv, ne, ni);  // allocates: only when the contact count changed
   } else {
     grad.M.setZero();
     grad.G.setZero();
     grad.F.setZero();
+    grad.A.setZero();
     grad.q.setZero();
     grad.m.setZero();
+    grad.b.setZero();
   }
   data.ipm->adj_column = v_next_bar;
   mixed_lcp_vjp<double>(lcp, ws, data.ipm->adj_column, data.ipm->adj_none, data.ipm->adj_none, data.ipm->adj_none, grad);
@@ -94,10 +98,19 @@ void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
     joint_limit_target_vjp(model, q, coord, side, dt, -lambda_s[r], q_bar, model_bar);
   }
 
-  // F: mu_k at (gamma_k, lambda_n,k) as -mu_k; -cfm on the normal, friction and limit diagonal.
+  // Coupling rows (joint_constraints.hpp): A row = J_c, A_bar = -(lambda_y x^T + y lambda_x^T); b = target.
+  for (int c = 0; c < ne; ++c) {
+    const JointCoupling& coupling = model.joint_couplings[static_cast<size_t>(c)];
+    joint_coupling_jacobian_vjp(model, coupling, q, -grad.b[c], x, q_bar);  // grad.b = lambda_y
+    joint_coupling_jacobian_vjp(model, coupling, q, -ws.y[c], lambda_x, q_bar);
+    joint_coupling_target_vjp(model, coupling, q, v, dt, grad.b[c], q_bar, v_bar, model_bar);
+  }
+
+  // F: mu_k at (gamma_k, lambda_n,k) as -mu_k; -cfm on the normal, friction, limit and joint-friction
+  // diagonal (not on the gamma rows).
   double cfm_bar = 0.0;
   for (Eigen::Index r = 0; r < row_gamma; ++r) cfm_bar += lambda_s[r] * z[r];
-  for (Eigen::Index r = row_limit; r < ni; ++r) cfm_bar += lambda_s[r] * z[r];
+  for (Eigen::Index r = row_limit; r < row_joint_friction + 2 * nf; ++r) cfm_bar += lambda_s[r] * z[r];
   model_bar.contact.cfm += cfm_bar;
   for (int k = 0; k < nc; ++k) {
     const Contact& c = data.contacts[k];

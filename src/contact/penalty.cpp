@@ -5,6 +5,7 @@
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide.hpp"
+#include "gradyn/contact/joint_constraints.hpp"
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/dynamics/detail/body_forces.hpp"
 #include "gradyn/model/errors.hpp"
@@ -156,6 +157,7 @@ const VectorX<S>& contact_generalized_forces(const ModelTpl<S>& model, DataTpl<S
   collide<S>(model, data, model.contact.margin);
   penalty_contact_forces<S>(model, data);
   add_joint_limit_forces<S>(model, q, v, data.contact_tau);
+  add_joint_constraint_forces<S>(model, q, v, data.contact_tau);
   return data.contact_tau;
 }
 

@@ -12,6 +12,7 @@
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide_vjp.hpp"
 #include "gradyn/contact/detail/contact_force_derivatives.hpp"
+#include "gradyn/contact/joint_constraints.hpp"
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/contact/penalty.hpp"
 #include "gradyn/sim/integrate.hpp"
@@ -119,22 +120,25 @@ bool any_limit_violated(const Model& model, const VecRef<double>& q) {
   return false;
 }
 
-// The joint-limit forces act within one joint each: one adjoint per row of a limited joint gives
+// The joint-limit forces act within one joint each, the joint friction within one DoF and a
+// coupling on its two joints: one adjoint per row of a limited, frictional or coupled joint gives
 // that row of the Jacobian; integrate_vjp at dv = 0 turns the ambient q adjoint into a tangent one.
 void add_limit_terms(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
                      Eigen::Ref<Eigen::MatrixXd> dtau_dq, Eigen::Ref<Eigen::MatrixXd> dtau_dv) {
-  if (!any_limit_violated(model, q)) return;
+  const bool limits = any_limit_violated(model, q), constraints = has_joint_constraints(model);
+  if (!limits && !constraints) return;
   Eigen::VectorXd& tau_bar = data.v_tmp;
   Eigen::VectorXd& v_bar = data.dv_tmp;
   Eigen::VectorXd& q_bar = data.q_tmp;
   for (int i = 0; i < model.nbodies(); ++i) {
-    if (!joint_has_limited_coordinates(model.joint_type[i])) continue;
+    if (!constraints && !joint_has_limited_coordinates(model.joint_type[i])) continue;
     for (int r = model.idx_v[i]; r < model.idx_v[i] + model.joint_nv(i); ++r) {
       tau_bar.setZero();
       tau_bar[r] = 1.0;
       q_bar.setZero();
       v_bar.setZero();
-      add_joint_limit_forces_vjp<double>(model, q, v, tau_bar, q_bar, v_bar);
+      if (limits) add_joint_limit_forces_vjp<double>(model, q, v, tau_bar, q_bar, v_bar);
+      if (constraints) add_joint_constraint_forces_vjp<double>(model, q, v, tau_bar, q_bar, v_bar);
       dtau_dv.row(r) += v_bar.transpose();
       tau_bar.setZero();  // reused as the zero tangent step, then the tangent adjoint
       Eigen::VectorXd& tangent_bar = data.adj_contact_tau_bar;  // scratch (nv)

@@ -5,6 +5,7 @@
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide.hpp"
+#include "gradyn/contact/joint_constraints.hpp"
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/contact/pgs_data.hpp"
 #include "gradyn/dynamics/aba.hpp"
@@ -75,10 +76,14 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
   const int nc = data.ncontacts;
   const int nl =
       select_joint_limit_rows<S>(model, q, data.pgs->v_free, value_of(dt), data.pgs->limit_coord, data.pgs->limit_side);
-  const int n = 3 * nc + nl;
+  const int nf = joint_friction_rows<S>(model);
+  const int nj = nf + static_cast<int>(model.joint_couplings.size());  // friction, then coupling rows
+  const int row_joint = 3 * nc + nl;
+  const int n = row_joint + nj;
   BoxedLcpTpl<S>& lcp = data.pgs->problem;
   data.pgs->ncontacts = nc;
   data.pgs->nlimits = nl;
+  data.pgs->njoint_rows = nj;
   if (n == 0) {
     v_next = data.pgs->v_free;
     lcp.rows = 0;
@@ -108,6 +113,14 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
     const Vector3<S> J = joint_limit_jacobian<S>(model, q, data.pgs->limit_coord[static_cast<size_t>(l)],
                                                  data.pgs->limit_side[static_cast<size_t>(l)], iv, nvj);
     for (int j = 0; j < nvj; ++j) data.pgs->JT(iv + j, 3 * nc + l) = J[j];
+  }
+  for_each_joint_friction_row<S>(model, [&](int r, int dof) { data.pgs->JT(dof, row_joint + r) = S(1); });
+  for (int c = 0; c < nj - nf; ++c) {
+    const JointCoupling& coupling = model.joint_couplings[static_cast<size_t>(c)];
+    S slope;
+    joint_coupling_error<S>(model, coupling, q, slope);
+    data.pgs->JT(model.idx_v[coupling.joint1], row_joint + nf + c) = S(1);
+    if (coupling.joint2 >= 0) data.pgs->JT(model.idx_v[coupling.joint2], row_joint + nf + c) = -slope;
   }
   // M^-1 J^T by the O(n) solve on the articulated inertias of the forward_dynamics call at q.
   for (int r = 0; r < n; ++r) minv_solve<S>(model, data, data.pgs->JT.col(r), data.pgs->MinvJT.col(r));
@@ -148,6 +161,21 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
     lcp.mu[row] = S(0);
     lcp.normal_row[row] = -1;
   }
+  for_each_joint_friction_row<S>(model, [&](int r, int dof) {  // |impulse| <= frictionloss dt, rate target 0
+    const int row = row_joint + r;
+    lcp.lo[row] = -model.frictionloss[dof] * dt;
+    lcp.hi[row] = model.frictionloss[dof] * dt;
+    lcp.mu[row] = S(0);
+    lcp.normal_row[row] = -1;
+  });
+  for (int c = 0; c < nj - nf; ++c) {  // bilateral, Baumgarte on the coupling error
+    const int row = row_joint + nf + c;
+    lcp.b[row] -= joint_coupling_target<S>(model, model.joint_couplings[static_cast<size_t>(c)], q, v, dt);
+    lcp.lo[row] = -inf;
+    lcp.hi[row] = inf;
+    lcp.mu[row] = S(0);
+    lcp.normal_row[row] = -1;
+  }
 
   // Warm start from the memory of the last step.
   auto lambda = data.pgs->lambda.head(n);
@@ -174,6 +202,7 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
     const int slot = 2 * data.pgs->limit_coord[static_cast<size_t>(l)] + (data.pgs->limit_side[static_cast<size_t>(l)] > 0 ? 0 : 1);
     lambda[3 * nc + l] = data.pgs->memory_limit[slot];
   }
+  lambda.segment(row_joint, nj) = data.pgs->memory_joint_rows.head(nj);
   data.pgs->warm_start.head(n) = lambda;
 
   PgsOptions options;
@@ -190,6 +219,7 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
   if (!all_finite(lambda)) {
     data.pgs->memory_ncontacts = 0;
     data.pgs->memory_limit.setZero();
+    data.pgs->memory_joint_rows.setZero();
     return;
   }
   for (int k = 0; k < nc; ++k) {
@@ -205,6 +235,7 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
     const int slot = 2 * data.pgs->limit_coord[static_cast<size_t>(l)] + (data.pgs->limit_side[static_cast<size_t>(l)] > 0 ? 0 : 1);
     data.pgs->memory_limit[slot] = lambda[3 * nc + l];
   }
+  data.pgs->memory_joint_rows.head(nj) = lambda.segment(row_joint, nj);
 }
 
 }  // namespace
@@ -213,6 +244,7 @@ template <class S>
 void pgs_forget_warm_start(DataTpl<S>& data) {
   data.pgs->memory_ncontacts = 0;
   data.pgs->memory_limit.setZero();
+  data.pgs->memory_joint_rows.setZero();
 }
 
 template <class S>

@@ -7,6 +7,7 @@
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide_vjp.hpp"
 #include "gradyn/contact/detail/contact_jacobian.hpp"
+#include "gradyn/contact/joint_constraints.hpp"
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/contact/pgs.hpp"
 #include "gradyn/contact/pgs_contact.hpp"
@@ -19,22 +20,31 @@ namespace gradyn {
 
 namespace {
 
-// The limit rows' share of J_bar += a z^T (rows 3 nc + l; contact/joint_limits.hpp).
+// The limit and coupling rows' share of J_bar += a z^T (rows 3 nc + l, then the coupling rows after
+// the friction rows; contact/joint_limits.hpp, joint_constraints.hpp). Friction rows are constant.
 void add_limit_rows_rank_one(const Model& model, const Data& data, const Eigen::Ref<const Eigen::VectorXd>& q,
                              const Eigen::VectorXd& a, const Eigen::VectorXd& z, Eigen::Ref<Eigen::VectorXd> q_bar) {
   const int nc = data.ncontacts;
   for (int l = 0; l < data.pgs->nlimits; ++l)
     joint_limit_jacobian_vjp(model, q, data.pgs->limit_coord[static_cast<size_t>(l)],
                              data.pgs->limit_side[static_cast<size_t>(l)], a[3 * nc + l], z, q_bar);
+  const int row_coupling = 3 * nc + data.pgs->nlimits + joint_friction_rows(model);
+  for (size_t c = 0; c < model.joint_couplings.size(); ++c)
+    joint_coupling_jacobian_vjp(model, model.joint_couplings[c], q, a[row_coupling + static_cast<int>(c)], z, q_bar);
 }
 
-// The limit rows' targets in b = J v_free - target (pgs_contact.cpp).
-void limit_targets_vjp(const Model& model, const Data& data, const Eigen::Ref<const Eigen::VectorXd>& q, double dt,
-                       const Eigen::VectorXd& b_bar, Eigen::Ref<Eigen::VectorXd> q_bar, ModelTangent& model_bar) {
+// The limit and coupling rows' targets in b = J v_free - target (pgs_contact.cpp).
+void limit_targets_vjp(const Model& model, const Data& data, const Eigen::Ref<const Eigen::VectorXd>& q,
+                       const Eigen::Ref<const Eigen::VectorXd>& v, double dt, const Eigen::VectorXd& b_bar,
+                       Eigen::Ref<Eigen::VectorXd> q_bar, Eigen::Ref<Eigen::VectorXd> v_bar, ModelTangent& model_bar) {
   const int nc = data.ncontacts;
   for (int l = 0; l < data.pgs->nlimits; ++l)
     joint_limit_target_vjp(model, q, data.pgs->limit_coord[static_cast<size_t>(l)],
                            data.pgs->limit_side[static_cast<size_t>(l)], dt, -b_bar[3 * nc + l], q_bar, model_bar);
+  const int row_coupling = 3 * nc + data.pgs->nlimits + joint_friction_rows(model);
+  for (size_t c = 0; c < model.joint_couplings.size(); ++c)
+    joint_coupling_target_vjp(model, model.joint_couplings[c], q, v, dt, -b_bar[row_coupling + static_cast<int>(c)],
+                              q_bar, v_bar, model_bar);
 }
 
 }  // namespace
@@ -46,7 +56,8 @@ void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
   const int nc = data.ncontacts;
   const BoxedLcp& lcp = data.pgs->problem;
   const int nl = data.pgs->nlimits;
-  const int n = nc + nl == 0 ? 0 : lcp.size();  // 3 nc contact rows, then nl joint-limit rows
+  // 3 nc contact rows, nl joint-limit rows, then the friction and coupling rows
+  const int n = nc + nl + data.pgs->njoint_rows == 0 ? 0 : lcp.size();
   // v+ = v_free + X lambda, v_free = v + dt a_free
   Eigen::VectorXd& v_free_bar = data.pgs->adj_v_free_bar;
   v_free_bar = v_next_bar;
@@ -97,7 +108,7 @@ void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
     detail::add_contact_jacobian_rank_one_vjp<double>(model, data, adj.b, data.pgs->v_free, data.pgs->adj_scratch,
                                                       model_bar);
     add_limit_rows_rank_one(model, data, q, adj.b, data.pgs->v_free, q_bar);
-    limit_targets_vjp(model, data, q, dt, adj.b, q_bar, model_bar);
+    limit_targets_vjp(model, data, q, v, dt, adj.b, q_bar, v_bar, model_bar);
     Eigen::VectorXd& approach_bar = data.pgs->adj_row;  // per row: adjoint of J_r v (normal rows only)
     approach_bar.setZero(n);
     for (int k = 0; k < nc; ++k) {

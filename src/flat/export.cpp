@@ -9,6 +9,7 @@
 
 #include "gradyn/collision/collide.hpp"
 #include "gradyn/flat/step_vjp.hpp"
+#include "gradyn/contact/joint_constraints.hpp"
 #include "gradyn/model/errors.hpp"
 
 namespace gradyn::flat {
@@ -51,6 +52,9 @@ FlatArrays export_flat_model(const Model& model) {
   if (c.model == ContactModel::Penalty && c.friction != FrictionModel::SmoothCoulomb)
     refuse("its penalty contact uses Brown friction; the GPU kernels have the smoothed Coulomb law "
            "(with_contact(friction='smooth_coulomb')) or run it on the CPU");
+  if (c.model != ContactModel::None && has_joint_constraints(model))
+    refuse("it has dry joint friction (frictionloss) or joint couplings, which the GPU kernels do not "
+           "enforce yet; run it on the CPU");
   if (!model.networks.empty())
     refuse("it has networks inside its dynamics (with_network), which the GPU kernels do not run yet; "
            "run it on the CPU");

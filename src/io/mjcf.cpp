@@ -19,11 +19,12 @@
 //    Rot(axis, q) / T(axis q), and child_offset Rot(axis, -ref) T(-p) (hinge) or
 //    T(-axis ref - p) (slide), so that gradyn's q equals MuJoCo's qpos and model.q0 = qpos0.
 //    A body without joints is welded to its parent by a fixed joint named "weld:<body>".
-//  * Per joint: armature, damping, stiffness, springref (-> rest), ref (-> reference), range +
-//    limited (autolimits) -> lower/upper (radians for hinges). Ball springs pull toward the
-//    identity, as MuJoCo's (qpos_spring = qpos0 = identity). Stiffness on a free joint and
-//    springdamper are not supported (ModelError). frictionloss, actuatorgravcomp and MuJoCo's
+//  * Per joint: armature, damping, stiffness, frictionloss (dry friction), springref (-> rest), ref
+//    (-> reference), range + limited (autolimits) -> lower/upper (radians for hinges). Ball springs
+//    pull toward the identity, as MuJoCo's (qpos_spring = qpos0 = identity). Stiffness on a free
+//    joint and springdamper are not supported (ModelError). actuatorgravcomp and MuJoCo's
 //    constraint softness (solref*, solimp*, margin) are not simulated: they warn (note_joint_attributes).
+//  * <equality><joint joint1 joint2 polycoef> -> model.joint_couplings (parse_equality).
 //  * Inertia: <inertial pos quat mass diaginertia|fullinertia>, or from the geoms following
 //    <compiler inertiafromgeom> (auto: only when the body has no <inertial>) and
 //    inertiagrouprange: sphere, capsule, cylinder, ellipsoid, box, by density (default 1000)
@@ -38,7 +39,8 @@
 //    become model.sensors (parse_sensors; sensors/sensors.hpp); other sensors, and frame sensors on
 //    body (inertial) frames, cameras and mesh geoms, warn and are skipped.
 //  * Not simulated, with one warning per kind and load (note_section, note_joint_attributes,
-//    collision_geom, parse_body, parse_sensors): <equality>, <tendon>, <keyframe>, <deformable>,
+//    collision_geom, parse_body, parse_sensors, parse_equality): <equality> connect, weld and
+//    inactive ones, <tendon>, <keyframe>, <deformable>,
 //    <extension>, body <plugin>, gravcomp and mocap, geom condim != 3 and softness, the sensors above;
 //    silent: drawing (<visual>, <statistic>, <camera>, <light>), <size>, <custom> and <option>'s solver
 //    settings.
@@ -429,7 +431,7 @@ class MjcfParser {
     if (const char* n = root->Attribute("model")) result_.builder.set_name(n);
     result_.builder.set_source(main_file_);
 
-    std::vector<const XMLElement*> worldbodies, defaults, assets, sensor_sections;
+    std::vector<const XMLElement*> worldbodies, defaults, assets, sensor_sections, equality_sections;
     for (const XMLElement* s : children(root)) {
       const std::string name = s->Name();
       if (name == "asset")
@@ -444,6 +446,8 @@ class MjcfParser {
         worldbodies.push_back(s);
       else if (name == "sensor")
         sensor_sections.push_back(s);
+      else if (name == "equality")
+        equality_sections.push_back(s);
       else
         note_section(s);
     }
@@ -460,6 +464,7 @@ class MjcfParser {
       if (std::string(s->Name()) == "contact") parse_contact(s);
     for (const XMLElement* s : children(root))
       if (std::string(s->Name()) == "actuator") parse_actuators(s);
+    for (const XMLElement* s : equality_sections) parse_equality(s);
     for (const XMLElement* s : sensor_sections) parse_sensors(s);
 
     finish_masses();
@@ -473,7 +478,7 @@ class MjcfParser {
   }
 
   // What gradyn does not simulate warns, once per kind. Top-level sections:
-  //  * warn: <equality> (closed loops, welds, joint couplings), <tendon> (couplings, limits, springs),
+  //  * warn: <tendon> (couplings, limits, springs),
   //    <keyframe> (named states: model.q0 is qpos0, a key is
   //    not read), <deformable> (flexes), <extension> (plugins), and any section MJCF does not define;
   //  * silent, as they change no dynamics: <visual> and <statistic> (drawing), <size> (MuJoCo's
@@ -481,8 +486,6 @@ class MjcfParser {
   void note_section(const XMLElement* s) {
     const std::string name = s->Name();
     static const std::map<std::string, std::string> why = {
-        {"equality", "is not simulated by gradyn (no closed loops, welds or joint couplings): the model moves "
-                     "without it, unlike in MuJoCo"},
         {"tendon", "is not simulated by gradyn (no tendon couplings, limits, springs or damping): the model moves "
                    "without it, unlike in MuJoCo"},
         {"keyframe", "is not read by gradyn: model.q0 is qpos0, and no named state is kept (set q yourself)"},
@@ -512,14 +515,12 @@ class MjcfParser {
   // their own stiffness (Model.with_contact). Purely visual attributes (rgba, material, group) and
   // user data are silent.
   void note_joint_attributes(const Attrs& a, const XMLElement* e, bool free_joint) const {
-    if (number(a, "frictionloss", 0) != 0)
-      warn("frictionloss", e, "joint frictionloss=\"" + *a.raw("frictionloss") + "\"",
-           "(dry joint friction) is not simulated by gradyn: the joint moves without it, unlike in MuJoCo");
+    if (number(a, "frictionloss", 0) != 0) note_softness(a, e, "joint", {"solreffriction", "solimpfriction"});
     if (a.has("actuatorgravcomp") && keyword(a, "actuatorgravcomp", "false", {"true", "false"}) == "true")
       warn("actuatorgravcomp", e, "joint actuatorgravcomp=\"true\"",
            "(gravity compensation through the actuators) is not simulated by gradyn");
     // the limit's softness matters on a limited joint only (a free joint's margin, say, does nothing);
-    // the friction's softness only with frictionloss, which warns itself
+    // the friction's softness only with frictionloss
     const bool limited = !free_joint && (keyword(a, "limited", "auto", {"true", "false", "auto"}) == "true" ||
                                          (keyword(a, "limited", "auto", {"true", "false", "auto"}) == "auto" &&
                                           a.has("range")));
@@ -854,6 +855,7 @@ class MjcfParser {
       js.damping = number(a, "damping", 0);
       js.armature = number(a, "armature", 0);
       js.stiffness = number(a, "stiffness", 0);
+      js.frictionloss = number(a, "frictionloss", 0);
       const auto sd = numbers(a, "springdamper", {0, 0});
       if (sd[0] != 0 || sd[1] != 0) fail(e, "springdamper is not supported; give stiffness and damping instead");
     }
@@ -863,6 +865,7 @@ class MjcfParser {
     nonneg(js.damping, "damping");
     nonneg(js.armature, "armature");
     nonneg(js.stiffness, "stiffness");
+    nonneg(js.frictionloss, "frictionloss");
     if (type == "free") {
       js.type = JointType::Free;
       if (js.stiffness > 0)
@@ -1323,6 +1326,38 @@ class MjcfParser {
   }
 
   // <contact>: <exclude body1 body2/> becomes an excluded body pair; <pair> is not supported.
+  // <equality>: <joint> couplings become model.joint_couplings (stiff: MuJoCo's solref and solimp
+  // softness warns); <connect>, <weld>, <tendon>, <flex> and inactive equalities (active="false")
+  // warn and are skipped.
+  void parse_equality(const XMLElement* section) {
+    for (const XMLElement* c : children(section)) {
+      const std::string kind = c->Name();
+      if (kind != "joint") {
+        warn("equality", c, "<equality><" + kind + ">",
+             "is not simulated by gradyn (closed loops and welds are not yet constraints): the model moves without "
+             "it, unlike in MuJoCo");
+        continue;
+      }
+      const Attrs a = with_defaults(c, "equality", 0);
+      if (keyword(a, "active", "true", {"true", "false"}) == "false") {
+        warn("inactive equality", c, "<equality><joint active=\"false\">",
+             "starts inactive in MuJoCo; gradyn cannot switch constraints on, so it is skipped");
+        continue;
+      }
+      note_softness(a, c, "equality", {"solref", "solimp"});
+      JointCouplingSpec spec;
+      if (const char* n = c->Attribute("name")) spec.name = n;
+      const char* j1 = c->Attribute("joint1");
+      if (!j1) fail(c, "<equality><joint> needs 'joint1'");
+      spec.joint1 = j1;
+      if (const char* j2 = c->Attribute("joint2")) spec.joint2 = j2;
+      const std::vector<double> coef = numbers(a, "polycoef", {0, 1, 0, 0, 0}, /*exact=*/false);
+      for (size_t k = 0; k < 5; ++k) spec.polycoef[k] = coef[k];
+      spec.where = where(c);
+      result_.builder.add_joint_coupling(std::move(spec));
+    }
+  }
+
   void parse_contact(const XMLElement* e) {
     for (const XMLElement* c : children(e)) {
       const std::string kind = c->Name();

@@ -368,8 +368,9 @@ JointSpec read_joint(const UrdfContext& ctx, const XMLElement* joint) {
     }
   }
   if (const XMLElement* dynamics = joint->FirstChildElement("dynamics")) {
-    // Coulomb (dry) friction is not simulated: a non-zero one warns (note_unsupported).
     spec.damping = read_number(ctx, dynamics, "damping", owner, 0.0);
+    // Coulomb (dry) friction: the joint's frictionloss (contact/joint_constraints.hpp)
+    spec.frictionloss = read_number(ctx, dynamics, "friction", owner, 0.0);
     // gradyn extension (not standard URDF): a linear spring stiffness*(rest - q).
     spec.stiffness = read_number(ctx, dynamics, "stiffness", owner, 0.0);
     spec.rest = read_number(ctx, dynamics, "rest", owner, 0.0);
@@ -378,8 +379,7 @@ JointSpec read_joint(const UrdfContext& ctx, const XMLElement* joint) {
 }
 
 // What gradyn does not simulate warns, once per kind (file, line, element, how many, where):
-//  * <joint><mimic> (a joint coupling), <joint><dynamics friction> > 0 (dry friction), <transmission>
-//    and ros2_control's <ros2_control> (actuator maps: gradyn's motors come from <limit effort>),
+//  * <transmission> and ros2_control's <ros2_control> (actuator maps: gradyn's motors come from <limit effort>),
 //    <gazebo> (Gazebo's friction, contact stiffness, plugins, ...), PyBullet <contact> entries other
 //    than lateral_friction and restitution, <joint_properties> (an old form of <dynamics>) unless
 //    it is all zero, and any element URDF does not define;
@@ -411,18 +411,8 @@ void note_unsupported(const UrdfContext& ctx, const XMLElement* robot) {
     } else if (tag == "joint") {
       for (const XMLElement* c = e->FirstChildElement(); c; c = c->NextSiblingElement()) {
         const std::string child = c->Name();
-        if (child == "mimic") {
-          const char* leader = c->Attribute("joint");
-          warn(ctx, "mimic", locate(ctx, c, owner), "<mimic joint='" + std::string(leader ? leader : "") + "'>",
-               "(a joint coupling) is not simulated by gradyn: the joint moves on its own, not as the multiple of "
-               "the other joint that the file asks for");
-        } else if (child == "dynamics") {
-          double friction = 0;
-          read_numbers(ctx, c, "friction", owner, &friction, 1);
-          if (friction != 0)
-            warn(ctx, "joint friction", locate(ctx, c, owner),
-                 std::string("<dynamics friction=\"") + c->Attribute("friction") + "\">",
-                 "(dry joint friction) is not simulated by gradyn: the joint moves without it");
+        if (child == "mimic" || child == "dynamics") {
+          // read by read_joint and the couplings (parse_document)
         } else if (child == "joint_properties") {
           // an old form of <dynamics> (early URDF, some PyBullet files): not read; silent when it is all zero
           double damping = 0, friction = 0;
@@ -501,6 +491,45 @@ ModelBuilder parse_document(const std::string& xml, const std::string& file, con
       motor.where = joint.where;
       motors.push_back(std::move(motor));
     }
+  // <mimic joint multiplier offset>: q = multiplier q_leader + offset, a joint coupling (URDF's rule
+  // has no reference configuration: both references 0). A fixed joint that mimics does not move
+  // (warned, skipped); one that mimics a fixed joint is held at the offset.
+  std::map<std::string, JointType> joint_types;
+  for (const JointSpec& joint : joints) joint_types[joint.name] = joint.type;
+  const auto one_dof = [&](const std::string& name) {
+    const auto it = joint_types.find(name);
+    return it != joint_types.end() && (it->second == JointType::Revolute || it->second == JointType::Continuous ||
+                                       it->second == JointType::Prismatic);
+  };
+  for (const XMLElement* j = robot->FirstChildElement("joint"); j; j = j->NextSiblingElement("joint")) {
+    const XMLElement* mimic = j->FirstChildElement("mimic");
+    if (!mimic) continue;
+    const std::string name = j->Attribute("name") ? j->Attribute("name") : "";
+    const std::string owner = describe("joint", name.c_str());
+    const std::string leader = require_attribute(ctx, mimic, "joint", owner);
+    if (!one_dof(name)) {
+      warn(ctx, "mimic on a joint that does not move", locate(ctx, mimic, owner),
+           "<mimic joint='" + leader + "'>",
+           "is on a joint that is not revolute, continuous or prismatic: it has nothing to couple, and is ignored");
+      continue;
+    }
+    JointCouplingSpec coupling;
+    coupling.name = "mimic:" + name;
+    coupling.joint1 = name;
+    const double offset = read_number(ctx, mimic, "offset", owner, 0.0);
+    const double multiplier = read_number(ctx, mimic, "multiplier", owner, 1.0);
+    const auto leader_type = joint_types.find(leader);
+    if (leader_type != joint_types.end() && leader_type->second == JointType::Fixed) {
+      coupling.polycoef = {offset, 0.0, 0.0, 0.0, 0.0};  // the leader stays at 0
+    } else {
+      coupling.joint2 = leader;  // an unknown or multi-DoF leader: build() names it
+      coupling.polycoef = {offset, multiplier, 0.0, 0.0, 0.0};
+    }
+    coupling.q1_ref = 0.0;
+    coupling.q2_ref = 0.0;
+    coupling.where = locate(ctx, mimic, owner);
+    builder.add_joint_coupling(std::move(coupling));
+  }
   for (JointSpec& joint : joints) builder.add_joint(std::move(joint));
   for (ActuatorSpec& motor : motors) builder.add_actuator(std::move(motor));
   note_unsupported(ctx, robot);

@@ -215,6 +215,14 @@ ModelBuilder& ModelBuilder::add_site(SiteSpec site) {
   return *this;
 }
 
+ModelBuilder& ModelBuilder::add_joint_coupling(JointCouplingSpec coupling) {
+  if (coupling.where.element.empty())
+    coupling.where = SourceLocation{coupling.where.file.empty() ? source_ : coupling.where.file, coupling.where.line,
+                                    "<joint coupling '" + coupling.name + "'>"};
+  couplings_.push_back(std::move(coupling));
+  return *this;
+}
+
 ModelBuilder& ModelBuilder::add_sensor(SensorSpec sensor) {
   const SourceLocation where =
       sensor.where.element.empty()
@@ -249,6 +257,8 @@ ModelBuilder& ModelBuilder::add_joint(JointSpec joint) {
   nonneg(joint.damping, "damping");
   nonneg(joint.armature, "armature");
   nonneg(joint.stiffness, "stiffness");
+  nonneg(joint.frictionloss, "frictionloss");
+  if (!std::isfinite(joint.frictionloss)) throw ModelError(where, "frictionloss must be finite");
   nonneg(joint.effort_limit, "effort limit");
   nonneg(joint.velocity_limit, "velocity limit");
   if (joint.lower > joint.upper) throw ModelError(where, "lower limit is above the upper limit");
@@ -335,6 +345,39 @@ int find_frame(const Model& m, FrameKind kind, const std::string& name) {
   for (int f = 0; f < static_cast<int>(m.frames.size()); ++f)
     if (m.frames[f].kind == kind && m.frames[f].name == name) return f;
   return -1;
+}
+
+void add_joint_couplings(const std::vector<JointCouplingSpec>& specs, Model& m) {
+  for (const JointCouplingSpec& spec : specs) {
+    JointCoupling c;
+    c.name = spec.name.empty() ? "coupling" + std::to_string(m.joint_couplings.size()) : spec.name;
+    c.where = spec.where;
+    const auto scalar_joint = [&](const std::string& joint, const char* role) {
+      const int b = m.joint_id(joint);
+      if (b < 0)
+        throw ModelError(spec.where, "joint coupling '" + c.name + "': unknown " + role + " '" + joint + "'" +
+                                         (joint.empty() ? " (give it a joint)" : ""));
+      if (m.joint_nv(b) != 1)
+        throw ModelError(spec.where, "joint coupling '" + c.name + "': " + role + " '" + joint + "' is " +
+                                         std::string(joint_type_name(m.joint_type[b])) +
+                                         "; couplings join hinge and slide joints only");
+      return b;
+    };
+    c.joint1 = scalar_joint(spec.joint1, "joint1");
+    if (!spec.joint2.empty()) {
+      c.joint2 = scalar_joint(spec.joint2, "joint2");
+      if (c.joint2 == c.joint1)
+        throw ModelError(spec.where, "joint coupling '" + c.name + "' couples joint '" + spec.joint1 + "' to itself");
+    }
+    for (double x : spec.polycoef)
+      if (!std::isfinite(x)) throw ModelError(spec.where, "joint coupling '" + c.name + "': polycoef must be finite");
+    c.polycoef = spec.polycoef;
+    c.q1_ref = spec.q1_ref ? *spec.q1_ref : m.q0[m.idx_q[c.joint1]];
+    c.q2_ref = c.joint2 < 0 ? 0.0 : spec.q2_ref ? *spec.q2_ref : m.q0[m.idx_q[c.joint2]];
+    if (!std::isfinite(c.q1_ref) || !std::isfinite(c.q2_ref))
+      throw ModelError(spec.where, "joint coupling '" + c.name + "': reference values must be finite");
+    m.joint_couplings.push_back(std::move(c));
+  }
 }
 
 void add_sensors(const std::vector<SensorSpec>& specs, Model& m) {
@@ -427,7 +470,7 @@ Model ModelBuilder::build(const BuildOptions& options) const {
   std::vector<int> link_body(links_.size(), -2);
   std::vector<Pose<double>> link_in_body(links_.size());
   std::vector<double> q0_values, lower, upper, rest;
-  std::vector<double> damping, armature, stiffness, effort, velocity;
+  std::vector<double> damping, armature, stiffness, frictionloss, effort, velocity;
   std::vector<int> body_subtree_massive;
 
   auto add_body = [&](const std::string& joint_name, JointType type, int parent_body, const Pose<double>& placement,
@@ -450,6 +493,7 @@ Model ModelBuilder::build(const BuildOptions& options) const {
       damping.push_back(js ? js->damping : 0.0);
       armature.push_back(js ? js->armature : 0.0);
       stiffness.push_back(js ? js->stiffness : 0.0);
+      frictionloss.push_back(js ? js->frictionloss : 0.0);
       effort.push_back(js ? js->effort_limit : inf);
       velocity.push_back(js ? js->velocity_limit : inf);
     }
@@ -547,6 +591,7 @@ Model ModelBuilder::build(const BuildOptions& options) const {
   m.damping = to_vec(damping);
   m.armature = to_vec(armature);
   m.stiffness = to_vec(stiffness);
+  m.frictionloss = to_vec(frictionloss);
   m.effort_limit = to_vec(effort);
   m.velocity_limit = to_vec(velocity);
   m.q_rest = to_vec(rest);
@@ -618,6 +663,7 @@ Model ModelBuilder::build(const BuildOptions& options) const {
     m.frames.push_back({site.name, site.kind, link_body[it->second], link_in_body[it->second] * site.placement});
   }
   add_sensors(sensors_, m);
+  add_joint_couplings(couplings_, m);
   return m;
 }
 

@@ -6,6 +6,7 @@
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/contact/ipm_data.hpp"
+#include "gradyn/contact/joint_constraints.hpp"
 #include "gradyn/contact/pgs_data.hpp"
 #include "gradyn/model/params.hpp"
 
@@ -126,7 +127,8 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
       limit_rows += 2 * model.joint_nq(i);
   }
   const int ncontact_slots = static_cast<int>(contacts.size());
-  pgs = detail::DeepPtr<PgsDataTpl<S>>(std::make_unique<PgsDataTpl<S>>(model, ncontact_slots, limit_rows));
+  const int joint_rows = joint_friction_rows<S>(model) + static_cast<int>(model.joint_couplings.size());
+  pgs = detail::DeepPtr<PgsDataTpl<S>>(std::make_unique<PgsDataTpl<S>>(model, ncontact_slots, limit_rows, joint_rows));
   ipm = detail::DeepPtr<IpmDataTpl<S>>(std::make_unique<IpmDataTpl<S>>(model, ncontact_slots, limit_rows));
   // contact adjoint workspace
   adj_pose_bar.assign(nb, Vector6<S>::Zero());

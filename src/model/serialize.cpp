@@ -30,7 +30,8 @@ namespace gradyn {
   static_assert(sizeof(type) == (bytes), #type " changed size: extend the model format in src/model/serialize.cpp " \
                                                 "(write_payload, read_payload), bump kModelFormatVersion, then update " \
                                                 "this size")
-GRADYN_SERIALIZED_SIZE(Model, 880);
+GRADYN_SERIALIZED_SIZE(Model, 920);
+GRADYN_SERIALIZED_SIZE(JointCoupling, 168);
 GRADYN_SERIALIZED_SIZE(Sensor, 168);
 GRADYN_SERIALIZED_SIZE(Frame, 136);
 GRADYN_SERIALIZED_SIZE(Actuator, 240);
@@ -236,7 +237,7 @@ void write_payload(const Model& m, Writer& w) {
     w.fixed(m.body_inertia[b].com);
     w.fixed(m.body_inertia[b].inertia_com);
   }
-  for (const Eigen::VectorXd* x : {&m.damping, &m.armature, &m.stiffness, &m.effort_limit, &m.velocity_limit, &m.q_rest,
+  for (const Eigen::VectorXd* x : {&m.damping, &m.armature, &m.stiffness, &m.frictionloss, &m.effort_limit, &m.velocity_limit, &m.q_rest,
                                    &m.lower_limit, &m.upper_limit, &m.q0})
     w.vec(*x);
   w.fixed(m.gravity);
@@ -281,6 +282,17 @@ void write_payload(const Model& m, Writer& w) {
     w.enumeration(sn.zone);
     w.fixed(sn.zone_size);
     w.where(sn.where);
+  }
+
+  w.count(m.joint_couplings.size());
+  for (const JointCoupling& c : m.joint_couplings) {
+    w.str(c.name);
+    w.i32(c.joint1);
+    w.i32(c.joint2);
+    for (double x : c.polycoef) w.f64(x);
+    w.f64(c.q1_ref);
+    w.f64(c.q2_ref);
+    w.where(c.where);
   }
 
   w.count(m.networks.size());
@@ -429,7 +441,7 @@ Model read_payload(Reader& r) {
 
   const std::pair<Eigen::VectorXd*, const char*> per_dof[] = {
       {&m.damping, "damping"}, {&m.armature, "armature"}, {&m.stiffness, "stiffness"},
-      {&m.effort_limit, "effort_limit"}, {&m.velocity_limit, "velocity_limit"}};
+      {&m.frictionloss, "frictionloss"}, {&m.effort_limit, "effort_limit"}, {&m.velocity_limit, "velocity_limit"}};
   for (const auto& [x, what] : per_dof) {
     *x = r.vec(what);
     check_size(static_cast<std::size_t>(x->size()), static_cast<std::size_t>(m.nv), what);
@@ -497,6 +509,21 @@ Model read_payload(Reader& r) {
     sn.zone = r.enumeration("sensor zone", ZoneShape::Box);
     sn.zone_size = r.fixed<3, 1>("sensor zone size");
     sn.where = r.where("sensor source location");
+  }
+
+  m.joint_couplings.resize(r.count("joint couplings", 8 + 4 + 4 + 7 * 8 + 8));
+  for (JointCoupling& c : m.joint_couplings) {
+    c.name = r.str("joint coupling name");
+    c.joint1 = r.i32("joint coupling joint1");
+    check_index(c.joint1, 0, m.nbodies(), "joint1 of joint coupling '" + c.name + "'");
+    c.joint2 = r.i32("joint coupling joint2");
+    check_index(c.joint2, -1, m.nbodies(), "joint2 of joint coupling '" + c.name + "'");
+    if (m.joint_nv(c.joint1) != 1 || (c.joint2 >= 0 && m.joint_nv(c.joint2) != 1))
+      Reader::inconsistent("joint coupling '" + c.name + "' joins a joint without one DoF");
+    for (double& x : c.polycoef) x = r.f64("joint coupling polycoef");
+    c.q1_ref = r.f64("joint coupling q1_ref");
+    c.q2_ref = r.f64("joint coupling q2_ref");
+    c.where = r.where("joint coupling source location");
   }
 
   m.networks.resize(r.count("networks", 8 + 1 + 8 + 8 + 4 + 1 + 8 + 8 + 2 + 8));

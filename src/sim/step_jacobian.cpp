@@ -6,6 +6,7 @@
 // the joint's step h = dt v+ and its group exponential exp (joint_integrate),
 //   dq+ = Ad(exp(-h)) dq + Jexp(h) dt dv+,
 // Ad the group's adjoint and Jexp the right Jacobian of exp (1 for 1-DoF joints).
+#include "gradyn/contact/joint_constraints.hpp"
 #include "gradyn/sim/step_jacobian.hpp"
 
 #include <cmath>
@@ -339,6 +340,12 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
                         "step_vjp");
   const ContactModel contact = model.contact.model;
   if (contact != ContactModel::None) check_contact_settings(model.contact);
+  if (has_impulses(contact) && has_joint_constraints(model))
+    throw ArgumentError(std::string("step_jacobian: this model has ") +
+                        (model.joint_couplings.empty() ? "dry joint friction (frictionloss)" : "joint couplings") +
+                        ", whose constraint rows the step Jacobian does not differentiate under contact model '" +
+                        contact_model_name(contact) +
+                        "' yet; use step_vjp (reverse mode, which does), or contact model 'penalty'");
 
   // Forward: the step's accelerations, as step() computes them. With velocity-level contact the
   // velocity rows are those of the step at the total acceleration (v+ - v) / dt with the impulses

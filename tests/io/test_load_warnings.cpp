@@ -62,9 +62,6 @@ void expect_one_warning(const Case& c, const std::vector<std::string>& warnings,
 
 TEST(LoadWarnings, EachUnsupportedUrdfElementWarns) {
   const std::vector<Case> cases = {
-      {"mimic", urdf("<mimic joint='k' multiplier='2'/>"), 4, {"<joint name='j'>", "<mimic joint='k'>", "coupling"}},
-      {"dry friction", urdf("<dynamics damping='0.1' friction='0.5'/>"), 4,
-       {"<joint name='j'>", "friction=\"0.5\"", "dry joint friction"}},
       {"transmission", urdf("", "<transmission name='t'><type>x</type></transmission>"), 5,
        {"<transmission name='t'>", "not read by gradyn"}},
       {"ros2_control", urdf("", "<ros2_control name='hw' type='system'/>"), 5, {"<ros2_control>", "not read"}},
@@ -82,9 +79,9 @@ TEST(LoadWarnings, EachUnsupportedUrdfElementWarns) {
 }
 
 TEST(LoadWarnings, HarmlessUrdfElementsAreSilent) {
-  // visual, material, calibration, safety_controller, zero friction, an all-zero <joint_properties>
+  // visual, material, calibration, safety_controller, dry friction (simulated), an all-zero <joint_properties>
   const std::string xml = urdf(
-      "<dynamics damping='0.1' friction='0'/><calibration rising='0'/><safety_controller k_velocity='1'/>"
+      "<dynamics damping='0.1' friction='0.5'/><calibration rising='0'/><safety_controller k_velocity='1'/>"
       "<joint_properties damping='0' friction='0'/>",
       "<material name='m'><color rgba='1 0 0 1'/></material>",
       "<visual><geometry><box size='1 1 1'/></geometry></visual>");
@@ -98,13 +95,13 @@ TEST(LoadWarnings, OneWarningPerKindNamingHowManyAndWhere) {
     xml += "<link name='l" + std::to_string(i) +
            "'><inertial><mass value='1'/><inertia ixx='1' iyy='1' izz='1' ixy='0' ixz='0' iyz='0'/></inertial></link>\n"
            "<joint name='j" + std::to_string(i) + "' type='continuous'><parent link='l" + std::to_string(i - 1) +
-           "'/><child link='l" + std::to_string(i) + "'/><mimic joint='j1'/></joint>\n";
+           "'/><child link='l" + std::to_string(i) + "'/><spring k='1'/></joint>\n";
   xml += "</robot>\n";
   const std::vector<std::string> w = urdf_warnings(xml);
   ASSERT_EQ(w.size(), 1u) << joined(w);
   // first occurrence in full, then the count and the others' lines and elements
   for (const char* word : {"w.urdf:4: <joint name='j1'>", "3 in all", "at line 6 <joint name='j2'>",
-                           "at line 8 <joint name='j3'>"})
+                           "at line 8 <joint name='j3'>", "<joint><spring>"})
     EXPECT_NE(w[0].find(word), std::string::npos) << word << " not in " << w[0];
 }
 
@@ -120,8 +117,16 @@ std::string mjcf(const std::string& head = "", const std::string& joint_attrs = 
 
 TEST(LoadWarnings, EachUnsupportedMjcfElementWarns) {
   const std::vector<Case> cases = {
-      {"equality", mjcf("", "", "", "<equality><joint name='e' joint1='h'/></equality>"), 8,
-       {"<joint name='e'>", "<equality><joint>", "closed loops, welds or joint couplings"}},
+      {"equality connect", mjcf("", "", "", "<equality><connect name='e' body1='b' anchor='0 0 0'/></equality>"), 8,
+       {"<connect name='e'>", "<equality><connect>", "closed loops and welds"}},
+      {"equality weld", mjcf("", "", "", "<equality><weld name='e' body1='b'/></equality>"), 8,
+       {"<weld name='e'>", "<equality><weld>", "not simulated"}},
+      {"inactive equality", mjcf("", "", "", "<equality><joint name='e' joint1='h' active='false'/></equality>"), 8,
+       {"<joint name='e'>", "active=\"false\"", "skipped"}},
+      {"equality softness", mjcf("", "", "", "<equality><joint name='e' joint1='h' solref='0.02 1'/></equality>"), 8,
+       {"<joint name='e'>", "solref", "softness"}},
+      {"friction softness", mjcf("", "frictionloss='2' solreffriction='0.02 1'"), 5,
+       {"<joint name='h'>", "solreffriction", "softness"}},
       {"tendon", mjcf("", "", "", "<tendon><fixed name='t'><joint joint='h' coef='1'/></fixed></tendon>"), 8,
        {"<fixed name='t'>", "<tendon><fixed>", "tendon"}},
       {"sensor", mjcf("", "", "", "<sensor><subtreecom name='s' body='b'/></sensor>"), 8,
@@ -133,7 +138,6 @@ TEST(LoadWarnings, EachUnsupportedMjcfElementWarns) {
       {"deformable", mjcf("", "", "", "<deformable><flex name='f' dim='1'/></deformable>"), 8, {"<deformable><flex>"}},
       {"extension", mjcf("<extension><plugin plugin='p'/></extension>"), 2, {"<extension><plugin>", "plugins"}},
       {"unknown section", mjcf("", "", "", "<wobble/>"), 8, {"<wobble>", "not a section"}},
-      {"frictionloss", mjcf("", "frictionloss='2'"), 5, {"<joint name='h'>", "frictionloss=\"2\"", "dry joint friction"}},
       {"actuatorgravcomp", mjcf("", "actuatorgravcomp='true'"), 5, {"actuatorgravcomp", "gravity compensation"}},
       {"joint softness", mjcf("", "range='-1 1' solreflimit='0.02 1'"), 5, {"<joint name='h'>", "solreflimit", "softness"}},
       {"geom softness", mjcf("", "", "solref='0.02 1' solimp='0.9 0.95 0.001'"), 6,
@@ -165,17 +169,20 @@ TEST(LoadWarnings, HarmlessMjcfElementsAreSilent) {
   EXPECT_TRUE(w.empty()) << joined(w);
   w = mjcf_warnings(mjcf("", "", "contype='0' conaffinity='0' condim='1' solref='0.02 1'"));
   EXPECT_TRUE(w.empty()) << joined(w);
+  // simulated: dry friction and joint couplings
+  w = mjcf_warnings(mjcf("", "frictionloss='2'", "", "<equality><joint name='e' joint1='h' polycoef='0.1'/></equality>"));
+  EXPECT_TRUE(w.empty()) << joined(w);
 }
 
 TEST(LoadWarnings, MjcfGroupsPerKindAcrossElements) {
   const std::string xml = mjcf("", "", "", "<equality><connect body1='b' anchor='0 0 0'/>\n<weld body1='b'/>\n"
-                                           "<joint joint1='h'/></equality>\n<sensor><subtreecom body='b'/></sensor>");
+                                           "<flex flex='f'/></equality>\n<sensor><subtreecom body='b'/></sensor>");
   const std::vector<std::string> w = mjcf_warnings(xml);
   ASSERT_EQ(w.size(), 2u) << joined(w);
   EXPECT_NE(w[0].find("w.xml:8: <connect>: <equality><connect>"), std::string::npos) << w[0];
   EXPECT_NE(w[0].find("3 in all"), std::string::npos) << w[0];
   EXPECT_NE(w[0].find("<equality><weld> at line 9 <weld>"), std::string::npos) << w[0];
-  EXPECT_NE(w[0].find("<equality><joint> at line 10 <joint>"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("<equality><flex> at line 10 <flex>"), std::string::npos) << w[0];
   EXPECT_NE(w[1].find("w.xml:11: <subtreecom>: <sensor><subtreecom>"), std::string::npos) << w[1];
 }
 

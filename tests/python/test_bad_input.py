@@ -566,7 +566,7 @@ def per_dof_cases(arg, nonnegative=True):
     return cases
 
 
-for _name in ("damping", "stiffness", "armature"):
+for _name in ("damping", "stiffness", "armature", "frictionloss"):
     row(f"gradyn.Model.with_{_name}", method(f"with_{_name}"),
         lambda m, n=_name: {"self": m.pend, n: np.full(2, 0.1)}, per_dof_cases(_name))
 
@@ -671,6 +671,14 @@ row("gradyn.ModelBuilder.add_actuator", builder_method("add_actuator"),
      Case("gear-nan", setarg("gear", float("nan")), raises("gear", "finite")),
      Case("ctrlrange-reversed", setarg("ctrlrange", (1.0, -1.0)), raises("ctrlrange"))])
 
+row("gradyn.ModelBuilder.add_joint_coupling", builder_method("add_joint_coupling"),
+    lambda m: dict(self=lambda m: builder(m).add_link("arm", mass=1.0, inertia=(1, 1, 1, 0, 0, 0))
+                   .add_joint("j", "revolute", parent="base", child="bob")
+                   .add_joint("k", "prismatic", parent="base", child="arm"), joint1="k", joint2="j"),
+    [Case("polycoef-too-many", setarg("polycoef", np.zeros(6)), raises("polycoef", "1 to 5", "(6,)")),
+     Case("polycoef-2d", setarg("polycoef", np.zeros((2, 2))), raises("polycoef", "(2, 2)")),
+     Case("polycoef-not-numbers", setarg("polycoef", "gear"), raises("polycoef"))])
+
 row("gradyn.ModelBuilder.set_gravity", builder_method("set_gravity"), fresh_builder(dict(gravity=(0, 0, -1.0))),
     [Case("gravity-wrong-shape", setarg("gravity", (0, -1.0)), raises("gravity", "expected shape")),
      Case("gravity-nan", setarg("gravity", (0, 0, np.nan)), raises("gravity", "finite"))])
@@ -689,6 +697,12 @@ row("gradyn.ModelBuilder.build", builder_method("build"),
           raises("nope", types=(gradyn.ModelError,))),
      Case("actuator-joint-unknown", lambda kw, m: dict(self=lambda m: builder(m).add_joint(
          "j", "revolute", parent="base", child="bob").add_actuator("nope")), raises("nope", types=(gradyn.ModelError,))),
+     Case("coupling-joint-unknown", lambda kw, m: dict(self=lambda m: builder(m).add_joint(
+         "j", "revolute", parent="base", child="bob").add_joint_coupling("j", "nope")),
+          raises("coupling", "unknown joint2 'nope'", types=(gradyn.ModelError,))),
+     Case("coupling-ball-joint", lambda kw, m: dict(self=lambda m: builder(m).add_joint(
+         "j", "spherical", parent="base", child="bob").add_joint_coupling("j")),
+          raises("coupling", "'j' is spherical", "hinge and slide", types=(gradyn.ModelError,))),
      Case("massless-leaf-welded", lambda kw, m: dict(self=lambda m: builder(m).add_link("tool").add_joint(
           "j", "revolute", parent="base", child="bob").add_joint("f", "fixed", parent="bob", child="tool")),
           valid(lambda r: r.nv == 1 and "tool" in r.frame_names, "the tool as a frame of bob"))])

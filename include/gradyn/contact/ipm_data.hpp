@@ -3,7 +3,8 @@
 // only them.
 //
 // The mixed LCP of paper 000 (docs/references.md) per step; z = [lambda_n (nc); beta (N nc); gamma
-// (nc); joint-limit impulses (nlimits)], N = contact.ipm_friction_directions. The problem and
+// (nc); joint-limit impulses (nlimits); joint friction (3 per DoF with frictionloss)], N =
+// contact.ipm_friction_directions; one equality row per joint coupling. The problem and
 // workspace must have the exact LCP shape: they are re-sized (allocated) only when the contact or
 // limit-row count changes. The solve runs in double; with S = ADScalar the solution's derivatives
 // come from the implicit function theorem (ipm_contact.hpp).
@@ -25,7 +26,7 @@ struct IpmDataTpl {
 
   // ---- the step (ipm_contact_velocity; src/contact/ipm_contact.cpp) ----
   MatrixX<S> JT;             // nv x (3 contacts): per contact the normal, tangent1, tangent2 columns
-  MixedLcpTpl<S> problem;    // the assembled LCP (x = v+, nv unknowns; no equality rows)
+  MixedLcpTpl<S> problem;    // the assembled LCP (x = v+, nv unknowns; equality rows: the joint couplings)
   MixedLcp problem_value;    // its values (used only when S is not double)
   IpmWorkspace workspace{0, 0, 0};  // solution x, z, s; K factored at it on demand (mixed_lcp_kkt_solve)
   LcpIpmResult result;       // the last solve

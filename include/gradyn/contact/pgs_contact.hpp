@@ -4,11 +4,15 @@
 //   a_free = forward_dynamics(q, v, tau),  v_free = v + dt a_free,
 //   v+ = v_free + M^-1 J^T lambda,         q+ = q (+) dt v+.
 //
-// Row layout (n = 3 nc + nl rows; data.pgs->problem.rows = n):
+// Row layout (n = 3 nc + nl + nf + ncouplings rows; data.pgs->problem.rows = n):
 //   rows [0, 3 nc): contacts, three each, in collide()'s order (contact k: rows 3k, 3k+1, 3k+2);
-//   rows [3 nc, n): joint limits, one per active limit, by coordinate index, a lower limit before an
-//                   upper one; row 3 nc + l is the limit of coordinate data.pgs->limit_coord[l] on side
-//                   data.pgs->limit_side[l] (+1 lower, -1 upper).
+//   rows [3 nc, 3 nc + nl): joint limits, one per active limit, by coordinate index, a lower limit
+//                   before an upper one; row 3 nc + l is the limit of coordinate data.pgs->limit_coord[l]
+//                   on side data.pgs->limit_side[l] (+1 lower, -1 upper);
+//   then the dry-friction rows (one per DoF with frictionloss > 0, in DoF order: J = e_k, impulse in
+//   [-frictionloss dt, frictionloss dt], b = J v_free) and one bilateral row per joint coupling
+//   (impulse unbounded, b = J v_free + erp / dt g); contact/joint_constraints.hpp. They are in every
+//   step (data.pgs->njoint_rows of them) and start from the last step's impulses.
 //
 // Contact rows (normal n from geom a to geom b, tangents t1, t2 = the contact frame's columns 1, 2):
 //   one normal row along n, lambda_n in [0, inf);

@@ -3,7 +3,8 @@
 //
 // Rows (pgs_contact.hpp): per contact one normal row then two two-sided friction rows (tangent1,
 // tangent2), rows [0, 3 ncontacts); then one row per active joint limit, rows [3 ncontacts,
-// problem.rows). Every buffer is capacity-sized: the leading rows are current.
+// 3 ncontacts + nlimits); then the dry-friction rows and the coupling rows (contact/joint_constraints.hpp),
+// njoint_rows of them, to problem.rows. Every buffer is capacity-sized: the leading rows are current.
 #pragma once
 
 #include <utility>
@@ -17,8 +18,9 @@ namespace gradyn {
 
 template <class S>
 struct PgsDataTpl {
-  /// contacts: the capacity of Data::contacts; limit_rows: the most joint-limit rows a step can have.
-  PgsDataTpl(const ModelTpl<S>& model, int contacts, int limit_rows);
+  /// contacts: the capacity of Data::contacts; limit_rows: the most joint-limit rows a step can have;
+  /// joint_rows: the friction and coupling rows every step has.
+  PgsDataTpl(const ModelTpl<S>& model, int contacts, int limit_rows, int joint_rows);
 
   // ---- the step (pgs_contact_velocity; src/contact/pgs_contact.cpp) ----
   MatrixX<S> JT;          // J^T, nv x (3 contacts + limit_rows); leading problem.rows columns
@@ -30,6 +32,7 @@ struct PgsDataTpl {
   VectorX<S> warm_start;  // what that solve started from: leading problem.rows entries
   int ncontacts = 0;      // contacts of the last step
   int nlimits = 0;        // limit rows of the last step
+  int njoint_rows = 0;    // friction and coupling rows of the last step (after the limit rows)
   std::vector<int> limit_coord;  // per limit row: its coordinate in q (capacity: 2 per limitable coordinate)
   std::vector<int> limit_side;   // per limit row: +1 lower limit (J = +r_k), -1 upper limit (J = -r_k)
   // Warm start memory, keyed by geom pair and point (contacts) and by coordinate and side (limits).
@@ -38,6 +41,7 @@ struct PgsDataTpl {
   std::vector<Vector3<S>> memory_impulse;        // its impulse on geom b (world) [N s]
   int memory_ncontacts = 0;
   VectorX<S> memory_limit;  // 2 nq: impulse of the lower (2k) and upper (2k + 1) limit of coordinate k, 0 if none
+  VectorX<S> memory_joint_rows;  // per friction and coupling row: its last impulse (0: none yet)
   PgsResult result;       // the last solve
   VectorX<S> v_free;      // v + dt a_free (nv)
   VectorX<S> column;      // scratch (nv)
@@ -53,8 +57,8 @@ struct PgsDataTpl {
 };
 
 template <class S>
-PgsDataTpl<S>::PgsDataTpl(const ModelTpl<S>& model, int contacts, int limit_rows) {
-  const int rows = 3 * contacts + limit_rows;
+PgsDataTpl<S>::PgsDataTpl(const ModelTpl<S>& model, int contacts, int limit_rows, int joint_rows) {
+  const int rows = 3 * contacts + limit_rows + joint_rows;
   JT = MatrixX<S>::Zero(model.nv, rows);
   MinvJT = MatrixX<S>::Zero(model.nv, rows);
   limit_coord.assign(limit_rows, -1);
@@ -63,6 +67,7 @@ PgsDataTpl<S>::PgsDataTpl(const ModelTpl<S>& model, int contacts, int limit_rows
   memory_point.assign(contacts, Vector3<S>::Zero());
   memory_impulse.assign(contacts, Vector3<S>::Zero());
   memory_limit = VectorX<S>::Zero(2 * model.nq);
+  memory_joint_rows = VectorX<S>::Zero(joint_rows);
   v_free = VectorX<S>::Zero(model.nv);
   column = VectorX<S>::Zero(model.nv);
   for (VectorX<S>* x : {&adj_v_free_bar, &adj_y_bar, &adj_x, &adj_column, &adj_scratch})

@@ -4,6 +4,7 @@
 // cycles, known parents.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <utility>
 #include <string>
@@ -42,6 +43,7 @@ struct JointSpec {
   Vector3<double> axis = Vector3<double>(1, 0, 0);  // joint frame; normalised by build()
   // Per DoF (broadcast when a single value is given for a multi-DoF joint).
   double damping = 0, armature = 0, stiffness = 0;
+  double frictionloss = 0;  // dry friction bound [N m | N] (MJCF frictionloss, URDF <dynamics friction>)
   double effort_limit = std::numeric_limits<double>::infinity();
   double velocity_limit = std::numeric_limits<double>::infinity();
   // Scalar joints only (revolute, prismatic): position limits, spring rest and reference value.
@@ -95,6 +97,18 @@ struct SensorSpec {
   SourceLocation where;
 };
 
+/// A coupling of two 1-DoF joints (model.hpp, JointCoupling): joint1 - its reference =
+/// polynomial of (joint2 - its reference); without joint2, joint1 is held at its reference + c0.
+/// The references are the joints' values in q0 (JointSpec::reference), unless given.
+struct JointCouplingSpec {
+  std::string name;    // empty: "coupling<k>"
+  std::string joint1;  // follows
+  std::string joint2;  // leads; empty: none
+  std::array<double, 5> polycoef{0.0, 1.0, 0.0, 0.0, 0.0};
+  std::optional<double> q1_ref, q2_ref;  // URDF <mimic>: 0 (q1 = multiplier q2 + offset)
+  SourceLocation where;
+};
+
 /// What add_link does with a rotational inertia that no rigid body has (a negative principal
 /// moment, or moments that violate the triangle inequality A + B >= C).
 enum class InertiaPolicy {
@@ -120,6 +134,9 @@ class ModelBuilder {
   /// Sensors write the readings in the order they are added. build() checks that what they read
   /// exists (ModelError naming the sensor's element).
   ModelBuilder& add_sensor(SensorSpec sensor);
+  /// Joint couplings in the order they are added. build() checks that both joints exist, have one
+  /// DoF and differ, and that the coefficients are finite (ModelError naming the element).
+  ModelBuilder& add_joint_coupling(JointCouplingSpec coupling);
   ModelBuilder& set_gravity(const Vector3<double>& g) { gravity_ = g; return *this; }
   ModelBuilder& set_name(std::string name) { name_ = std::move(name); return *this; }
   ModelBuilder& set_source(std::string file) { source_ = std::move(file); return *this; }
@@ -141,6 +158,7 @@ class ModelBuilder {
   const std::vector<ActuatorSpec>& actuators() const { return actuators_; }
   const std::vector<SiteSpec>& sites() const { return sites_; }
   const std::vector<SensorSpec>& sensors() const { return sensors_; }
+  const std::vector<JointCouplingSpec>& joint_couplings() const { return couplings_; }
 
   /// Checks the description and builds the model. Throws ModelError naming the element.
   Model build(const BuildOptions& options = {}) const;
@@ -151,6 +169,7 @@ class ModelBuilder {
   std::vector<ActuatorSpec> actuators_;
   std::vector<SiteSpec> sites_;
   std::vector<SensorSpec> sensors_;
+  std::vector<JointCouplingSpec> couplings_;
   struct Exclusion {
     std::string a, b;
     SourceLocation where;

@@ -5,6 +5,7 @@
 // body and keeps each link as a Frame.
 #pragma once
 
+#include <array>
 #include <limits>
 #include <string>
 #include <utility>
@@ -195,6 +196,21 @@ struct Sensor {
   int dim() const { return sensor_kind_dim(kind); }
 };
 
+// --- joint couplings (contact/joint_constraints.hpp): MJCF <equality><joint>, URDF <mimic> ---------
+// Holds joint1 at a polynomial of joint2 (MuJoCo's rule, on the displacements from the reference
+// configuration q0):
+//   q1 - q1_ref = c0 + c1 (q2 - q2_ref) + c2 (q2 - q2_ref)^2 + c3 (...)^3 + c4 (...)^4,
+// or q1 - q1_ref = c0 without joint2. Both joints have one DoF (revolute, continuous, prismatic).
+// Pgs and Ipm enforce it as a bilateral constraint row, Penalty as a stiff spring-damper.
+struct JointCoupling {
+  std::string name;
+  int joint1 = -1;  // the body whose joint follows
+  int joint2 = -1;  // the body whose joint leads; -1: none (joint1 is held at q1_ref + c0)
+  std::array<double, 5> polycoef{0.0, 1.0, 0.0, 0.0, 0.0};
+  double q1_ref = 0.0, q2_ref = 0.0;  // MJCF: the joints' qpos0; URDF <mimic>: 0
+  SourceLocation where;
+};
+
 template <class S>
 struct ModelTpl {
   using Scalar = S;
@@ -225,6 +241,8 @@ struct ModelTpl {
   VectorX<S> stiffness;       // spring: tau = -stiffness * (q (-) q_rest)
   VectorX<S> effort_limit;    // |tau| bound (inf: none); enforced by actuators
   VectorX<S> velocity_limit;  // |v| bound (inf: none)
+  VectorX<S> frictionloss;    // dry joint friction: |tau_friction| <= frictionloss [N m | N]
+                              // (contact/joint_constraints.hpp; 0: none)
 
   // --- per-coordinate parameters (size nq) -----------------------------------------------------
   VectorX<S> q_rest;          // spring rest configuration
@@ -235,6 +253,9 @@ struct ModelTpl {
   Vector3<S> gravity = Vector3<S>(S(0), S(0), S(-9.81));
 
   std::vector<FrameTpl<S>> frames;
+
+  // --- joint couplings (contact/joint_constraints.hpp) ------------------------------------------
+  std::vector<JointCoupling> joint_couplings;
 
   // --- actuators (dynamics/actuation.hpp), in control order ---------------------------------------
   std::vector<ActuatorTpl<S>> actuators;
@@ -343,6 +364,8 @@ ModelTpl<T> ModelTpl<S>::cast() const {
   m.stiffness = stiffness.template cast<T>();
   m.effort_limit = effort_limit.template cast<T>();
   m.velocity_limit = velocity_limit.template cast<T>();
+  m.frictionloss = frictionloss.template cast<T>();
+  m.joint_couplings = joint_couplings;
   m.q_rest = q_rest.template cast<T>();
   m.lower_limit = lower_limit.template cast<T>();
   m.upper_limit = upper_limit.template cast<T>();

@@ -3,8 +3,6 @@ InvertedPendulum-v5 rules on the classic cart-pole's masses)."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 import gradyn
@@ -46,10 +44,9 @@ class PendulumEnv(GradynEnv):
         self.observation_space = box([-1.0, -1.0, -np.inf], [1.0, 1.0, np.inf])
 
     def _make_model(self):
-        with warnings.catch_warnings():  # Gym's pendulum has no dry friction: the file's (not simulated) is moot
-            warnings.filterwarnings("ignore", message=".*dry joint friction.*")
-            model = gradyn.load(asset("pendulum1.urdf"))
-        return model.with_damping([self.damping])
+        model = gradyn.load(asset("pendulum1.urdf"))
+        # Gym's pendulum has no dry friction: the file's is removed
+        return model.with_damping([self.damping]).with_frictionloss([0.0])
 
     def _initial_state(self, rng):
         theta, theta_dot = rng.uniform(-np.pi, np.pi), rng.uniform(-1.0, 1.0)

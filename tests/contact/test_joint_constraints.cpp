@@ -1,0 +1,220 @@
+// Dry joint friction and joint couplings (contact/joint_constraints.hpp): the coupling polynomial
+// and its Jacobian against forward-mode AD; the penalty forces' adjoint against AD; a frictional
+// hinge held below its bound and slipping with the net torque above it (pgs, ipm); couplings held to
+// rounding by pgs and ipm; the step's reverse-mode Jacobian against AD through the friction,
+// coupling and contact rows together; and the models that refuse them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <tuple>
+
+#include "../support/contact_scenes.hpp"
+#include "gradyn/contact/joint_constraints.hpp"
+#include "gradyn/contact/pgs_data.hpp"
+#include "gradyn/flat/export.hpp"
+#include "gradyn/model/errors.hpp"
+#include "gradyn/sim/step.hpp"
+#include "gradyn/sim/step_jacobian.hpp"
+
+namespace gradyn {
+namespace {
+
+using test::relative_error;
+using V3 = Vector3<double>;
+
+// Three hinges in a chain about y, z and y; joint "c" follows joint "a" by a quadratic law, and
+// joint "b" has dry friction.
+Model coupled_chain(ContactModel contact, double frictionloss = 0.3) {
+  ModelBuilder b;
+  b.add_link({"world", std::nullopt, {}});
+  const char* names[] = {"l1", "l2", "l3"};
+  const V3 axes[] = {V3::UnitY(), V3::UnitZ(), V3::UnitY()};
+  for (int i = 0; i < 3; ++i) {
+    b.add_link({names[i], Inertia<double>(1.0 - 0.2 * i, V3(0.2, 0, 0), Matrix3<double>::Identity() * 0.01), {}});
+    JointSpec j;
+    j.name = std::string(1, static_cast<char>('a' + i));
+    j.type = JointType::Revolute;
+    j.parent = i == 0 ? "world" : names[i - 1];
+    j.child = names[i];
+    j.origin.p = V3(i == 0 ? 0.0 : 0.4, 0, 0);
+    j.axis = axes[i];
+    j.damping = 0.05;
+    if (i == 1) j.frictionloss = frictionloss;
+    j.reference = 0.1 * i;
+    b.add_joint(j);
+  }
+  JointCouplingSpec c;
+  c.name = "cam";
+  c.joint1 = "c";
+  c.joint2 = "a";
+  c.polycoef = {0.05, -0.8, 0.6, 0.3, 0.0};
+  b.add_joint_coupling(c);
+  Model m = b.build();
+  m.contact.model = contact;
+  return m;
+}
+
+TEST(JointConstraints, CouplingErrorAndSlopeMatchForwardModeAD) {
+  const Model model = coupled_chain(ContactModel::Pgs);
+  const JointCoupling& c = model.joint_couplings[0];
+  EXPECT_DOUBLE_EQ(c.q1_ref, 0.2);  // the joints' reference values
+  EXPECT_DOUBLE_EQ(c.q2_ref, 0.0);
+  const Eigen::VectorXd q = Eigen::Vector3d(0.7, -0.2, 0.4);
+  auto f = [&](const VectorX<ADScalar>& x) {
+    const ModelTpl<ADScalar> m = model.cast<ADScalar>();
+    ADScalar slope;
+    VectorX<ADScalar> out(1);
+    out[0] = joint_coupling_error<ADScalar>(m, c, x, slope);
+    return out;
+  };
+  const Eigen::MatrixXd J = test::ad_jacobian(f, q);
+  double slope;
+  const double g = joint_coupling_error<double>(model, c, q, slope);
+  const double x = q[0];
+  EXPECT_NEAR(g, q[2] - 0.2 - (0.05 - 0.8 * x + 0.6 * x * x + 0.3 * x * x * x), 1e-15);
+  EXPECT_NEAR(J(0, 0), -slope, 1e-14);
+  EXPECT_NEAR(J(0, 2), 1.0, 1e-15);
+  EXPECT_EQ(J(0, 1), 0.0);
+}
+
+TEST(JointConstraints, PenaltyForcesAdjointMatchesForwardModeAD) {
+  const Model model = coupled_chain(ContactModel::Penalty);
+  const Eigen::VectorXd q = Eigen::Vector3d(0.7, -0.2, 0.4), v = Eigen::Vector3d(0.3, 0.004, -0.5);
+  Eigen::VectorXd x0(6);
+  x0 << q, v;
+  auto f = [&](const VectorX<ADScalar>& x) {
+    const ModelTpl<ADScalar> m = model.cast<ADScalar>();
+    VectorX<ADScalar> tau = VectorX<ADScalar>::Zero(3);
+    add_joint_constraint_forces<ADScalar>(m, x.head(3), x.tail(3), tau);
+    return tau;
+  };
+  const Eigen::MatrixXd J = test::ad_jacobian(f, x0);
+  EXPECT_GT(J.cwiseAbs().maxCoeff(), 1.0);
+  for (int r = 0; r < 3; ++r) {
+    Eigen::VectorXd q_bar = Eigen::VectorXd::Zero(3), v_bar = Eigen::VectorXd::Zero(3);
+    add_joint_constraint_forces_vjp<double>(model, q, v, Eigen::VectorXd::Unit(3, r), q_bar, v_bar);
+    Eigen::VectorXd row(6);
+    row << q_bar, v_bar;
+    EXPECT_LT(relative_error(row.transpose(), J.row(r)), 1e-13) << "row " << r;
+  }
+}
+
+// A 1/3 kg m^2 rod on a hinge about y without gravity, frictionloss 2 N m, pushed by `torque` for 1 s.
+double hinge_velocity_after_one_second(ContactModel contact, double torque) {
+  ModelBuilder b;
+  b.add_link({"world", std::nullopt, {}});
+  b.add_link({"rod", Inertia<double>(1.0, V3(0.5, 0, 0), Eigen::Vector3d(1e-3, 1.0 / 12, 1.0 / 12).asDiagonal().toDenseMatrix()), {}});
+  JointSpec j;
+  j.name = "hinge";
+  j.type = JointType::Revolute;
+  j.parent = "world";
+  j.child = "rod";
+  j.axis = V3::UnitY();
+  j.frictionloss = 2.0;
+  b.add_joint(j);
+  Model m = b.build();
+  m.gravity.setZero();
+  m.contact.model = contact;
+  Data d(m);
+  Eigen::VectorXd q = Eigen::VectorXd::Zero(1), v = q, tau = Eigen::VectorXd::Constant(1, torque);
+  for (int k = 0; k < 1000; ++k) step<double>(m, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q, v);
+  EXPECT_EQ(d.status, 0);
+  return v[0];
+}
+
+TEST(JointConstraints, FrictionHoldsBelowItsBoundAndSlipsWithTheNetTorqueAbove) {
+  for (ContactModel contact : {ContactModel::Pgs, ContactModel::Ipm}) {
+    // PGS's boxed row is exact; the interior point stops within ipm_tolerance of its complementarity,
+    // which 1000 steps add up to ~1e-7
+    const double tolerance = contact == ContactModel::Pgs ? 1e-12 : 1e-6;
+    EXPECT_NEAR(hinge_velocity_after_one_second(contact, 1.5), 0.0, tolerance) << contact_model_name(contact);
+    EXPECT_NEAR(hinge_velocity_after_one_second(contact, -1.9), 0.0, tolerance) << contact_model_name(contact);
+    // net 1 N m on 1/3 kg m^2 for 1 s
+    EXPECT_NEAR(hinge_velocity_after_one_second(contact, 3.0), 3.0, tolerance) << contact_model_name(contact);
+    EXPECT_NEAR(hinge_velocity_after_one_second(contact, -3.0), -3.0, tolerance) << contact_model_name(contact);
+  }
+  // None does not enforce it (the plain articulated dynamics)
+  EXPECT_NEAR(hinge_velocity_after_one_second(ContactModel::None, 1.5), 4.5, 1e-9);
+}
+
+TEST(JointConstraints, VelocityLevelModelsHoldTheCoupling) {
+  for (ContactModel contact : {ContactModel::Pgs, ContactModel::Ipm}) {
+    const Model model = coupled_chain(contact);
+    Data d(model);
+    // start on the constraint, with a violating velocity and torques on every joint
+    Eigen::VectorXd q = model.q0, v = Eigen::Vector3d(1.0, -2.0, 3.0), tau = Eigen::Vector3d(0.5, 1.0, -0.7);
+    double slope;
+    q[2] += joint_coupling_error<double>(model, model.joint_couplings[0], q, slope) * -1.0;
+    double worst = 0.0;
+    for (int k = 0; k < 500; ++k) {
+      step<double>(model, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q, v);
+      worst = std::max(worst, std::abs(joint_coupling_error<double>(model, model.joint_couplings[0], q, slope)));
+    }
+    // the velocity rows hold J v+ = 0 to the solver's tolerance; the position drifts by second order
+    // in dt per step (q+ moves along the tangent of a curved constraint), which Baumgarte removes
+    EXPECT_LT(worst, 1e-5) << contact_model_name(contact);
+    EXPECT_GT(std::abs(q[0] - model.q0[0]), 0.05) << contact_model_name(contact);  // it moved
+    EXPECT_EQ(d.status, 0) << contact_model_name(contact);
+  }
+}
+
+TEST(JointConstraints, StepReverseModeJacobianMatchesForwardModeAD) {
+  const double dt = 1e-3;
+  for (ContactModel contact : {ContactModel::Pgs, ContactModel::Ipm}) {
+    // friction and coupling rows alone
+    const Model chain = coupled_chain(contact, 0.02);
+    Eigen::VectorXd q = Eigen::Vector3d(0.3, -0.2, 0.0), v = Eigen::Vector3d(0.4, 0.3, 0.0),
+                    tau = Eigen::Vector3d(0.5, 0.2, -0.1);
+    double slope;
+    q[2] -= joint_coupling_error<double>(chain, chain.joint_couplings[0], q, slope) - 1e-3;  // slightly off
+    v[2] = slope * v[0];
+    // with contact: the arm on its box, with dry friction on both joints (one sticking, one sliding)
+    ContactSettings settings;
+    settings.model = contact;
+    Model arm = test::arm_on_box(settings);
+    arm.frictionloss << 0.05, 5.0;
+    Eigen::VectorXd qa(2), va(2), ta(2);
+    qa << 0.55, 0.05;
+    va << 0.4, -0.7;
+    ta << 3.0, -1.0;
+    for (const auto& [name, model, q0, v0, tau0] :
+         {std::tuple<const char*, const Model&, Eigen::VectorXd, Eigen::VectorXd, Eigen::VectorXd>{
+              "coupled chain", chain, q, v, tau},
+          {"arm on a box", arm, qa, va, ta}}) {
+      const Eigen::MatrixXd J_ad = test::step_jacobian_ad(model, q0, v0, tau0, dt, Integrator::SemiImplicitEuler);
+      const Eigen::MatrixXd J = test::step_jacobian_vjp(model, q0, v0, tau0, dt, Integrator::SemiImplicitEuler);
+      EXPECT_LT(relative_error(J, J_ad), 1e-7) << name << " " << contact_model_name(contact) << "\n"
+                                                << J << "\nAD\n"
+                                                << J_ad;
+    }
+  }
+}
+
+TEST(JointConstraints, UnsupportedPathsRefuseWithAClearMessage) {
+  const Model pgs = coupled_chain(ContactModel::Pgs);
+  Data d(pgs);
+  Eigen::MatrixXd A(6, 6), B(6, 3);
+  Eigen::MatrixXd none;
+  try {
+    step_jacobian(pgs, d, pgs.q0, Eigen::VectorXd::Zero(3), Eigen::VectorXd::Zero(3), Eigen::VectorXd(), 1e-3,
+                  Integrator::SemiImplicitEuler, A, B, none);
+    FAIL() << "expected an ArgumentError";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("joint couplings"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("step_vjp"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(flat::export_flat_model(pgs), ArgumentError);
+  // the penalty model's step Jacobian differentiates them
+  const Model penalty = coupled_chain(ContactModel::Penalty);
+  Data dp(penalty);
+  const Eigen::VectorXd q = Eigen::Vector3d(0.3, -0.2, 0.1), v = Eigen::Vector3d(0.4, 0.003, -0.2),
+                        tau = Eigen::Vector3d(0.5, 0.2, -0.1);
+  step_jacobian(penalty, dp, q, v, tau, Eigen::VectorXd(), 1e-3, Integrator::SemiImplicitEuler, A, B, none);
+  const Eigen::MatrixXd J_ad = test::step_jacobian_ad(penalty, q, v, tau, 1e-3, Integrator::SemiImplicitEuler);
+  Eigen::MatrixXd J(6, 9);
+  J << A, B;
+  EXPECT_LT(relative_error(J, J_ad), 1e-9);
+}
+
+}  // namespace
+}  // namespace gradyn

@@ -1,0 +1,305 @@
+"""Dry joint friction (frictionloss) and joint couplings (MJCF <equality><joint>, URDF <mimic>):
+read from files, enforced by pgs, ipm and (smoothed) penalty contact, compared with MuJoCo on the
+same files, differentiated (gradcheck), and refused with a clear message where not supported."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import gradyn
+
+mujoco = pytest.importorskip("mujoco")
+
+# A rod on a hinge about y, horizontal gravity-free plane (gravity along the axis), frictionloss 2 N m.
+# Its inertia about the hinge: 1 kg at 0.5 m plus iyy 1/12: 1/3 kg m^2.
+FRICTION_HINGE = """
+<mujoco model="friction_hinge">
+  <option timestep="0.001" gravity="0 0 0" integrator="Euler"/>
+  <worldbody>
+    <body name="rod">
+      <joint name="hinge" type="hinge" axis="0 1 0" frictionloss="2"/>
+      <inertial pos="0.5 0 0" mass="1" diaginertia="0.001 0.0833333333333 0.0833333333333"/>
+    </body>
+  </worldbody>
+  <actuator><motor name="m" joint="hinge"/></actuator>
+</mujoco>
+"""
+INERTIA = 1.0 / 3.0
+
+# Two fingers on slide joints; finger_b follows finger_a mirrored (polycoef 0 -1), as a gripper's.
+# A free finger_c is coupled by a quadratic law to a hinge, so that the coupling Jacobian depends on q.
+FINGERS = """
+<mujoco model="fingers">
+  <option timestep="0.001" gravity="0 0 -9.81" integrator="Euler"><flag eulerdamp="disable"/></option>
+  <worldbody>
+    <body name="palm">
+      <body name="finger_a" pos="0.05 0 0">
+        <joint name="slide_a" type="slide" axis="1 0 0" damping="0.5"/>
+        <geom type="box" size="0.01 0.01 0.04" mass="0.1" contype="0" conaffinity="0"/>
+      </body>
+      <body name="finger_b" pos="-0.05 0 0">
+        <joint name="slide_b" type="slide" axis="1 0 0" damping="0.2"/>
+        <geom type="box" size="0.01 0.01 0.04" mass="0.3" contype="0" conaffinity="0"/>
+      </body>
+      <body name="arm" pos="0 0.2 0">
+        <joint name="swing" type="hinge" axis="0 1 0" damping="0.05"/>
+        <geom type="capsule" fromto="0 0 0 0.2 0 0" size="0.02" mass="0.5" contype="0" conaffinity="0"/>
+        <body name="slider" pos="0.2 0 0">
+          <joint name="extend" type="slide" axis="1 0 0"/>
+          <geom type="sphere" size="0.02" mass="0.2" contype="0" conaffinity="0"/>
+        </body>
+      </body>
+    </body>
+  </worldbody>
+  <equality>
+    <joint name="mirror" joint1="slide_b" joint2="slide_a" polycoef="0 -1 0 0 0" solref="0.002 1"/>
+    <joint name="cam" joint1="extend" joint2="swing" polycoef="0.01 0.05 0.2 0 0" solref="0.002 1"/>
+  </equality>
+  <actuator>
+    <motor name="push" joint="slide_a"/>
+    <motor name="turn" joint="swing"/>
+  </actuator>
+</mujoco>
+"""
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def load_quietly(path, **kw):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = gradyn.load(path, **kw)
+    return model, [str(w.message) for w in caught]
+
+
+# ---- loading ------------------------------------------------------------------------------------
+
+
+def test_mjcf_frictionloss_and_joint_equality_are_read(tmp_path):
+    model, messages = load_quietly(write(tmp_path, "fingers.xml", FINGERS))
+    assert not [m for m in messages if "not simulated" in m], messages
+    # MuJoCo's softness is not read: gradyn's couplings are stiff, and the load says so
+    assert any("equality solref" in m and "softness" in m for m in messages), messages
+    couplings = model.joint_couplings
+    assert [c["name"] for c in couplings] == ["mirror", "cam"]
+    assert couplings[0]["joint1"] == "slide_b" and couplings[0]["joint2"] == "slide_a"
+    assert couplings[0]["polycoef"] == (0.0, -1.0, 0.0, 0.0, 0.0)
+    assert couplings[1]["polycoef"] == (0.01, 0.05, 0.2, 0.0, 0.0)
+    hinge, messages = load_quietly(write(tmp_path, "hinge.xml", FRICTION_HINGE))
+    assert not [m for m in messages if "frictionloss" in m], messages
+    np.testing.assert_array_equal(hinge.frictionloss, [2.0])
+
+
+def test_mjcf_connect_and_weld_still_warn(tmp_path):
+    text = FINGERS.replace(
+        "</equality>", '<connect body1="finger_a" body2="finger_b" anchor="0 0 0"/></equality>'
+    )
+    _, messages = load_quietly(write(tmp_path, "connect.xml", text))
+    assert any("<equality><connect>" in m and "not simulated" in m for m in messages), messages
+
+
+def test_mjcf_inactive_equality_warns_and_is_skipped(tmp_path):
+    text = FINGERS.replace('name="mirror"', 'name="mirror" active="false"')
+    model, messages = load_quietly(write(tmp_path, "inactive.xml", text))
+    assert [c["name"] for c in model.joint_couplings] == ["cam"]
+    assert any('active="false"' in m for m in messages), messages
+
+
+def test_mjcf_equality_on_unknown_or_ball_joint_names_the_element(tmp_path):
+    text = FINGERS.replace('joint2="slide_a"', 'joint2="nope"')
+    with pytest.raises(gradyn.ModelError, match=r"fingers\.xml:\d+.*unknown joint2 'nope'"):
+        gradyn.load(write(tmp_path, "fingers.xml", text))
+
+
+URDF_MIMIC = """
+<robot name="gripper">
+  <link name="base"/>
+  <link name="left"><inertial><mass value="0.1"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="right"><inertial><mass value="0.1"/><inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="left_joint" type="prismatic">
+    <parent link="base"/><child link="left"/><axis xyz="1 0 0"/>
+    <limit lower="-1" upper="1" effort="10" velocity="1"/>
+    <dynamics damping="0.1" friction="0.5"/>
+  </joint>
+  <joint name="right_joint" type="prismatic">
+    <parent link="base"/><child link="right"/><axis xyz="1 0 0"/>
+    <limit lower="-1" upper="1" effort="10" velocity="1"/>
+    <mimic joint="left_joint" multiplier="-1" offset="0.01"/>
+  </joint>
+</robot>
+"""
+
+
+def test_urdf_mimic_and_dynamics_friction_are_read(tmp_path):
+    model, messages = load_quietly(write(tmp_path, "gripper.urdf", URDF_MIMIC))
+    assert not [m for m in messages if "mimic" in m or "friction" in m], messages
+    np.testing.assert_array_equal(model.frictionloss, [0.5, 0.0])
+    (c,) = model.joint_couplings
+    assert (c["joint1"], c["joint2"], c["polycoef"][:2]) == ("right_joint", "left_joint", (0.01, -1.0))
+    # pgs holds right = 0.01 - left while the left finger is pushed
+    pgs = model.with_contact(model="pgs")
+    qs, _ = gradyn.rollout(pgs, np.zeros(2), np.zeros(2), np.tile([2.0, 0.0], (300, 1)), 1e-3, "euler")
+    assert qs[-1, 0] > 0.05
+    assert abs(qs[-1, 1] - (0.01 - qs[-1, 0])) < 1e-6
+
+
+def test_pickle_keeps_friction_and_couplings(tmp_path):
+    import pickle
+
+    model, _ = load_quietly(write(tmp_path, "fingers.xml", FINGERS))
+    model = model.with_frictionloss(np.array([0.1, 0.2, 0.3, 0.4]))
+    copy = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(copy.frictionloss, model.frictionloss)
+    assert copy.joint_couplings == model.joint_couplings
+
+
+def test_builder_coupling_and_bad_input():
+    b = gradyn.ModelBuilder()
+    b.add_link("base").add_link("a", mass=1.0, inertia=(0.01, 0.01, 0.01, 0, 0, 0))
+    b.add_link("b", mass=1.0, inertia=(0.01, 0.01, 0.01, 0, 0, 0))
+    b.add_joint("ja", "revolute", "base", "a", axis=(0, 0, 1), frictionloss=0.3)
+    b.add_joint("jb", "revolute", "base", "b", axis=(0, 0, 1))
+    b.add_joint_coupling("jb", "ja", polycoef=(0.0, 2.0), name="gear")
+    model = b.build()
+    assert model.joint_couplings[0]["polycoef"] == (0.0, 2.0, 0.0, 0.0, 0.0)
+    np.testing.assert_array_equal(model.frictionloss, [0.3, 0.0])
+    with pytest.raises(ValueError, match=r"polycoef: expected 1 to 5 coefficients"):
+        b.add_joint_coupling("jb", "ja", polycoef=np.zeros(6))
+    with pytest.raises(ValueError, match="frictionloss: expected non-negative finite values"):
+        model.with_frictionloss(np.array([-1.0, 0.0]))
+    bad = gradyn.ModelBuilder()
+    bad.add_link("base").add_link("a", mass=1.0, inertia=(0.01, 0.01, 0.01, 0, 0, 0))
+    bad.add_joint("ja", "revolute", "base", "a", axis=(0, 0, 1))
+    bad.add_joint_coupling("ja", "ja")
+    with pytest.raises(gradyn.ModelError, match="couples joint 'ja' to itself"):
+        bad.build()
+
+
+# ---- dry friction against MuJoCo ----------------------------------------------------------------
+
+
+def mujoco_hinge(text, torque, seconds):
+    m = mujoco.MjModel.from_xml_string(text)
+    d = mujoco.MjData(m)
+    d.ctrl[:] = torque
+    for _ in range(int(round(seconds / m.opt.timestep))):
+        mujoco.mj_step(m, d)
+    return d.qpos[0], d.qvel[0]
+
+
+@pytest.mark.parametrize("contact", ["pgs", "ipm"])
+def test_frictionloss_holds_below_and_slips_above_like_mujoco(tmp_path, contact):
+    path = write(tmp_path, "hinge.xml", FRICTION_HINGE)
+    model = gradyn.load(path, contact=contact)
+    for torque in (1.5, 3.0):
+        ctrl = np.full((1000, 1), torque)
+        qs, vs = gradyn.rollout(model, np.zeros(1), np.zeros(1), np.zeros((1000, 1)), 1e-3, "euler", ctrls=ctrl)
+        q_mj, v_mj = mujoco_hinge(FRICTION_HINGE, torque, 1.0)
+        if torque < 2.0:
+            # held: no motion at all (MuJoCo's soft friction creeps; it stays below 1 mrad/s here)
+            assert abs(vs[-1, 0]) < 1e-9 and abs(qs[-1, 0]) < 1e-9
+            assert abs(v_mj) < 1e-2
+        else:
+            # slips with the net torque 3 - 2 = 1 N m: v = t / I after t = 1 s
+            assert vs[-1, 0] == pytest.approx(1.0 / INERTIA, rel=1e-6)
+            assert vs[-1, 0] == pytest.approx(v_mj, rel=2e-2)
+            assert qs[-1, 0] == pytest.approx(q_mj, rel=2e-2)
+
+
+def test_penalty_frictionloss_is_smoothed(tmp_path):
+    model = gradyn.load(write(tmp_path, "hinge.xml", FRICTION_HINGE), contact="penalty")
+    ctrl = np.full((1000, 1), 3.0)
+    _, vs = gradyn.rollout(model, np.zeros(1), np.zeros(1), np.zeros((1000, 1)), 1e-3, "euler", ctrls=ctrl)
+    # the smoothed law gives less than the bound while |v| ~ velocity_scale: a little faster than 3 rad/s
+    assert vs[-1, 0] == pytest.approx(1.0 / INERTIA, rel=1e-2)
+    ctrl = np.full((1000, 1), 1.0)
+    _, vs = gradyn.rollout(model, np.zeros(1), np.zeros(1), np.zeros((1000, 1)), 1e-3, "euler", ctrls=ctrl)
+    # below the bound the smoothed law creeps at about velocity_scale * torque / bound
+    assert 0 < vs[-1, 0] < 2 * 1e-2 * 1.0 / 2.0
+
+
+# ---- couplings against MuJoCo ---------------------------------------------------------------------
+
+
+DIFF_MUJOCO = np.array([1e-5, 1e-5, 5e-4, 2e-4])  # slide_a, slide_b, swing, extend
+
+
+def mujoco_rollout(text, q0, ctrls):
+    m = mujoco.MjModel.from_xml_string(text)
+    d = mujoco.MjData(m)
+    d.qpos[:] = q0
+    qs = []
+    for u in ctrls:
+        d.ctrl[:] = u
+        mujoco.mj_step(m, d)
+        qs.append(d.qpos.copy())
+    return np.array(qs)
+
+
+@pytest.mark.parametrize("contact", ["pgs", "ipm"])
+def test_coupled_joints_follow_mujoco(tmp_path, contact):
+    model, _ = load_quietly(write(tmp_path, "fingers.xml", FINGERS), contact=contact)
+    steps = 500
+    t = np.arange(steps) * 1e-3
+    ctrls = np.stack([0.5 * np.sin(6 * t), 0.2 * np.cos(4 * t)], axis=1)
+    q0 = model.q0.copy()
+    q0[3] = 0.01  # on both constraints (qpos0 violates "cam" by its c0)
+    qs, _ = gradyn.rollout(model, q0, np.zeros(model.nv), np.zeros((steps, model.nv)), 1e-3, "euler", ctrls=ctrls)
+    # the constraints hold: slide_b = -slide_a; extend = 0.01 + 0.05 swing + 0.2 swing^2
+    a, b, swing, extend = qs[:, 0], qs[:, 1], qs[:, 2], qs[:, 3]
+    assert np.abs(b + a).max() < 1e-6
+    assert np.abs(extend - (0.01 + 0.05 * swing + 0.2 * swing**2)).max() < 1e-6
+    q_mj = mujoco_rollout(FINGERS, q0, ctrls)
+    # MuJoCo's constraint stays soft (solref 2 ms, its stiffest): measured differences over these
+    # 0.5 s were 1.2e-6, 7e-7 m (fingers, 0.08 m travel), 1.8e-4 rad (swing, 2 rad), 4e-5 m (extend)
+    assert np.all(np.abs(q_mj - qs[1:]).max(axis=0) < DIFF_MUJOCO)
+    assert np.abs(a).max() > 0.02  # the fingers did move
+
+
+def test_penalty_coupling_is_a_stiff_spring(tmp_path):
+    model = gradyn.load(write(tmp_path, "fingers.xml", FINGERS), contact="penalty").with_contact(
+        limit_stiffness=1e4, limit_damping=50.0
+    )
+    ctrls = np.tile([0.5, 0.0], (500, 1))
+    qs, _ = gradyn.rollout(model, model.q0, np.zeros(model.nv), np.zeros((500, model.nv)), 1e-3, "euler", ctrls=ctrls)
+    assert np.abs(qs[:, 1] + qs[:, 0]).max() < 1e-3
+    assert qs[-1, 0] > 0.05
+
+
+# ---- gradients ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("contact", ["pgs", "ipm", "penalty"])
+def test_gradcheck_through_friction_and_couplings(tmp_path, contact):
+    model, _ = load_quietly(write(tmp_path, "fingers.xml", FINGERS), contact=contact)
+    # friction on every DoF, small enough that the joints slide under the pushes below
+    model = model.with_frictionloss(np.array([0.05, 0.02, 0.01, 0.0]))
+    q0 = model.q0.copy()
+    q0[2] = 0.3
+    q0[3] = 0.01 + 0.05 * 0.3 + 0.2 * 0.09
+    q0[1] = -q0[0]
+    v0 = np.array([0.1, -0.1, 0.5, 0.05 * 0.5 + 0.4 * 0.3 * 0.5])
+    taus = np.tile([0.4, 0.0, 0.1, 0.0], (20, 1))
+    r = gradyn.gradcheck(model, q0, v0, taus, 1e-3)
+    # central differences carry the solvers' tolerance (ipm) and the stiff coupling spring (penalty)
+    fd_tolerance = {"pgs": 1e-5, "ipm": 5e-5, "penalty": 2e-4}[contact]
+    for name, b in r.items():
+        assert b["ad_error"] <= 1e-7, (contact, name, b)
+        assert b["fd_error"] <= fd_tolerance, (contact, name, b)
+
+
+# ---- what is not supported says so ---------------------------------------------------------------
+
+
+def test_step_jacobian_refuses_constraint_rows(tmp_path):
+    model, _ = load_quietly(write(tmp_path, "fingers.xml", FINGERS), contact="pgs")
+    with pytest.raises(ValueError, match="joint couplings.*step_vjp"):
+        gradyn.step_jacobian(model, model.q0, np.zeros(model.nv), np.zeros(model.nv), 1e-3)
+    penalty = model.with_contact(model="penalty")
+    A, B = gradyn.step_jacobian(penalty, model.q0, np.zeros(model.nv), np.zeros(model.nv), 1e-3)[:2]
+    assert np.all(np.isfinite(A)) and np.all(np.isfinite(B))
