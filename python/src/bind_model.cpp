@@ -213,6 +213,24 @@ format version, truncated or changed bytes raise gradyn.ModelError saying which.
           "Joint couplings (MJCF <equality><joint>, URDF <mimic>), each a dict: joint1 - q1_ref = c0 + c1 x + "
           "... + c4 x^4 with x = joint2 - q2_ref (polycoef = (c0, ..., c4); joint2 None: joint1 = q1_ref + c0). "
           "Enforced by the contact models 'pgs', 'ipm' and (as a stiff spring) 'penalty'.")
+      .def_prop_ro(
+          "body_connections",
+          [](const PyModel& s) {
+            nb::list out;
+            for (const BodyConnection& c : s.model.body_connections) {
+              nb::dict d;
+              d["name"] = c.name;
+              d["body1"] = s.model.body_names[c.body1];
+              d["body2"] = c.body2 >= 0 ? nb::object(nb::str(s.model.body_names[c.body2].c_str())) : nb::none();
+              d["anchor1"] = nb::make_tuple(c.anchor1.x(), c.anchor1.y(), c.anchor1.z());
+              d["anchor2"] = nb::make_tuple(c.anchor2.x(), c.anchor2.y(), c.anchor2.z());
+              out.append(d);
+            }
+            return out;
+          },
+          "Body connections (MJCF <equality><connect>), each a dict: the point anchor1 of body1 (in its body "
+          "frame) is held on the point anchor2 of body2 (None: the world), a ball joint that closes a loop. "
+          "Enforced by the contact models 'pgs' and 'ipm'; 'penalty' refuses such a model.")
       .def_prop_ro("q_rest", vector_property(&Model::q_rest), "Spring rest configuration, shape (nq,).")
       .def_prop_ro("lower_limit", vector_property(&Model::lower_limit),
                    "Lower position limits, shape (nq,); -inf where none.")
@@ -373,6 +391,24 @@ Add a joint that moves `child` relative to `parent`. Returns the builder.
 * lower, upper: position limits (revolute, prismatic); effort, velocity: ``|tau|`` and ``|v|`` bounds.
 * reference: the joint's value in the model's reference configuration q0.
 * frictionloss: dry friction per DoF, the most force the joint's friction gives [N m | N].
+)doc")
+      .def(
+          "add_connection",
+          [](ModelBuilder& b, const std::string& frame1, const std::string& frame2, nb::handle anchor1,
+             nb::handle anchor2, const std::string& name) -> ModelBuilder& {
+            ConnectionSpec c;
+            c.name = name;
+            c.frame1 = frame1;
+            c.frame2 = frame2;
+            c.anchor1 = vector3_arg(anchor1, "anchor1");
+            if (!anchor2.is_none()) c.anchor2 = vector3_arg(anchor2, "anchor2");
+            return b.add_connection(std::move(c));
+          },
+          nb::arg("frame1"), nb::arg("frame2") = "", nb::arg("anchor1") = nb::make_tuple(0.0, 0.0, 0.0),
+          nb::arg("anchor2").none() = nb::none(), nb::arg("name") = "", nb::rv_policy::reference_internal, R"doc(
+Hold a point of one link on a point of another (MJCF <equality><connect>): anchor1 in frame1 (a link
+or site) meets anchor2 in frame2 (a link or site; "" or "world": the world). anchor2 None: where anchor1
+is in the reference configuration q0. Enforced by the contact models 'pgs' and 'ipm'. Returns the builder.
 )doc")
       .def(
           "add_joint_coupling",

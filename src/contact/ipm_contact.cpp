@@ -20,6 +20,8 @@ namespace {
 // Largest |J_n| entry below which a contact counts as one the joints cannot open (J_n entries are
 // lever arms or direction cosines: O(0.01 .. 1) for a contact the robot can move).
 constexpr double kInertJacobian = 1e-9;
+// A connection row whose Jacobian is below this fraction of its connection's largest row is inert too.
+constexpr double kInertRelative = 1e-3;
 
 template <class S>
 void shape_problem(MixedLcpTpl<S>& p, Eigen::Index nx, Eigen::Index ni, Eigen::Index ne) {
@@ -108,7 +110,33 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
   const int nv = model.nv;
   const int N = settings.ipm_friction_directions;
   const int nf = joint_friction_rows<S>(model);                  // DoFs with dry friction: 3 rows each
-  const int ne = static_cast<int>(model.joint_couplings.size());  // equality rows
+  const int ncouplings = static_cast<int>(model.joint_couplings.size());
+  const int nconn = static_cast<int>(model.body_connections.size());
+  // equality rows: every coupling, and the connection rows some joint can move (ipm_data.hpp)
+  int ne = ncouplings;
+  for (int c = 0; c < ncouplings; ++c) data.ipm->eq_source[static_cast<size_t>(c)] = c;
+  if (nconn > 0) {
+    data.ipm->connection_JT.setZero();
+    for (int k = 0; k < nconn; ++k)
+      add_connection_rows<S>(model, data, model.body_connections[static_cast<size_t>(k)],
+                             data.ipm->connection_JT.middleCols(3 * k, 3));
+    // A row that no joint can move (reach below kInertJacobian), or hardly (below kInertRelative of
+    // its connection's largest row), is left out: it would make the KKT system singular, or nearly
+    // so, demanding huge velocities for a gap the mechanism can hardly close (a planar loop's
+    // out-of-plane row, exactly zero, or tilted by a rounding error or a finite-difference step:
+    // with 1e-6 the solve failed at a 1e-6 rad tilt of a joint frame).
+    for (int k = 0; k < nconn; ++k) {
+      double reach[3] = {0.0, 0.0, 0.0};
+      for (int r = 0; r < 3; ++r)
+        for (int i = 0; i < model.nv; ++i)
+          reach[r] = std::max(reach[r], std::abs(value_of(data.ipm->connection_JT(i, 3 * k + r))));
+      const double largest = std::max({reach[0], reach[1], reach[2]});
+      for (int r = 0; r < 3; ++r)
+        if (reach[r] >= std::max(kInertJacobian, kInertRelative * largest))
+          data.ipm->eq_source[static_cast<size_t>(ne++)] = ncouplings + 3 * k + r;
+    }
+  }
+  data.ipm->neq = ne;
   const int ni = (N + 2) * nc + nl + 3 * nf;
   const int row_f = nc, row_gamma = nc + N * nc;  // first friction row, first gamma row
   const int row_limit = (N + 2) * nc;             // first joint-limit row
@@ -229,13 +257,19 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
   });
   // Joint couplings: equality rows J v+ = target.
   lcp.A.setZero();
-  for (int c = 0; c < ne; ++c) {
+  for (int c = 0; c < ncouplings; ++c) {
     const JointCoupling& coupling = model.joint_couplings[static_cast<size_t>(c)];
     S slope;
     joint_coupling_error<S>(model, coupling, q, slope);
     lcp.A(c, model.idx_v[coupling.joint1]) = S(1);
     if (coupling.joint2 >= 0) lcp.A(c, model.idx_v[coupling.joint2]) = -slope;
     lcp.b[c] = joint_coupling_target<S>(model, coupling, q, v, dt);
+  }
+  // Body connections: an equality row per moving world axis, J v+ = target.
+  for (int e = ncouplings; e < ne; ++e) {
+    const int r = data.ipm->eq_source[static_cast<size_t>(e)] - ncouplings, k = r / 3;
+    lcp.A.row(e) = data.ipm->connection_JT.col(r).transpose();
+    lcp.b[e] = connection_target<S>(model, data, model.body_connections[static_cast<size_t>(k)], dt)[r % 3];
   }
 
   LcpIpmSettings<double> options;

@@ -22,7 +22,8 @@ void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
                               VecOut<double> a_free_bar, ModelTangent& model_bar) {
   const ContactSettings& settings = model.contact;
   const int nc = data.ncontacts, nl = data.ipm->nlimits;
-  const int nf = joint_friction_rows(model), ne = static_cast<int>(model.joint_couplings.size());
+  const int ncouplings = static_cast<int>(model.joint_couplings.size());
+  const int nf = joint_friction_rows(model), ne = data.ipm->neq;
   if (nc + nl + nf + ne == 0 || data.ipm->ncontacts != nc) {  // no row at all: v+ = v_free
     if (nc != 0) throw ArgumentError("ipm_contact_velocity_vjp: data holds no interior-point solve for these contacts");
     v_bar += v_next_bar;
@@ -99,11 +100,25 @@ void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
   }
 
   // Coupling rows (joint_constraints.hpp): A row = J_c, A_bar = -(lambda_y x^T + y lambda_x^T); b = target.
-  for (int c = 0; c < ne; ++c) {
+  for (int c = 0; c < ncouplings; ++c) {
     const JointCoupling& coupling = model.joint_couplings[static_cast<size_t>(c)];
     joint_coupling_jacobian_vjp(model, coupling, q, -grad.b[c], x, q_bar);  // grad.b = lambda_y
     joint_coupling_jacobian_vjp(model, coupling, q, -ws.y[c], lambda_x, q_bar);
     joint_coupling_target_vjp(model, coupling, q, v, dt, grad.b[c], q_bar, v_bar, model_bar);
+  }
+  // Connection rows (the equality rows after the couplings'): the same, through the body poses;
+  // rows no joint moves were left out (their adjoints are 0).
+  if (ne > ncouplings) {
+    data.ipm->adj_eq_a.setZero();  // lambda_y, then y, by joint row
+    data.ipm->adj_eq_b.setZero();
+    for (int e = ncouplings; e < ne; ++e) {
+      const int row = data.ipm->eq_source[static_cast<size_t>(e)];
+      data.ipm->adj_eq_a[row] = grad.b[e];
+      data.ipm->adj_eq_b[row] = ws.y[e];
+    }
+    connection_rows_vjp(model, data, data.ipm->adj_eq_a, -1.0, ncouplings, x, data.ipm->adj_scratch, model_bar);
+    connection_rows_vjp(model, data, data.ipm->adj_eq_b, -1.0, ncouplings, lambda_x, data.ipm->adj_scratch, model_bar);
+    connection_targets_vjp(model, data, data.ipm->adj_eq_a.data() + ncouplings, 1.0, v, dt, v_bar, model_bar);
   }
 
   // F: mu_k at (gamma_k, lambda_n,k) as -mu_k; -cfm on the normal, friction, limit and joint-friction

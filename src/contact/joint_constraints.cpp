@@ -6,7 +6,7 @@ namespace gradyn {
 
 template <class S>
 bool has_joint_constraints(const ModelTpl<S>& model) {
-  return !model.joint_couplings.empty() || joint_friction_rows<S>(model) > 0;
+  return !model.joint_couplings.empty() || !model.body_connections.empty() || joint_friction_rows<S>(model) > 0;
 }
 
 template <class S>
@@ -82,6 +82,111 @@ void joint_coupling_target_vjp(const Model& model, const JointCoupling& coupling
   // g through -p'(x); the drift term 1/2 dt p''(x) v2^2 through the third derivative and v2
   q_bar[q2] += -g_bar * slope + target_bar * 0.5 * dt * third * v[v2] * v[v2];
   v_bar[v2] += target_bar * dt * curvature * v[v2];
+}
+
+namespace {
+
+// A point x on body i with adjoint x_bar: the pose adjoint [x x x_bar; x_bar].
+void add_point_adjoint(Data& data, int body, const Eigen::Vector3d& x, const Eigen::Vector3d& x_bar) {
+  if (body < 0) return;
+  data.adj_pose_bar[body].head<3>() += x.cross(x_bar);
+  data.adj_pose_bar[body].tail<3>() += x_bar;
+}
+
+// Adjoint of a = point_bias_acceleration(b, p) given a_bar: p_bar (returned), and the world
+// velocities' adjoints (data.adj_ow_bar, velocities data.adj_ow under v): the body's own velocity
+// directly, and every joint's bias term oc_j = ow_parent x s_j (s_j = ow_j - ow_parent) through both.
+Eigen::Vector3d point_bias_acceleration_vjp(const Model& model, Data& data, int b, const Eigen::Vector3d& p,
+                                            const Eigen::Vector3d& a_bar) {
+  const std::vector<Vector6<double>>& ow = data.adj_ow;
+  Vector6<double> A = Vector6<double>::Zero();
+  for (int j = b; j >= 0; j = model.parent[j]) {
+    const Vector6<double> parent = model.parent[j] >= 0 ? ow[model.parent[j]] : Vector6<double>::Zero();
+    A += cross_motion<double>(parent, ow[j] - parent);
+  }
+  const Eigen::Vector3d alpha = A.head<3>(), w = ow[b].head<3>(), v0 = ow[b].tail<3>();
+  const Eigen::Vector3d u = v0 + w.cross(p);
+  // a = A_lin + alpha x p + w x u
+  Vector6<double> A_bar;
+  A_bar << p.cross(a_bar), a_bar;
+  Eigen::Vector3d p_bar = a_bar.cross(alpha);
+  Eigen::Vector3d w_bar = u.cross(a_bar);
+  const Eigen::Vector3d u_bar = a_bar.cross(w);
+  // u = v0 + w x p
+  const Eigen::Vector3d v0_bar = u_bar;
+  w_bar += p.cross(u_bar);
+  p_bar += u_bar.cross(w);
+  data.adj_ow_bar[b].head<3>() += w_bar;
+  data.adj_ow_bar[b].tail<3>() += v0_bar;
+  // A = sum_j parent_j x s_j
+  for (int j = b; j >= 0; j = model.parent[j]) {
+    const int pj = model.parent[j];
+    if (pj < 0) continue;  // the root's parent is at rest: no term
+    const Vector6<double> s = ow[j] - ow[pj];
+    const Vector6<double> s_bar = -cross_force<double>(ow[pj], A_bar);
+    data.adj_ow_bar[pj] += cross_force<double>(s, A_bar) - s_bar;
+    data.adj_ow_bar[j] += s_bar;
+  }
+  return p_bar;
+}
+
+}  // namespace
+
+void connection_rows_vjp(const Model& model, Data& data, const Eigen::VectorXd& a, double a_scale, int first,
+                         const VecRef<double>& z, Eigen::VectorXd& z_bar_scratch, ModelTangent& model_bar) {
+  const int nb = model.nbodies();
+  const int nconn = static_cast<int>(model.body_connections.size());
+  if (nconn == 0) return;
+  // J w = u_b1(p1) - u_b2(p2), u_b(p) = v0_b + omega_b x p: a . u_b(p) reads the world velocity of b
+  // against the wrench [p x a; a], and p against a x omega_b (contact_jacobian.hpp's derivation)
+  world_velocities<double>(model, data, z, data.adj_ow);
+  for (int i = 0; i < nb; ++i) data.adj_ow_bar[i].setZero();
+  bool any = false;
+  for (int k = 0; k < nconn; ++k) {
+    const BodyConnection& c = model.body_connections[static_cast<size_t>(k)];
+    const Eigen::Vector3d w = a_scale * a.segment<3>(first + 3 * k);
+    if (w.isZero(0.0)) continue;
+    any = true;
+    Eigen::Vector3d p1, p2;
+    connection_points<double>(data, c, p1, p2);
+    Vector6<double> wrench;
+    wrench << p1.cross(w), w;
+    data.adj_ow_bar[c.body1] += wrench;
+    add_point_adjoint(data, c.body1, p1, w.cross(data.adj_ow[c.body1].head<3>()));
+    if (c.body2 >= 0) {
+      wrench << p2.cross(w), w;
+      data.adj_ow_bar[c.body2] -= wrench;
+      add_point_adjoint(data, c.body2, p2, -w.cross(data.adj_ow[c.body2].head<3>()));
+    }
+  }
+  if (!any) return;
+  z_bar_scratch.setZero();
+  world_velocities_vjp<double>(model, data, z, data.adj_ow_bar, z_bar_scratch, data.adj_pose_bar, &model_bar);
+}
+
+void connection_targets_vjp(const Model& model, Data& data, const double* target_bar, double target_scale,
+                            const VecRef<double>& v, double dt, VecOut<double> v_bar, ModelTangent& model_bar) {
+  const int nb = model.nbodies();
+  const int nconn = static_cast<int>(model.body_connections.size());
+  if (nconn == 0) return;
+  world_velocities<double>(model, data, v, data.adj_ow);
+  for (int i = 0; i < nb; ++i) data.adj_ow_bar[i].setZero();
+  for (int k = 0; k < nconn; ++k) {
+    const BodyConnection& c = model.body_connections[static_cast<size_t>(k)];
+    const Eigen::Vector3d t_bar =
+        target_scale * Eigen::Vector3d(target_bar[3 * k], target_bar[3 * k + 1], target_bar[3 * k + 2]);
+    if (t_bar.isZero(0.0)) continue;
+    Eigen::Vector3d p1, p2;
+    connection_points<double>(data, c, p1, p2);
+    // target = -erp / dt (p1 - p2) - dt / 2 (a1 - a2)
+    model_bar.contact.erp -= t_bar.dot(p1 - p2) / dt;
+    const Eigen::Vector3d g_bar = -model.contact.erp / dt * t_bar, drift_bar = -0.5 * dt * t_bar;
+    add_point_adjoint(data, c.body1, p1, g_bar + point_bias_acceleration_vjp(model, data, c.body1, p1, drift_bar));
+    if (c.body2 >= 0)
+      add_point_adjoint(data, c.body2, p2,
+                        -g_bar + point_bias_acceleration_vjp(model, data, c.body2, p2, -drift_bar));
+  }
+  world_velocities_vjp<double>(model, data, v, data.adj_ow_bar, v_bar, data.adj_pose_bar, &model_bar);
 }
 
 template <class S>

@@ -153,6 +153,9 @@ const VectorX<S>& contact_generalized_forces(const ModelTpl<S>& model, DataTpl<S
     data.contact_tau.setZero();
     return data.contact_tau;
   }
+  if (!model.body_connections.empty())
+    throw ArgumentError("contact model 'penalty' does not enforce body connections (MJCF <equality><connect>) yet: "
+                        "use contact model 'pgs' or 'ipm' (Model.with_contact(model='pgs'))");
   forward_kinematics<S>(model, data, q, v);
   collide<S>(model, data, model.contact.margin);
   penalty_contact_forces<S>(model, data);

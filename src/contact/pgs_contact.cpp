@@ -77,7 +77,8 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
   const int nl =
       select_joint_limit_rows<S>(model, q, data.pgs->v_free, value_of(dt), data.pgs->limit_coord, data.pgs->limit_side);
   const int nf = joint_friction_rows<S>(model);
-  const int nj = nf + static_cast<int>(model.joint_couplings.size());  // friction, then coupling rows
+  const int ncouplings = static_cast<int>(model.joint_couplings.size());
+  const int nj = joint_constraint_rows<S>(model);  // friction, coupling, then connection rows
   const int row_joint = 3 * nc + nl;
   const int n = row_joint + nj;
   BoxedLcpTpl<S>& lcp = data.pgs->problem;
@@ -115,13 +116,17 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
     for (int j = 0; j < nvj; ++j) data.pgs->JT(iv + j, 3 * nc + l) = J[j];
   }
   for_each_joint_friction_row<S>(model, [&](int r, int dof) { data.pgs->JT(dof, row_joint + r) = S(1); });
-  for (int c = 0; c < nj - nf; ++c) {
+  for (int c = 0; c < ncouplings; ++c) {
     const JointCoupling& coupling = model.joint_couplings[static_cast<size_t>(c)];
     S slope;
     joint_coupling_error<S>(model, coupling, q, slope);
     data.pgs->JT(model.idx_v[coupling.joint1], row_joint + nf + c) = S(1);
     if (coupling.joint2 >= 0) data.pgs->JT(model.idx_v[coupling.joint2], row_joint + nf + c) = -slope;
   }
+  const int row_connection = row_joint + nf + ncouplings;  // three rows per connection, world axes
+  for (size_t c = 0; c < model.body_connections.size(); ++c)
+    add_connection_rows<S>(model, data, model.body_connections[c],
+                           data.pgs->JT.middleCols(row_connection + 3 * static_cast<int>(c), 3));
   // M^-1 J^T by the O(n) solve on the articulated inertias of the forward_dynamics call at q.
   for (int r = 0; r < n; ++r) minv_solve<S>(model, data, data.pgs->JT.col(r), data.pgs->MinvJT.col(r));
   lcp.A.topLeftCorner(n, n).noalias() = data.pgs->JT.leftCols(n).transpose() * data.pgs->MinvJT.leftCols(n);
@@ -168,13 +173,24 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
     lcp.mu[row] = S(0);
     lcp.normal_row[row] = -1;
   });
-  for (int c = 0; c < nj - nf; ++c) {  // bilateral, Baumgarte on the coupling error
+  for (int c = 0; c < ncouplings; ++c) {  // bilateral, Baumgarte on the coupling error
     const int row = row_joint + nf + c;
     lcp.b[row] -= joint_coupling_target<S>(model, model.joint_couplings[static_cast<size_t>(c)], q, v, dt);
     lcp.lo[row] = -inf;
     lcp.hi[row] = inf;
     lcp.mu[row] = S(0);
     lcp.normal_row[row] = -1;
+  }
+  for (size_t c = 0; c < model.body_connections.size(); ++c) {  // bilateral, Baumgarte on the gap
+    const int row = row_connection + 3 * static_cast<int>(c);
+    const Vector3<S> target = connection_target<S>(model, data, model.body_connections[c], dt);
+    for (int r = 0; r < 3; ++r) {
+      lcp.b[row + r] -= target[r];
+      lcp.lo[row + r] = -inf;
+      lcp.hi[row + r] = inf;
+      lcp.mu[row + r] = S(0);
+      lcp.normal_row[row + r] = -1;
+    }
   }
 
   // Warm start from the memory of the last step.

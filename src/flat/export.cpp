@@ -53,7 +53,7 @@ FlatArrays export_flat_model(const Model& model) {
     refuse("its penalty contact uses Brown friction; the GPU kernels have the smoothed Coulomb law "
            "(with_contact(friction='smooth_coulomb')) or run it on the CPU");
   if (c.model != ContactModel::None && has_joint_constraints(model))
-    refuse("it has dry joint friction (frictionloss) or joint couplings, which the GPU kernels do not "
+    refuse("it has dry joint friction (frictionloss), joint couplings or body connections, which the GPU kernels do not "
            "enforce yet; run it on the CPU");
   if (!model.networks.empty())
     refuse("it has networks inside its dynamics (with_network), which the GPU kernels do not run yet; "

@@ -24,7 +24,8 @@
 //    pull toward the identity, as MuJoCo's (qpos_spring = qpos0 = identity). Stiffness on a free
 //    joint and springdamper are not supported (ModelError). actuatorgravcomp and MuJoCo's
 //    constraint softness (solref*, solimp*, margin) are not simulated: they warn (note_joint_attributes).
-//  * <equality><joint joint1 joint2 polycoef> -> model.joint_couplings (parse_equality).
+//  * <equality><joint joint1 joint2 polycoef> -> model.joint_couplings, <equality><connect> ->
+//    model.body_connections (parse_equality).
 //  * Inertia: <inertial pos quat mass diaginertia|fullinertia>, or from the geoms following
 //    <compiler inertiafromgeom> (auto: only when the body has no <inertial>) and
 //    inertiagrouprange: sphere, capsule, cylinder, ellipsoid, box, by density (default 1000)
@@ -39,8 +40,8 @@
 //    become model.sensors (parse_sensors; sensors/sensors.hpp); other sensors, and frame sensors on
 //    body (inertial) frames, cameras and mesh geoms, warn and are skipped.
 //  * Not simulated, with one warning per kind and load (note_section, note_joint_attributes,
-//    collision_geom, parse_body, parse_sensors, parse_equality): <equality> connect, weld and
-//    inactive ones, <tendon>, <keyframe>, <deformable>,
+//    collision_geom, parse_body, parse_sensors, parse_equality): <equality> weld, tendon, flex
+//    and inactive ones, <tendon>, <keyframe>, <deformable>,
 //    <extension>, body <plugin>, gravcomp and mocap, geom condim != 3 and softness, the sensors above;
 //    silent: drawing (<visual>, <statistic>, <camera>, <light>), <size>, <custom> and <option>'s solver
 //    settings.
@@ -1326,16 +1327,47 @@ class MjcfParser {
   }
 
   // <contact>: <exclude body1 body2/> becomes an excluded body pair; <pair> is not supported.
-  // <equality>: <joint> couplings become model.joint_couplings (stiff: MuJoCo's solref and solimp
-  // softness warns); <connect>, <weld>, <tendon>, <flex> and inactive equalities (active="false")
-  // warn and are skipped.
+  // <equality>: <joint> couplings become model.joint_couplings, <connect> (body1 body2 anchor, or
+  // site1 site2) model.body_connections (stiff: MuJoCo's solref and solimp softness warns); <weld>,
+  // <tendon>, <flex> and inactive equalities (active="false") warn and are skipped.
   void parse_equality(const XMLElement* section) {
     for (const XMLElement* c : children(section)) {
       const std::string kind = c->Name();
+      if (kind == "connect") {
+        const Attrs a = with_defaults(c, "equality", 0);
+        if (keyword(a, "active", "true", {"true", "false"}) == "false") {
+          warn("inactive equality", c, "<equality><connect active=\"false\">",
+               "starts inactive in MuJoCo; gradyn cannot switch constraints on, so it is skipped");
+          continue;
+        }
+        note_softness(a, c, "equality", {"solref", "solimp"});
+        ConnectionSpec spec;
+        if (const char* n = c->Attribute("name")) spec.name = n;
+        const char* b1 = c->Attribute("body1");
+        const char* s1 = c->Attribute("site1");
+        if (b1 && s1) fail(c, "<connect> takes body1 (with anchor) or site1 (with site2), not both");
+        if (b1) {
+          spec.frame1 = b1;
+          if (const char* b2 = c->Attribute("body2")) spec.frame2 = b2;
+          if (!c->Attribute("anchor")) fail(c, "<connect body1> needs 'anchor' (a point in body1's frame)");
+          spec.anchor1 = vec3(a, "anchor", Vec3::Zero());
+        } else if (s1) {
+          const char* s2 = c->Attribute("site2");
+          if (!s2) fail(c, "<connect site1> needs 'site2'");
+          spec.frame1 = s1;
+          spec.frame2 = s2;
+          spec.anchor2 = Vec3::Zero();  // the two sites' origins meet
+        } else {
+          fail(c, "<connect> needs 'body1' and 'anchor', or 'site1' and 'site2'");
+        }
+        spec.where = where(c);
+        result_.builder.add_connection(std::move(spec));
+        continue;
+      }
       if (kind != "joint") {
         warn("equality", c, "<equality><" + kind + ">",
-             "is not simulated by gradyn (closed loops and welds are not yet constraints): the model moves without "
-             "it, unlike in MuJoCo");
+             "is not simulated by gradyn (welds and tendon equalities are not constraints yet): the model moves "
+             "without it, unlike in MuJoCo");
         continue;
       }
       const Attrs a = with_defaults(c, "equality", 0);

@@ -492,8 +492,9 @@ ModelBuilder parse_document(const std::string& xml, const std::string& file, con
       motors.push_back(std::move(motor));
     }
   // <mimic joint multiplier offset>: q = multiplier q_leader + offset, a joint coupling (URDF's rule
-  // has no reference configuration: both references 0). A fixed joint that mimics does not move
-  // (warned, skipped); one that mimics a fixed joint is held at the offset.
+  // has no reference configuration: both references 0). A fixed joint that mimics does not move,
+  // and a mimic of a joint the file does not have (or of a multi-DoF one) couples nothing: both
+  // warn and are skipped. A joint that mimics a fixed joint is held at the offset.
   std::map<std::string, JointType> joint_types;
   for (const JointSpec& joint : joints) joint_types[joint.name] = joint.type;
   const auto one_dof = [&](const std::string& name) {
@@ -513,16 +514,24 @@ ModelBuilder parse_document(const std::string& xml, const std::string& file, con
            "is on a joint that is not revolute, continuous or prismatic: it has nothing to couple, and is ignored");
       continue;
     }
+    const auto leader_type = joint_types.find(leader);
+    const bool fixed_leader = leader_type != joint_types.end() && leader_type->second == JointType::Fixed;
+    if (!fixed_leader && !one_dof(leader)) {  // files in the wild name joints that are not there
+      warn(ctx, "mimic of an unknown joint", locate(ctx, mimic, owner), "<mimic joint='" + leader + "'>",
+           leader_type == joint_types.end()
+               ? "names no joint of this file: the coupling is ignored, and the joint moves on its own"
+               : "names a joint that is not revolute, continuous or prismatic: the coupling is ignored");
+      continue;
+    }
     JointCouplingSpec coupling;
     coupling.name = "mimic:" + name;
     coupling.joint1 = name;
     const double offset = read_number(ctx, mimic, "offset", owner, 0.0);
     const double multiplier = read_number(ctx, mimic, "multiplier", owner, 1.0);
-    const auto leader_type = joint_types.find(leader);
-    if (leader_type != joint_types.end() && leader_type->second == JointType::Fixed) {
+    if (fixed_leader) {
       coupling.polycoef = {offset, 0.0, 0.0, 0.0, 0.0};  // the leader stays at 0
     } else {
-      coupling.joint2 = leader;  // an unknown or multi-DoF leader: build() names it
+      coupling.joint2 = leader;
       coupling.polycoef = {offset, multiplier, 0.0, 0.0, 0.0};
     }
     coupling.q1_ref = 0.0;

@@ -223,6 +223,14 @@ ModelBuilder& ModelBuilder::add_joint_coupling(JointCouplingSpec coupling) {
   return *this;
 }
 
+ModelBuilder& ModelBuilder::add_connection(ConnectionSpec connection) {
+  if (connection.where.element.empty())
+    connection.where = SourceLocation{connection.where.file.empty() ? source_ : connection.where.file,
+                                      connection.where.line, "<connection '" + connection.name + "'>"};
+  connections_.push_back(std::move(connection));
+  return *this;
+}
+
 ModelBuilder& ModelBuilder::add_sensor(SensorSpec sensor) {
   const SourceLocation where =
       sensor.where.element.empty()
@@ -377,6 +385,49 @@ void add_joint_couplings(const std::vector<JointCouplingSpec>& specs, Model& m) 
     if (!std::isfinite(c.q1_ref) || !std::isfinite(c.q2_ref))
       throw ModelError(spec.where, "joint coupling '" + c.name + "': reference values must be finite");
     m.joint_couplings.push_back(std::move(c));
+  }
+}
+
+void add_connections(const std::vector<ConnectionSpec>& specs, Model& m) {
+  if (specs.empty()) return;
+  // world poses of the bodies at q0 (the body form's anchor2 is where anchor1 is there)
+  std::vector<Pose<double>> world(m.nbodies());
+  for (int b = 0; b < m.nbodies(); ++b) {
+    const Pose<double> X = m.joint_placement[b] * joint_transform<double>(m.joint_type[b], m.joint_axis[b],
+                                                                          m.q0.segment(m.idx_q[b], m.joint_nq(b)));
+    world[b] = m.parent[b] < 0 ? X : world[m.parent[b]] * X;
+  }
+  for (const ConnectionSpec& spec : specs) {
+    BodyConnection c;
+    c.name = spec.name.empty() ? "connection" + std::to_string(m.body_connections.size()) : spec.name;
+    c.where = spec.where;
+    const auto frame_of = [&](const std::string& name, const char* role) {
+      for (const Frame& f : m.frames)
+        if (f.name == name && (f.kind == FrameKind::Link || f.kind == FrameKind::Site)) return f;
+      throw ModelError(spec.where, "connection '" + c.name + "': unknown " + role + " '" + name + "' (a link or site)" +
+                                       (name.empty() ? ": give it one" : ""));
+    };
+    if (!spec.anchor1.allFinite() || (spec.anchor2 && !spec.anchor2->allFinite()))
+      throw ModelError(spec.where, "connection '" + c.name + "': anchors must be finite");
+    const Frame f1 = frame_of(spec.frame1, "body1");
+    const bool to_world = spec.frame2.empty() || spec.frame2 == "world";
+    const Frame f2 = to_world ? Frame{"world", FrameKind::Link, -1, Pose<double>()} : frame_of(spec.frame2, "body2");
+    if (f1.body < 0)
+      throw ModelError(spec.where, "connection '" + c.name + "': body1 '" + spec.frame1 +
+                                       "' is welded to the world: name the moving body as body1");
+    if (f1.body == f2.body)
+      throw ModelError(spec.where, "connection '" + c.name + "': '" + spec.frame1 + "' and '" + f2.name +
+                                       "' move as one body; there is nothing to connect");
+    c.body1 = f1.body;
+    c.body2 = f2.body;
+    c.anchor1 = f1.placement.act_point(spec.anchor1);
+    if (spec.anchor2) {
+      c.anchor2 = f2.placement.act_point(*spec.anchor2);
+    } else {
+      const Vector3<double> p = world[c.body1].act_point(c.anchor1);
+      c.anchor2 = c.body2 < 0 ? p : world[c.body2].act_inv_point(p);
+    }
+    m.body_connections.push_back(std::move(c));
   }
 }
 
@@ -664,6 +715,7 @@ Model ModelBuilder::build(const BuildOptions& options) const {
   }
   add_sensors(sensors_, m);
   add_joint_couplings(couplings_, m);
+  add_connections(connections_, m);
   return m;
 }
 

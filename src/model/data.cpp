@@ -127,7 +127,7 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
       limit_rows += 2 * model.joint_nq(i);
   }
   const int ncontact_slots = static_cast<int>(contacts.size());
-  const int joint_rows = joint_friction_rows<S>(model) + static_cast<int>(model.joint_couplings.size());
+  const int joint_rows = joint_constraint_rows<S>(model);
   pgs = detail::DeepPtr<PgsDataTpl<S>>(std::make_unique<PgsDataTpl<S>>(model, ncontact_slots, limit_rows, joint_rows));
   ipm = detail::DeepPtr<IpmDataTpl<S>>(std::make_unique<IpmDataTpl<S>>(model, ncontact_slots, limit_rows));
   // contact adjoint workspace

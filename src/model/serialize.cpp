@@ -30,7 +30,8 @@ namespace gradyn {
   static_assert(sizeof(type) == (bytes), #type " changed size: extend the model format in src/model/serialize.cpp " \
                                                 "(write_payload, read_payload), bump kModelFormatVersion, then update " \
                                                 "this size")
-GRADYN_SERIALIZED_SIZE(Model, 920);
+GRADYN_SERIALIZED_SIZE(Model, 944);
+GRADYN_SERIALIZED_SIZE(BodyConnection, 160);
 GRADYN_SERIALIZED_SIZE(JointCoupling, 168);
 GRADYN_SERIALIZED_SIZE(Sensor, 168);
 GRADYN_SERIALIZED_SIZE(Frame, 136);
@@ -295,6 +296,16 @@ void write_payload(const Model& m, Writer& w) {
     w.where(c.where);
   }
 
+  w.count(m.body_connections.size());
+  for (const BodyConnection& c : m.body_connections) {
+    w.str(c.name);
+    w.i32(c.body1);
+    w.i32(c.body2);
+    w.fixed(c.anchor1);
+    w.fixed(c.anchor2);
+    w.where(c.where);
+  }
+
   w.count(m.networks.size());
   for (const Network& n : m.networks) {
     w.str(n.name);
@@ -524,6 +535,18 @@ Model read_payload(Reader& r) {
     c.q1_ref = r.f64("joint coupling q1_ref");
     c.q2_ref = r.f64("joint coupling q2_ref");
     c.where = r.where("joint coupling source location");
+  }
+
+  m.body_connections.resize(r.count("body connections", 8 + 4 + 4 + 6 * 8 + 8));
+  for (BodyConnection& c : m.body_connections) {
+    c.name = r.str("body connection name");
+    c.body1 = r.i32("body connection body1");
+    check_index(c.body1, 0, m.nbodies(), "body1 of body connection '" + c.name + "'");
+    c.body2 = r.i32("body connection body2");
+    check_index(c.body2, -1, m.nbodies(), "body2 of body connection '" + c.name + "'");
+    c.anchor1 = r.fixed<3, 1>("body connection anchor1");
+    c.anchor2 = r.fixed<3, 1>("body connection anchor2");
+    c.where = r.where("body connection source location");
   }
 
   m.networks.resize(r.count("networks", 8 + 1 + 8 + 8 + 4 + 1 + 8 + 8 + 2 + 8));

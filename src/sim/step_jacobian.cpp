@@ -342,7 +342,9 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   if (contact != ContactModel::None) check_contact_settings(model.contact);
   if (has_impulses(contact) && has_joint_constraints(model))
     throw ArgumentError(std::string("step_jacobian: this model has ") +
-                        (model.joint_couplings.empty() ? "dry joint friction (frictionloss)" : "joint couplings") +
+                        (!model.body_connections.empty() ? "body connections"
+                         : !model.joint_couplings.empty() ? "joint couplings"
+                                                          : "dry joint friction (frictionloss)") +
                         ", whose constraint rows the step Jacobian does not differentiate under contact model '" +
                         contact_model_name(contact) +
                         "' yet; use step_vjp (reverse mode, which does), or contact model 'penalty'");

@@ -1,8 +1,9 @@
-// Dry joint friction and joint couplings (contact/joint_constraints.hpp): the coupling polynomial
-// and its Jacobian against forward-mode AD; the penalty forces' adjoint against AD; a frictional
-// hinge held below its bound and slipping with the net torque above it (pgs, ipm); couplings held to
-// rounding by pgs and ipm; the step's reverse-mode Jacobian against AD through the friction,
-// coupling and contact rows together; and the models that refuse them.
+// Dry joint friction, joint couplings and body connections (contact/joint_constraints.hpp): the
+// coupling polynomial and its Jacobian against forward-mode AD; the penalty forces' adjoint against
+// AD; a frictional hinge held below its bound and slipping with the net torque above it (pgs, ipm);
+// couplings and a four-bar linkage's loop held by pgs and ipm; the step's reverse-mode Jacobian
+// against AD through the friction, coupling, connection and contact rows; the erp adjoint through a
+// connection against central differences; and the models that refuse them.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 #include "../support/contact_scenes.hpp"
 #include "gradyn/contact/joint_constraints.hpp"
 #include "gradyn/contact/pgs_data.hpp"
+#include "gradyn/dynamics/kinematics.hpp"
 #include "gradyn/flat/export.hpp"
 #include "gradyn/model/errors.hpp"
 #include "gradyn/sim/step.hpp"
@@ -190,6 +192,113 @@ TEST(JointConstraints, StepReverseModeJacobianMatchesForwardModeAD) {
   }
 }
 
+// A four-bar linkage in the xz plane (hinges about y): crank 0.2 from the origin, coupler 0.6, rocker
+// 0.5 from (0.6, 0, 0); the coupler's end is connected to the rocker's (anchor2 from q0).
+Model four_bar(ContactModel contact) {
+  ModelBuilder b;
+  b.add_link({"world", std::nullopt, {}});
+  const V3 tip(0.52301245, 0, 0.29403736), rocker_tip(-0.07698755, 0, 0.49403736);
+  const auto rod = [](double mass, const V3& to) {
+    return Inertia<double>(mass, 0.5 * to, Matrix3<double>::Identity() * mass * to.squaredNorm() / 12);
+  };
+  b.add_link({"crank", rod(0.2, V3(0, 0, 0.2)), {}});
+  b.add_link({"coupler", rod(0.5, tip), {}});
+  b.add_link({"rocker", rod(0.4, rocker_tip), {}});
+  const auto hinge = [&](const char* name, const char* parent, const char* child, const V3& at) {
+    JointSpec j;
+    j.name = name;
+    j.type = JointType::Revolute;
+    j.parent = parent;
+    j.child = child;
+    j.origin.p = at;
+    j.axis = V3::UnitY();
+    j.damping = 0.02;
+    b.add_joint(j);
+  };
+  hinge("crank", "world", "crank", V3::Zero());
+  hinge("coupler", "crank", "coupler", V3(0, 0, 0.2));
+  hinge("rocker", "world", "rocker", V3(0.6, 0, 0));
+  ConnectionSpec loop;
+  loop.name = "loop";
+  loop.frame1 = "coupler";
+  loop.frame2 = "rocker";
+  loop.anchor1 = tip;
+  b.add_connection(loop);
+  Model m = b.build();
+  m.contact.model = contact;
+  return m;
+}
+
+double loop_gap(const Model& model, const Eigen::VectorXd& q) {
+  Data d(model);
+  forward_kinematics<double>(model, d, q);
+  Vector3<double> p1, p2;
+  connection_points<double>(d, model.body_connections[0], p1, p2);
+  return (p1 - p2).norm();
+}
+
+TEST(JointConstraints, ConnectionAnchorsMeetAtTheReferenceConfiguration) {
+  const Model model = four_bar(ContactModel::Pgs);
+  ASSERT_EQ(model.body_connections.size(), 1u);
+  const BodyConnection& c = model.body_connections[0];
+  EXPECT_EQ(model.body_names[c.body1], "coupler");
+  EXPECT_EQ(model.body_names[c.body2], "rocker");
+  EXPECT_LT((c.anchor2 - V3(-0.07698755, 0, 0.49403736)).norm(), 1e-12);
+  EXPECT_LT(loop_gap(model, model.q0), 1e-15);
+}
+
+TEST(JointConstraints, VelocityLevelModelsKeepTheLoopClosed) {
+  for (ContactModel contact : {ContactModel::Pgs, ContactModel::Ipm}) {
+    const Model model = four_bar(contact);
+    Data d(model);
+    Eigen::VectorXd q = model.q0, v = Eigen::VectorXd::Zero(3), tau = Eigen::Vector3d(0.15, 0, 0);
+    double worst = 0.0;
+    for (int k = 0; k < 1000; ++k) {
+      step<double>(model, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q, v);
+      worst = std::max(worst, loop_gap(model, q));
+      ASSERT_EQ(d.status, 0) << contact_model_name(contact) << " step " << k;
+    }
+    EXPECT_LT(worst, 1e-6) << contact_model_name(contact);
+    EXPECT_GT(std::abs(q[0]), 0.5) << contact_model_name(contact);  // the crank turned
+  }
+}
+
+TEST(JointConstraints, StepReverseModeJacobianThroughAConnectionMatchesForwardModeAD) {
+  for (ContactModel contact : {ContactModel::Pgs, ContactModel::Ipm}) {
+    const Model model = four_bar(contact);
+    Data d(model);
+    Eigen::VectorXd q = model.q0, v = Eigen::VectorXd::Zero(3), tau = Eigen::Vector3d(0.3, 0, 0);
+    for (int k = 0; k < 60; ++k) step<double>(model, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q, v);
+    const Eigen::VectorXd push = Eigen::Vector3d(0.2, 0.05, -0.05);
+    const Eigen::MatrixXd J_ad = test::step_jacobian_ad(model, q, v, push, 1e-3, Integrator::SemiImplicitEuler);
+    const Eigen::MatrixXd J = test::step_jacobian_vjp(model, q, v, push, 1e-3, Integrator::SemiImplicitEuler);
+    EXPECT_LT(relative_error(J, J_ad), 1e-7) << contact_model_name(contact) << "\n" << J << "\nAD\n" << J_ad;
+  }
+}
+
+TEST(JointConstraints, ConnectionErpAdjointMatchesCentralDifferences) {
+  for (ContactModel contact : {ContactModel::Pgs, ContactModel::Ipm}) {
+    Model model = four_bar(contact);
+    Data d(model);
+    Eigen::VectorXd q = model.q0, v = Eigen::VectorXd::Zero(3), tau = Eigen::Vector3d(0.3, 0, 0);
+    for (int k = 0; k < 60; ++k) step<double>(model, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q, v);
+    q[2] += 0.01;  // open the loop a little, so that its Baumgarte target reads erp
+    const test::Loss loss(model, 5);
+    Data fresh(model);
+    Eigen::VectorXd q_bar = Eigen::VectorXd::Zero(3), v_bar = q_bar, tau_bar = q_bar;
+    ModelTangent bar(model);
+    step_vjp<double>(model, fresh, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, loss.wq, loss.wv, q_bar, v_bar,
+                     tau_bar, bar);
+    const double h = 1e-6;
+    Model mp = model, mm = model;
+    mp.contact.erp += h;
+    mm.contact.erp -= h;
+    const double fd = (loss(mp, q, v, tau) - loss(mm, q, v, tau)) / (2 * h);
+    EXPECT_GT(std::abs(fd), 1e-3) << contact_model_name(contact);
+    EXPECT_NEAR(bar.contact.erp, fd, 1e-6 * std::max(1.0, std::abs(fd))) << contact_model_name(contact);
+  }
+}
+
 TEST(JointConstraints, UnsupportedPathsRefuseWithAClearMessage) {
   const Model pgs = coupled_chain(ContactModel::Pgs);
   Data d(pgs);
@@ -204,6 +313,16 @@ TEST(JointConstraints, UnsupportedPathsRefuseWithAClearMessage) {
     EXPECT_NE(std::string(e.what()).find("step_vjp"), std::string::npos) << e.what();
   }
   EXPECT_THROW(flat::export_flat_model(pgs), ArgumentError);
+  // penalty has no connection law yet: it says so, naming the models that have one
+  const Model loop = four_bar(ContactModel::Penalty);
+  Data dl(loop);
+  Eigen::VectorXd q_loop = loop.q0, v_loop = Eigen::VectorXd::Zero(3);
+  try {
+    step<double>(loop, dl, q_loop, v_loop, v_loop, 1e-3, Integrator::SemiImplicitEuler, q_loop, v_loop);
+    FAIL() << "expected an ArgumentError";
+  } catch (const ArgumentError& e) {
+    EXPECT_NE(std::string(e.what()).find("'pgs' or 'ipm'"), std::string::npos) << e.what();
+  }
   // the penalty model's step Jacobian differentiates them
   const Model penalty = coupled_chain(ContactModel::Penalty);
   Data dp(penalty);

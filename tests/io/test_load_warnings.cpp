@@ -62,6 +62,11 @@ void expect_one_warning(const Case& c, const std::vector<std::string>& warnings,
 
 TEST(LoadWarnings, EachUnsupportedUrdfElementWarns) {
   const std::vector<Case> cases = {
+      {"mimic of an unknown joint", urdf("<mimic joint='k' multiplier='2'/>"), 4,
+       {"<joint name='j'>", "<mimic joint='k'>", "names no joint", "ignored"}},
+      {"mimic on a fixed joint",
+       urdf("", "<link name='c'/><joint name='f' type='fixed'><parent link='b'/><child link='c'/><mimic joint='j'/></joint>"),
+       5, {"<joint name='f'>", "<mimic joint='j'>", "nothing to couple"}},
       {"transmission", urdf("", "<transmission name='t'><type>x</type></transmission>"), 5,
        {"<transmission name='t'>", "not read by gradyn"}},
       {"ros2_control", urdf("", "<ros2_control name='hw' type='system'/>"), 5, {"<ros2_control>", "not read"}},
@@ -117,10 +122,12 @@ std::string mjcf(const std::string& head = "", const std::string& joint_attrs = 
 
 TEST(LoadWarnings, EachUnsupportedMjcfElementWarns) {
   const std::vector<Case> cases = {
-      {"equality connect", mjcf("", "", "", "<equality><connect name='e' body1='b' anchor='0 0 0'/></equality>"), 8,
-       {"<connect name='e'>", "<equality><connect>", "closed loops and welds"}},
       {"equality weld", mjcf("", "", "", "<equality><weld name='e' body1='b'/></equality>"), 8,
-       {"<weld name='e'>", "<equality><weld>", "not simulated"}},
+       {"<weld name='e'>", "<equality><weld>", "welds", "not simulated"}},
+      {"equality tendon", mjcf("", "", "", "<equality><tendon name='e' tendon1='t'/></equality>"), 8,
+       {"<tendon name='e'>", "<equality><tendon>", "not simulated"}},
+      {"inactive connect", mjcf("", "", "", "<equality><connect name='e' body1='b' anchor='0 0 0' active='false'/></equality>"),
+       8, {"<connect name='e'>", "active=\"false\"", "skipped"}},
       {"inactive equality", mjcf("", "", "", "<equality><joint name='e' joint1='h' active='false'/></equality>"), 8,
        {"<joint name='e'>", "active=\"false\"", "skipped"}},
       {"equality softness", mjcf("", "", "", "<equality><joint name='e' joint1='h' solref='0.02 1'/></equality>"), 8,
@@ -169,17 +176,18 @@ TEST(LoadWarnings, HarmlessMjcfElementsAreSilent) {
   EXPECT_TRUE(w.empty()) << joined(w);
   w = mjcf_warnings(mjcf("", "", "contype='0' conaffinity='0' condim='1' solref='0.02 1'"));
   EXPECT_TRUE(w.empty()) << joined(w);
-  // simulated: dry friction and joint couplings
-  w = mjcf_warnings(mjcf("", "frictionloss='2'", "", "<equality><joint name='e' joint1='h' polycoef='0.1'/></equality>"));
+  // simulated: dry friction, joint couplings and connections
+  w = mjcf_warnings(mjcf("", "frictionloss='2'", "", "<equality><joint name='e' joint1='h' polycoef='0.1'/>"
+                                                      "<connect body1='b' anchor='0 0 0.3'/></equality>"));
   EXPECT_TRUE(w.empty()) << joined(w);
 }
 
 TEST(LoadWarnings, MjcfGroupsPerKindAcrossElements) {
-  const std::string xml = mjcf("", "", "", "<equality><connect body1='b' anchor='0 0 0'/>\n<weld body1='b'/>\n"
+  const std::string xml = mjcf("", "", "", "<equality><tendon tendon1='t'/>\n<weld body1='b'/>\n"
                                            "<flex flex='f'/></equality>\n<sensor><subtreecom body='b'/></sensor>");
   const std::vector<std::string> w = mjcf_warnings(xml);
   ASSERT_EQ(w.size(), 2u) << joined(w);
-  EXPECT_NE(w[0].find("w.xml:8: <connect>: <equality><connect>"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("w.xml:8: <tendon>: <equality><tendon>"), std::string::npos) << w[0];
   EXPECT_NE(w[0].find("3 in all"), std::string::npos) << w[0];
   EXPECT_NE(w[0].find("<equality><weld> at line 9 <weld>"), std::string::npos) << w[0];
   EXPECT_NE(w[0].find("<equality><flex> at line 10 <flex>"), std::string::npos) << w[0];

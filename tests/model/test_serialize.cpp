@@ -124,6 +124,16 @@ void expect_models_equal(const Model& a, const Model& b) {
     EXPECT_EQ(x.where.line, y.where.line) << x.name;
     EXPECT_EQ(x.where.element, y.where.element) << x.name;
   }
+  ASSERT_EQ(a.body_connections.size(), b.body_connections.size());
+  for (size_t k = 0; k < a.body_connections.size(); ++k) {
+    const BodyConnection &x = a.body_connections[k], &y = b.body_connections[k];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.body1, y.body1) << x.name;
+    EXPECT_EQ(x.body2, y.body2) << x.name;
+    expect_same(x.anchor1, y.anchor1, x.name + " anchor1");
+    expect_same(x.anchor2, y.anchor2, x.name + " anchor2");
+    expect_same(x.where, y.where, x.name + " where");
+  }
   expect_same(a.effort_limit, b.effort_limit, "effort_limit");
   expect_same(a.velocity_limit, b.velocity_limit, "velocity_limit");
   expect_same(a.q_rest, b.q_rest, "q_rest");
@@ -293,6 +303,13 @@ Model everything() {
     JointCoupling held;
     held.name = "held", held.joint1 = 0, held.polycoef = {0.48, 0, 0, 0, 0}, held.q1_ref = 0.2;
     m.joint_couplings = {c, held};
+    BodyConnection loop;
+    loop.name = "loop", loop.body1 = 1, loop.body2 = 0;
+    loop.anchor1 = Vector3<double>(0.3, -0.0, 0.01), loop.anchor2 = Vector3<double>(0.6, 0.02, -0.01);
+    loop.where = SourceLocation{"arm.xml", 70, "<connect name='loop'>"};
+    BodyConnection pin;
+    pin.name = "pin", pin.body1 = 0, pin.anchor1 = Vector3<double>(0.1, 0, 0), pin.anchor2 = Vector3<double>(0.1, 0, 0.5);
+    m.body_connections = {loop, pin};
   }
   m.frames.push_back({"tool", FrameKind::Site, 1, Pose<double>(rpy_to_matrix<double>(Vector3<double>(0.1, 0.2, 0.3)),
                                                                Vector3<double>(0.3, 0, 0))});
@@ -471,6 +488,7 @@ TEST(ModelSerialize, RolloutsAndGradientsBitwiseUnderEveryContactModel) {
     // this run throws the arm onto its box at tens of rad/s; the couplings' stiff penalty springs
     // make it diverge there, so the runs go without them (the field comparison above covers them)
     arm.joint_couplings.clear();
+    arm.body_connections.clear();
     EXPECT_GT(expect_bitwise_same_runs(arm, (Eigen::VectorXd(2) << 0.68, 0.05).finished(), 100, 1e-3,
                                        Integrator::SemiImplicitEuler),
               0);

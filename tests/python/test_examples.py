@@ -319,3 +319,19 @@ def test_open_loop_policy_benchmark_smoke_run():
     out = run("bench/open_loop_policy.py", "--quick")
     row = out.strip().splitlines()[-1]
     assert row.startswith("(68, 4, 20,") and all(float(x) > 0 for x in row.strip("()").split(",")[3:]), out
+
+
+def test_four_bar_example_keeps_its_loop_closed_and_follows_mujoco():
+    """examples/closed_loops/four_bar on a short horizon: gradyn's loop gap below 1e-6 m under pgs and
+    ipm, MuJoCo's soft connect wider, the joint angles within 1e-3 rad of MuJoCo's, and the gradient
+    through the loop equal to central differences."""
+    pytest.importorskip("mujoco")
+    example = load_example("examples/closed_loops/four_bar.py")
+    rows, gap_mujoco, (adjoint, central) = example.main(["--seconds", "0.5", "--no-plot", "--no-readme"])
+    assert [r[0] for r in rows] == ["pgs", "ipm"]
+    for contact, gap, diff, flagged, _, _ in rows:
+        assert gap < 1e-6, contact
+        assert diff.max() < 1e-3, contact
+        assert flagged == 0, contact
+    assert gap_mujoco.max() > 10 * max(r[1] for r in rows)
+    assert adjoint == pytest.approx(central, rel=1e-5)

@@ -95,12 +95,10 @@ def test_mjcf_frictionloss_and_joint_equality_are_read(tmp_path):
     np.testing.assert_array_equal(hinge.frictionloss, [2.0])
 
 
-def test_mjcf_connect_and_weld_still_warn(tmp_path):
-    text = FINGERS.replace(
-        "</equality>", '<connect body1="finger_a" body2="finger_b" anchor="0 0 0"/></equality>'
-    )
-    _, messages = load_quietly(write(tmp_path, "connect.xml", text))
-    assert any("<equality><connect>" in m and "not simulated" in m for m in messages), messages
+def test_mjcf_weld_still_warns(tmp_path):
+    text = FINGERS.replace("</equality>", '<weld body1="finger_a" body2="finger_b"/></equality>')
+    _, messages = load_quietly(write(tmp_path, "weld.xml", text))
+    assert any("<equality><weld>" in m and "not simulated" in m for m in messages), messages
 
 
 def test_mjcf_inactive_equality_warns_and_is_skipped(tmp_path):
@@ -269,6 +267,89 @@ def test_penalty_coupling_is_a_stiff_spring(tmp_path):
     qs, _ = gradyn.rollout(model, model.q0, np.zeros(model.nv), np.zeros((500, model.nv)), 1e-3, "euler", ctrls=ctrls)
     assert np.abs(qs[:, 1] + qs[:, 0]).max() < 1e-3
     assert qs[-1, 0] > 0.05
+
+
+# ---- a four-bar linkage closed by <connect>, against MuJoCo ----------------------------------------
+
+# Ground pivots at the origin and at (0.6, 0, 0); crank 0.2 (up the z axis at q = 0), coupler 0.6,
+# rocker 0.5 (a Grashof crank-rocker); the coupler's end is connected to the rocker's.
+FOUR_BAR = """
+<mujoco model="four_bar">
+  <option timestep="0.001" gravity="0 0 -9.81" integrator="Euler"><flag eulerdamp="disable"/></option>
+  <worldbody>
+    <body name="crank">
+      <joint name="crank" type="hinge" axis="0 1 0" damping="0.05"/>
+      <geom type="capsule" fromto="0 0 0 0 0 0.2" size="0.01" mass="0.2" contype="0" conaffinity="0"/>
+      <body name="coupler" pos="0 0 0.2">
+        <joint name="coupler" type="hinge" axis="0 1 0" damping="0.05"/>
+        <geom type="capsule" fromto="0 0 0 0.52301245 0 0.29403736" size="0.01" mass="0.5" contype="0" conaffinity="0"/>
+      </body>
+    </body>
+    <body name="rocker" pos="0.6 0 0">
+      <joint name="rocker" type="hinge" axis="0 1 0" damping="0.05"/>
+      <geom type="capsule" fromto="0 0 0 -0.07698755 0 0.49403736" size="0.01" mass="0.4" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+  <equality>
+    <connect name="loop" body1="coupler" body2="rocker" anchor="0.52301245 0 0.29403736" solref="0.002 1"/>
+  </equality>
+  <actuator><motor name="drive" joint="crank"/></actuator>
+</mujoco>
+"""
+FOUR_BAR_TIP = np.array([0.52301245, 0.0, 0.29403736])  # the coupler's end, in its frame
+
+
+def loop_gap(model, q):
+    """|coupler end - rocker end| in the world, for the connection's two anchors."""
+    (c,) = model.body_connections
+    p1 = gradyn.frame_pose(model, q, c["body1"]) @ np.r_[c["anchor1"], 1.0]
+    p2 = gradyn.frame_pose(model, q, c["body2"]) @ np.r_[c["anchor2"], 1.0]
+    return np.linalg.norm(p1[:3] - p2[:3])
+
+
+def test_connect_is_read(tmp_path):
+    model, messages = load_quietly(write(tmp_path, "four_bar.xml", FOUR_BAR))
+    assert not [m for m in messages if "not simulated" in m], messages
+    (c,) = model.body_connections
+    assert (c["name"], c["body1"], c["body2"]) == ("loop", "coupler", "rocker")
+    np.testing.assert_allclose(c["anchor1"], FOUR_BAR_TIP)
+    # anchor2: where the coupler's end is at qpos0, in the rocker's frame (MuJoCo's rule)
+    np.testing.assert_allclose(c["anchor2"], [-0.07698755, 0.0, 0.49403736], atol=1e-12)
+    assert loop_gap(model, model.q0) < 1e-12
+
+
+@pytest.mark.parametrize("contact", ["pgs", "ipm"])
+def test_four_bar_follows_mujoco_and_stays_closed(tmp_path, contact):
+    model, _ = load_quietly(write(tmp_path, "four_bar.xml", FOUR_BAR), contact=contact)
+    steps = 1000
+    ctrls = np.full((steps, 1), 0.15)
+    qs, _, status = gradyn.rollout(model, model.q0, np.zeros(3), None, 1e-3, "euler", ctrls=ctrls,
+                                   return_status=True)
+    assert not status.any()
+    gaps = np.array([loop_gap(model, q) for q in qs])
+    assert gaps.max() < 1e-6, gaps.max()
+    assert abs(qs[-1, 0]) > 0.5  # the crank turned
+    q_mj = mujoco_rollout(FOUR_BAR, model.q0, ctrls)
+    # MuJoCo's connect stays soft (solref 2 ms, its stiffest): measured differences over 1 s were
+    # 2.2e-5, 4.0e-5 and 2.9e-5 rad (crank, coupler, rocker; speeds up to 7 rad/s)
+    assert np.abs(q_mj - qs[1:]).max() < 2e-4
+
+
+def test_penalty_refuses_connections(tmp_path):
+    model, _ = load_quietly(write(tmp_path, "four_bar.xml", FOUR_BAR), contact="penalty")
+    with pytest.raises(ValueError, match="'penalty' does not enforce body connections.*'pgs' or 'ipm'"):
+        gradyn.step(model, model.q0, np.zeros(3), np.zeros(3), 1e-3)
+
+
+@pytest.mark.parametrize("contact", ["pgs", "ipm"])
+def test_gradcheck_through_a_closed_loop(tmp_path, contact):
+    model, _ = load_quietly(write(tmp_path, "four_bar.xml", FOUR_BAR), contact=contact)
+    # a state on the loop, moving along it: one step from rest under a push
+    qs, vs = gradyn.rollout(model, model.q0, np.zeros(3), np.tile([0.3, 0.0, 0.0], (50, 1)), 1e-3, "euler")
+    r = gradyn.gradcheck(model, qs[-1], vs[-1], np.tile([0.2, 0.05, -0.05], (20, 1)), 1e-3)
+    for name, b in r.items():
+        assert b["ad_error"] <= 1e-7, (contact, name, b)
+        assert b["fd_error"] <= 5e-5, (contact, name, b)
 
 
 # ---- gradients ----------------------------------------------------------------------------------

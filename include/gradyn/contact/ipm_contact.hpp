@@ -25,11 +25,13 @@
 // The limit rows come after the contact rows (data.ipm->limit_coord / limit_side); with no
 // contact they alone make the LCP.
 //
-// Dry joint friction and joint couplings (contact/joint_constraints.hpp), in every step: per DoF k
-// with frictionloss f_k > 0, three more rows after the limit rows (all the beta+ rows, then the
-// beta- rows, then the gamma rows): a friction cone of directions +-e_k with the bound f_k dt in
-// place of mu lambda_n (m = f_k dt on its gamma row); per coupling c one equality row
-// A_c x = b_c, A_c = J_c, b_c = -erp / dt g_c (the solver's A, b; y its multipliers, impulse -y).
+// Dry joint friction, joint couplings and body connections (contact/joint_constraints.hpp), in every
+// step: per DoF k with frictionloss f_k > 0, three more rows after the limit rows (all the beta+
+// rows, then the beta- rows, then the gamma rows): a friction cone of directions +-e_k with the
+// bound f_k dt in place of mu lambda_n (m = f_k dt on its gamma row); per coupling c one equality
+// row A_c x = b_c, A_c = J_c, b_c = its target (the solver's A, b; y its multipliers, impulse -y);
+// then per connection its rows along the world axes that the joints can move (a row below 1e-3
+// of its connection's largest is left out: ipm_data.hpp), data.ipm->eq_source naming each.
 //
 // In lcp_ipm's notation (M x + G^T z = -q, G x + F z + s = m, s, z >= 0, s.z = kappa), unknown
 // x = v+ directly, z = [lambda_n (nc); beta (N nc, contact-major); gamma (nc); lambda_l (nl);

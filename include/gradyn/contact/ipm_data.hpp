@@ -36,6 +36,13 @@ struct IpmDataTpl {
   std::vector<int> limit_coord;  // per limit row: its coordinate in q (as PgsDataTpl::limit_coord)
   std::vector<int> limit_side;   // per limit row: +1 lower limit, -1 upper limit
   VectorX<S> v_free;         // v + dt a_free (nv)
+  // equality rows (joint couplings, then the body connections' rows that the joints can move: a
+  // connection row no velocity changes, or hardly, e.g. out of a planar loop's plane, would make the
+  // KKT system singular or nearly so; ipm_contact.cpp, kInertRelative)
+  MatrixX<S> connection_JT;    // nv x (3 connections): every connection row, built each step
+  std::vector<int> eq_source;  // per equality row: its joint row (c: coupling c; ncouplings + 3 k + r:
+                               // row r of connection k); capacity ncouplings + 3 connections
+  int neq = 0;                 // equality rows of the last step
   // per contact: which term set its normal row's target (IpmTargetBranch, contact/ipm_contact.hpp)
   std::vector<std::uint8_t> target_branch;
   // warm start (opt-in: model.contact.ipm_warm_start, ipm_contact.hpp): a step whose rows are those of
@@ -49,6 +56,7 @@ struct IpmDataTpl {
   Eigen::VectorXd adj_row;   // per Jacobian basis row (normal, tangent1, tangent2 of each contact): a weight
   Eigen::VectorXd adj_v_free_bar, adj_lambda_x, adj_column, adj_scratch;  // (nv)
   Eigen::VectorXd adj_none;  // empty: the cotangents of z, y, s (only v+ leaves the stage)
+  Eigen::VectorXd adj_eq_a, adj_eq_b;  // per joint row (ncouplings + 3 connections): equality adjoints
 };
 
 template <class S>
@@ -63,6 +71,11 @@ IpmDataTpl<S>::IpmDataTpl(const ModelTpl<S>& model, int contacts, int limit_rows
   warm_pair.assign(contacts, {-1, -1});
   warm_limit_coord.assign(limit_rows, -1);
   warm_limit_side.assign(limit_rows, 0);
+  const Eigen::Index nconn = static_cast<Eigen::Index>(model.body_connections.size());
+  const Eigen::Index njoint = static_cast<Eigen::Index>(model.joint_couplings.size()) + 3 * nconn;
+  connection_JT = MatrixX<S>::Zero(model.nv, 3 * nconn);
+  eq_source.assign(static_cast<size_t>(njoint), -1);
+  adj_eq_a = adj_eq_b = Eigen::VectorXd::Zero(njoint);
 }
 
 }  // namespace gradyn

@@ -8,10 +8,15 @@
 //   error     g = (q1 - q1_ref) - p(x),  x = q2 - q2_ref,  p(x) = c0 + c1 x + c2 x^2 + c3 x^3 + c4 x^4
 //             (without joint2: g = q1 - q1_ref - c0)
 //   Jacobian  J = e_{v1} - p'(x) e_{v2}  (1 x nv; g_dot = J v)
+// Connection c (body1 b1, body2 b2 or the world, anchors a1, a2 in their bodies' frames):
+//   error     g = p1 - p2 (3, world axes),  p1 = oM(b1) a1,  p2 = oM(b2) a2
+//   Jacobian  rows e_r . (u_b1(p1) - u_b2(p2)), u_b(p) the velocity of b's material point at p
+//             (contact/detail/contact_jacobian.hpp's point rows along the world axes)
 //
 // Per contact model (ContactSettings::model):
 //   None:    neither is enforced (step() stays the plain articulated dynamics, as for joint limits).
-//   Penalty: forces added with the joint-limit forces (contact_generalized_forces):
+//   Penalty: forces added with the joint-limit forces (contact_generalized_forces); a model with
+//            connections is refused (ArgumentError naming 'pgs' and 'ipm') for now;
 //              friction  tau_k -= f_k v_k / sqrt(v_k^2 + velocity_scale^2)  (smoothed Coulomb, as the
 //                        contact friction: a joint creeps at ~ velocity_scale * load / f_k below the
 //                        bound instead of sticking; velocity_scale is read in rad/s or m/s here)
@@ -22,6 +27,9 @@
 //                        contact's friction with 2 directions, +-e_k, bound f_k dt instead of mu lambda_n:
 //                        beta+, beta- >= 0 with J v+ + gamma >= 0, -J v+ + gamma >= 0 and
 //                        f_k dt - beta+ - beta- >= 0, each complementary to its multiplier)
+//              connection  three bilateral rows per connection after the coupling rows, impulse
+//                        unbounded, target J v+ = -erp / dt g (PGS: rows in (-inf, inf); Ipm: equality
+//                        rows after the couplings')
 //              coupling  one bilateral row per coupling, after the friction rows, impulse unbounded
 //                        (PGS: a row in (-inf, inf); Ipm: an equality row A x = b of the mixed LCP), with
 //                        the target J v+ = -erp / dt g + 1/2 dt p''(x) v2^2: Baumgarte on the whole
@@ -34,11 +42,12 @@
 #pragma once
 
 #include "gradyn/autodiff.hpp"
+#include "gradyn/contact/detail/contact_jacobian.hpp"
 #include "gradyn/model/params.hpp"
 
 namespace gradyn {
 
-/// True when step() has dry joint friction or joint couplings to enforce for this model.
+/// True when step() has dry joint friction, joint couplings or body connections to enforce.
 template <class S>
 bool has_joint_constraints(const ModelTpl<S>& model);
 
@@ -53,6 +62,71 @@ void for_each_joint_friction_row(const ModelTpl<S>& model, Visit&& visit) {
   for (int k = 0; k < static_cast<int>(model.frictionloss.size()); ++k)  // empty: a model built by hand
     if (value_of(model.frictionloss[k]) > 0.0) visit(row++, k);
 }
+
+/// Rows the velocity-level models add for friction, couplings and connections (PGS: all of them;
+/// Ipm: the friction ones as 3-row cones, the others as equality rows).
+template <class S>
+int joint_constraint_rows(const ModelTpl<S>& model) {
+  return joint_friction_rows<S>(model) + static_cast<int>(model.joint_couplings.size()) +
+         3 * static_cast<int>(model.body_connections.size());
+}
+
+/// World points p1 = oM(body1) anchor1 and p2 of a connection; needs data.oMi at the current q.
+template <class S>
+void connection_points(const DataTpl<S>& data, const BodyConnection& c, Vector3<S>& p1, Vector3<S>& p2) {
+  p1 = data.oMi[c.body1].act_point(c.anchor1.cast<S>());
+  p2 = c.body2 >= 0 ? data.oMi[c.body2].act_point(c.anchor2.cast<S>()) : Vector3<S>(c.anchor2.cast<S>());
+}
+
+/// Adds the connection's three rows (along the world axes) into the 3 columns of JT (nv x 3).
+/// Needs data.oMi at the current q.
+template <class S, class Block>
+void add_connection_rows(const ModelTpl<S>& model, const DataTpl<S>& data, const BodyConnection& c, Block&& JT) {
+  Vector3<S> p1, p2;
+  connection_points<S>(data, c, p1, p2);
+  const Matrix3<S> axes = Matrix3<S>::Identity();
+  detail::add_point_jacobian<S>(model, data, c.body1, p1, axes, S(1), JT);
+  if (c.body2 >= 0) detail::add_point_jacobian<S>(model, data, c.body2, p2, axes, S(-1), JT);
+}
+
+/// Classical acceleration of body b's material point p when no joint accelerates: the spatial bias
+/// acceleration sum_j oc_j over b's joints (oc_j = ov x oS_j v_j) plus omega x (the point's velocity).
+/// Needs data.ov and data.oc at (q, v), as forward_dynamics leaves them.
+template <class S>
+Vector3<S> point_bias_acceleration(const ModelTpl<S>& model, const DataTpl<S>& data, int b, const Vector3<S>& p) {
+  Vector6<S> A = Vector6<S>::Zero();
+  for (int j = b; j >= 0; j = model.parent[j]) A += data.oc[j];
+  const Vector3<S> w = data.ov[b].template head<3>();
+  const Vector3<S> u = Vector3<S>(data.ov[b].template tail<3>()) + w.cross(p);
+  return Vector3<S>(A.template tail<3>()) + Vector3<S>(A.template head<3>()).cross(p) + w.cross(u);
+}
+
+/// The rates J v+ a connection's rows must reach: -erp / dt g - 1/2 dt (a1 - a2), a the anchors'
+/// bias accelerations (point_bias_acceleration): Baumgarte on the gap, plus the gap the step itself
+/// opens (q+ = q (+) dt v+ moves the anchors along their tangents: g(q+) = g + dt J v+ +
+/// 1/2 dt^2 (a1 - a2) to second order, with the pre-step v for v+), as for a curved coupling. Needs
+/// data.oMi, ov and oc at (q, v).
+template <class S>
+Vector3<S> connection_target(const ModelTpl<S>& model, const DataTpl<S>& data, const BodyConnection& c,
+                             const NoDeduce<S>& dt) {
+  Vector3<S> p1, p2;
+  connection_points<S>(data, c, p1, p2);
+  Vector3<S> drift = point_bias_acceleration<S>(model, data, c.body1, p1);
+  if (c.body2 >= 0) drift -= point_bias_acceleration<S>(model, data, c.body2, p2);
+  return -S(model.contact.erp) / dt * (p1 - p2) - S(0.5) * dt * drift;
+}
+
+/// Adjoint of the connection rows for J_bar += a_scale a z^T, a holding 3 weights per connection
+/// (a[first + 3 c + r]): accumulates data.adj_pose_bar (body_poses_vjp then takes it to q) and
+/// model_bar (joint axes). Uses data.adj_ow, adj_ow_bar and z_bar_scratch (nv).
+void connection_rows_vjp(const Model& model, Data& data, const Eigen::VectorXd& a, double a_scale, int first,
+                         const VecRef<double>& z, Eigen::VectorXd& z_bar_scratch, ModelTangent& model_bar);
+
+/// Adjoint of the connections' targets (connection_target) given target_scale target_bar (3 per
+/// connection from target_bar[0]) at (q, v): accumulates data.adj_pose_bar, v_bar and model_bar
+/// (erp, joint axes). Uses data.adj_ow and adj_ow_bar.
+void connection_targets_vjp(const Model& model, Data& data, const double* target_bar, double target_scale,
+                            const VecRef<double>& v, double dt, VecOut<double> v_bar, ModelTangent& model_bar);
 
 /// Coupling error g at q, and p'(x) into slope (the Jacobian's entry on joint2's DoF is -slope;
 /// 0 without joint2).

@@ -109,6 +109,18 @@ struct JointCouplingSpec {
   SourceLocation where;
 };
 
+/// A point of one link held on a point of another (model.hpp, BodyConnection; MJCF <equality><connect>).
+/// frame1, frame2 name links or sites (frame2 empty or "world": the world). anchor1 is in frame1;
+/// anchor2 in frame2, or, when not given, the point of frame2 where anchor1 is in the reference
+/// configuration q0 (MuJoCo's rule for connect's body form).
+struct ConnectionSpec {
+  std::string name;  // empty: "connection<k>"
+  std::string frame1, frame2;
+  Vector3<double> anchor1 = Vector3<double>::Zero();
+  std::optional<Vector3<double>> anchor2;
+  SourceLocation where;
+};
+
 /// What add_link does with a rotational inertia that no rigid body has (a negative principal
 /// moment, or moments that violate the triangle inequality A + B >= C).
 enum class InertiaPolicy {
@@ -137,6 +149,9 @@ class ModelBuilder {
   /// Joint couplings in the order they are added. build() checks that both joints exist, have one
   /// DoF and differ, and that the coefficients are finite (ModelError naming the element).
   ModelBuilder& add_joint_coupling(JointCouplingSpec coupling);
+  /// Body connections in the order they are added. build() checks that the frames exist, that
+  /// frame1 moves and that the two are not on one body (ModelError naming the element).
+  ModelBuilder& add_connection(ConnectionSpec connection);
   ModelBuilder& set_gravity(const Vector3<double>& g) { gravity_ = g; return *this; }
   ModelBuilder& set_name(std::string name) { name_ = std::move(name); return *this; }
   ModelBuilder& set_source(std::string file) { source_ = std::move(file); return *this; }
@@ -159,6 +174,7 @@ class ModelBuilder {
   const std::vector<SiteSpec>& sites() const { return sites_; }
   const std::vector<SensorSpec>& sensors() const { return sensors_; }
   const std::vector<JointCouplingSpec>& joint_couplings() const { return couplings_; }
+  const std::vector<ConnectionSpec>& connections() const { return connections_; }
 
   /// Checks the description and builds the model. Throws ModelError naming the element.
   Model build(const BuildOptions& options = {}) const;
@@ -170,6 +186,7 @@ class ModelBuilder {
   std::vector<SiteSpec> sites_;
   std::vector<SensorSpec> sensors_;
   std::vector<JointCouplingSpec> couplings_;
+  std::vector<ConnectionSpec> connections_;
   struct Exclusion {
     std::string a, b;
     SourceLocation where;

@@ -211,6 +211,19 @@ struct JointCoupling {
   SourceLocation where;
 };
 
+// --- body connections (contact/joint_constraints.hpp): MJCF <equality><connect> -----------------
+// Holds a point of body1 on a point of body2 (or of the world), a ball joint that closes a loop:
+//   oM(body1) anchor1 = oM(body2) anchor2  (three rows along the world axes).
+// Pgs and Ipm enforce it as three bilateral constraint rows, Penalty as a stiff spring-damper.
+struct BodyConnection {
+  std::string name;
+  int body1 = -1;  // a moving body
+  int body2 = -1;  // -1: the world
+  Vector3<double> anchor1 = Vector3<double>::Zero();  // in body1's frame
+  Vector3<double> anchor2 = Vector3<double>::Zero();  // in body2's frame (the world's when body2 = -1)
+  SourceLocation where;
+};
+
 template <class S>
 struct ModelTpl {
   using Scalar = S;
@@ -256,6 +269,7 @@ struct ModelTpl {
 
   // --- joint couplings (contact/joint_constraints.hpp) ------------------------------------------
   std::vector<JointCoupling> joint_couplings;
+  std::vector<BodyConnection> body_connections;
 
   // --- actuators (dynamics/actuation.hpp), in control order ---------------------------------------
   std::vector<ActuatorTpl<S>> actuators;
@@ -366,6 +380,7 @@ ModelTpl<T> ModelTpl<S>::cast() const {
   m.velocity_limit = velocity_limit.template cast<T>();
   m.frictionloss = frictionloss.template cast<T>();
   m.joint_couplings = joint_couplings;
+  m.body_connections = body_connections;
   m.q_rest = q_rest.template cast<T>();
   m.lower_limit = lower_limit.template cast<T>();
   m.upper_limit = upper_limit.template cast<T>();

@@ -27,7 +27,7 @@
 namespace gradyn {
 
 inline constexpr std::uint32_t kModelFormatVersion = 4;  // 2: ContactSettings::max_correction_velocity; 3: sensors;
-                                                        // 4: frictionloss, joint couplings
+                                                        // 4: frictionloss, joint couplings, body connections
 
 /// The model as bytes in the format above. deserialize_model(serialize_model(m)) equals m in every
 /// field, so every algorithm gives bit-identical results on it.
