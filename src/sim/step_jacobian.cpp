@@ -6,7 +6,6 @@
 // the joint's step h = dt v+ and its group exponential exp (joint_integrate),
 //   dq+ = Ad(exp(-h)) dq + Jexp(h) dt dv+,
 // Ad the group's adjoint and Jexp the right Jacobian of exp (1 for 1-DoF joints).
-#include "gradyn/contact/joint_constraints.hpp"
 #include "gradyn/sim/step_jacobian.hpp"
 
 #include <cmath>
@@ -15,6 +14,7 @@
 #include "gradyn/autodiff.hpp"
 #include "gradyn/contact/impulse_jacobian.hpp"
 #include "gradyn/contact/ipm_contact.hpp"
+#include "gradyn/contact/joint_constraints.hpp"
 #include "gradyn/contact/penalty.hpp"
 #include "gradyn/contact/penalty_jacobian.hpp"
 #include "gradyn/contact/pgs_contact.hpp"
@@ -26,6 +26,7 @@
 #include "gradyn/dynamics/rnea_derivatives.hpp"
 #include "gradyn/sim/integrate.hpp"
 #include "gradyn/sim/stages.hpp"
+#include "gradyn/sim/step.hpp"
 
 namespace gradyn {
 
@@ -315,6 +316,53 @@ void state_rows_without_contact(const Eigen::MatrixXd& Minv, const Eigen::Matrix
   }
 }
 
+// The step Jacobian by reverse mode, one step_vjp per output: for the velocity-level models with dry
+// joint friction, couplings or connections, whose rows the forward-mode impulse terms
+// (contact/impulse_jacobian.hpp) do not cover. Tangent coordinates on both sides: an output row r of
+// q+'s tangent is read through the ambient cotangent c_r = D (D^T D)^-1 e_r (D = d integrate(q+, d) /
+// d d at d = 0: c_r^T D = e_r^T), and the ambient q adjoint goes to q's tangent through integrate_vjp
+// at a zero step. Allocates its scratch (2 nv step_vjp calls dominate the cost anyway).
+void reverse_mode_step_jacobian(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
+                                const VecRef<double>& tau, const VecRef<double>& ctrl, double dt, Integrator integrator,
+                                Eigen::Ref<Eigen::MatrixXd> A, Eigen::Ref<Eigen::MatrixXd> B,
+                                Eigen::Ref<Eigen::MatrixXd> B_ctrl) {
+  const int nq = model.nq, nv = model.nv, nu = model.nu();
+  const bool with_ctrl = B_ctrl.size() != 0;
+  // B_ctrl at no controls given: the derivative at zero controls (step reads an empty ctrl as zeros)
+  const Eigen::VectorXd controls = with_ctrl && ctrl.size() == 0 ? Eigen::VectorXd::Zero(nu) : Eigen::VectorXd(ctrl);
+  Eigen::VectorXd q_next(nq), v_next(nv);
+  step<double>(model, data, q, v, tau, controls, dt, integrator, q_next, v_next);
+  const Eigen::VectorXd zero_v = Eigen::VectorXd::Zero(nv);
+  // D^T, row by row of the ambient basis: D^T e_i = integrate_vjp's dv_bar for q_out_bar = e_i
+  Eigen::MatrixXd DT(nv, nq);
+  Eigen::VectorXd unused(nq), column(nv);
+  for (int i = 0; i < nq; ++i) {
+    unused.setZero();
+    column.setZero();
+    integrate_vjp<double>(model, q_next, zero_v, Eigen::VectorXd::Unit(nq, i), unused, column);
+    DT.col(i) = column;
+  }
+  const Eigen::MatrixXd C = DT.transpose() * (DT * DT.transpose()).inverse();  // nq x nv: columns c_r
+  Eigen::VectorXd q_bar(nq), v_bar(nv), tau_bar(nv), ctrl_bar(nu), tangent(nv), q_next_bar(nq), v_next_bar(nv);
+  for (int r = 0; r < 2 * nv; ++r) {
+    q_next_bar = r < nv ? Eigen::VectorXd(C.col(r)) : Eigen::VectorXd::Zero(nq);
+    v_next_bar = r < nv ? zero_v : Eigen::VectorXd::Unit(nv, r - nv);
+    q_bar.setZero();
+    v_bar.setZero();
+    tau_bar.setZero();
+    ctrl_bar.setZero();
+    ModelTangent model_bar(model);
+    step_vjp<double>(model, data, q, v, tau, controls, dt, integrator, q_next_bar, v_next_bar, q_bar, v_bar, tau_bar,
+                     ctrl_bar, model_bar);
+    tangent.setZero();
+    unused.setZero();
+    integrate_vjp<double>(model, q, zero_v, q_bar, unused, tangent);
+    A.row(r) << tangent.transpose(), v_bar.transpose();
+    B.row(r) = tau_bar.transpose();
+    if (with_ctrl) B_ctrl.row(r) = ctrl_bar.transpose();
+  }
+}
+
 }  // namespace
 
 void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
@@ -340,14 +388,10 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
                         "step_vjp");
   const ContactModel contact = model.contact.model;
   if (contact != ContactModel::None) check_contact_settings(model.contact);
-  if (has_impulses(contact) && has_joint_constraints(model))
-    throw ArgumentError(std::string("step_jacobian: this model has ") +
-                        (!model.body_connections.empty() ? "body connections"
-                         : !model.joint_couplings.empty() ? "joint couplings"
-                                                          : "dry joint friction (frictionloss)") +
-                        ", whose constraint rows the step Jacobian does not differentiate under contact model '" +
-                        contact_model_name(contact) +
-                        "' yet; use step_vjp (reverse mode, which does), or contact model 'penalty'");
+  if (has_impulses(contact) && has_joint_constraints(model)) {
+    reverse_mode_step_jacobian(model, data, q, v, tau, ctrl, dt, integrator, A, B, B_ctrl);
+    return;
+  }
 
   // Forward: the step's accelerations, as step() computes them. With velocity-level contact the
   // velocity rows are those of the step at the total acceleration (v+ - v) / dt with the impulses

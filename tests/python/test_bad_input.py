@@ -679,6 +679,13 @@ row("gradyn.ModelBuilder.add_joint_coupling", builder_method("add_joint_coupling
      Case("polycoef-2d", setarg("polycoef", np.zeros((2, 2))), raises("polycoef", "(2, 2)")),
      Case("polycoef-not-numbers", setarg("polycoef", "gear"), raises("polycoef"))])
 
+row("gradyn.ModelBuilder.add_connection", builder_method("add_connection"),
+    lambda m: dict(self=lambda m: builder(m).add_joint("j", "revolute", parent="base", child="bob"),
+                   frame1="bob", anchor1=(0.1, 0, 0)),
+    [Case("anchor1-wrong-shape", setarg("anchor1", (0.1, 0)), raises("anchor1", "expected shape")),
+     Case("anchor1-nan", setarg("anchor1", (np.nan, 0, 0)), raises("anchor1", "finite")),
+     Case("anchor2-inf", setarg("anchor2", (0, 0, np.inf)), raises("anchor2", "finite"))])
+
 row("gradyn.ModelBuilder.set_gravity", builder_method("set_gravity"), fresh_builder(dict(gravity=(0, 0, -1.0))),
     [Case("gravity-wrong-shape", setarg("gravity", (0, -1.0)), raises("gravity", "expected shape")),
      Case("gravity-nan", setarg("gravity", (0, 0, np.nan)), raises("gravity", "finite"))])
@@ -700,6 +707,12 @@ row("gradyn.ModelBuilder.build", builder_method("build"),
      Case("coupling-joint-unknown", lambda kw, m: dict(self=lambda m: builder(m).add_joint(
          "j", "revolute", parent="base", child="bob").add_joint_coupling("j", "nope")),
           raises("coupling", "unknown joint2 'nope'", types=(gradyn.ModelError,))),
+     Case("connection-frame-unknown", lambda kw, m: dict(self=lambda m: builder(m).add_joint(
+         "j", "revolute", parent="base", child="bob").add_connection("nope")),
+          raises("connection", "unknown body1 'nope'", types=(gradyn.ModelError,))),
+     Case("connection-on-one-body", lambda kw, m: dict(self=lambda m: builder(m).add_joint(
+         "j", "revolute", parent="base", child="bob").add_connection("bob", "bob")),
+          raises("connection", "move as one body", types=(gradyn.ModelError,))),
      Case("coupling-ball-joint", lambda kw, m: dict(self=lambda m: builder(m).add_joint(
          "j", "spherical", parent="base", child="bob").add_joint_coupling("j")),
           raises("coupling", "'j' is spherical", "hinge and slide", types=(gradyn.ModelError,))),

@@ -36,9 +36,9 @@
 //                        error (no slop), plus the drift a curved coupling makes within the step
 //                        (q+ = q + dt v+ moves along the tangent: g(q+) = g + dt J v+ - 1/2 dt^2 p'' v2^2
 //                        to second order, with the pre-step v2 for v2+)
-// Gradients: step_vjp differentiates both through every model (the friction bound and the coupling
-// coefficients are not parameters of the flat vector). step_jacobian differentiates them under
-// Penalty only.
+// Gradients: step_vjp differentiates them through every model (the friction bound, the coupling
+// coefficients and the anchors are not parameters of the flat vector). step_jacobian does too: under
+// Penalty with its forward-mode terms, under Pgs and Ipm by reverse mode (one step_vjp per output).
 #pragma once
 
 #include "gradyn/autodiff.hpp"
