@@ -1333,38 +1333,7 @@ class MjcfParser {
   void parse_equality(const XMLElement* section) {
     for (const XMLElement* c : children(section)) {
       const std::string kind = c->Name();
-      if (kind == "connect") {
-        const Attrs a = with_defaults(c, "equality", 0);
-        if (keyword(a, "active", "true", {"true", "false"}) == "false") {
-          warn("inactive equality", c, "<equality><connect active=\"false\">",
-               "starts inactive in MuJoCo; gradyn cannot switch constraints on, so it is skipped");
-          continue;
-        }
-        note_softness(a, c, "equality", {"solref", "solimp"});
-        ConnectionSpec spec;
-        if (const char* n = c->Attribute("name")) spec.name = n;
-        const char* b1 = c->Attribute("body1");
-        const char* s1 = c->Attribute("site1");
-        if (b1 && s1) fail(c, "<connect> takes body1 (with anchor) or site1 (with site2), not both");
-        if (b1) {
-          spec.frame1 = b1;
-          if (const char* b2 = c->Attribute("body2")) spec.frame2 = b2;
-          if (!c->Attribute("anchor")) fail(c, "<connect body1> needs 'anchor' (a point in body1's frame)");
-          spec.anchor1 = vec3(a, "anchor", Vec3::Zero());
-        } else if (s1) {
-          const char* s2 = c->Attribute("site2");
-          if (!s2) fail(c, "<connect site1> needs 'site2'");
-          spec.frame1 = s1;
-          spec.frame2 = s2;
-          spec.anchor2 = Vec3::Zero();  // the two sites' origins meet
-        } else {
-          fail(c, "<connect> needs 'body1' and 'anchor', or 'site1' and 'site2'");
-        }
-        spec.where = where(c);
-        result_.builder.add_connection(std::move(spec));
-        continue;
-      }
-      if (kind != "joint") {
+      if (kind != "joint" && kind != "connect") {
         warn("equality", c, "<equality><" + kind + ">",
              "is not simulated by gradyn (welds and tendon equalities are not constraints yet): the model moves "
              "without it, unlike in MuJoCo");
@@ -1372,22 +1341,54 @@ class MjcfParser {
       }
       const Attrs a = with_defaults(c, "equality", 0);
       if (keyword(a, "active", "true", {"true", "false"}) == "false") {
-        warn("inactive equality", c, "<equality><joint active=\"false\">",
+        warn("inactive equality", c, "<equality><" + kind + " active=\"false\">",
              "starts inactive in MuJoCo; gradyn cannot switch constraints on, so it is skipped");
         continue;
       }
       note_softness(a, c, "equality", {"solref", "solimp"});
-      JointCouplingSpec spec;
-      if (const char* n = c->Attribute("name")) spec.name = n;
-      const char* j1 = c->Attribute("joint1");
-      if (!j1) fail(c, "<equality><joint> needs 'joint1'");
-      spec.joint1 = j1;
-      if (const char* j2 = c->Attribute("joint2")) spec.joint2 = j2;
-      const std::vector<double> coef = numbers(a, "polycoef", {0, 1, 0, 0, 0}, /*exact=*/false);
-      for (size_t k = 0; k < 5; ++k) spec.polycoef[k] = coef[k];
-      spec.where = where(c);
-      result_.builder.add_joint_coupling(std::move(spec));
+      const std::string name = c->Attribute("name") ? c->Attribute("name") : "";
+      if (kind == "connect")
+        parse_connect(c, a, name);
+      else
+        parse_joint_equality(c, a, name);
     }
+  }
+
+  void parse_connect(const XMLElement* c, const Attrs& a, const std::string& name) {
+    ConnectionSpec spec;
+    spec.name = name;
+    const char* b1 = c->Attribute("body1");
+    const char* s1 = c->Attribute("site1");
+    if (b1 && s1) fail(c, "<connect> takes body1 (with anchor) or site1 (with site2), not both");
+    if (b1) {
+      spec.frame1 = b1;
+      if (const char* b2 = c->Attribute("body2")) spec.frame2 = b2;
+      if (!c->Attribute("anchor")) fail(c, "<connect body1> needs 'anchor' (a point in body1's frame)");
+      spec.anchor1 = vec3(a, "anchor", Vec3::Zero());
+    } else if (s1) {
+      const char* s2 = c->Attribute("site2");
+      if (!s2) fail(c, "<connect site1> needs 'site2'");
+      spec.frame1 = s1;
+      spec.frame2 = s2;
+      spec.anchor2 = Vec3::Zero();  // the two sites' origins meet
+    } else {
+      fail(c, "<connect> needs 'body1' and 'anchor', or 'site1' and 'site2'");
+    }
+    spec.where = where(c);
+    result_.builder.add_connection(std::move(spec));
+  }
+
+  void parse_joint_equality(const XMLElement* c, const Attrs& a, const std::string& name) {
+    JointCouplingSpec spec;
+    spec.name = name;
+    const char* j1 = c->Attribute("joint1");
+    if (!j1) fail(c, "<equality><joint> needs 'joint1'");
+    spec.joint1 = j1;
+    if (const char* j2 = c->Attribute("joint2")) spec.joint2 = j2;
+    const std::vector<double> coef = numbers(a, "polycoef", {0, 1, 0, 0, 0}, /*exact=*/false);
+    for (size_t k = 0; k < 5; ++k) spec.polycoef[k] = coef[k];
+    spec.where = where(c);
+    result_.builder.add_joint_coupling(std::move(spec));
   }
 
   void parse_contact(const XMLElement* e) {

@@ -26,10 +26,13 @@ using test::relative_error;
 using V3 = Vector3<double>;
 
 // Three hinges in a chain about y, z and y; joint "c" follows joint "a" by a quadratic law, and
-// joint "b" has dry friction.
-Model coupled_chain(ContactModel contact, double frictionloss = 0.3) {
+// joint "b" has dry friction. floating: on a 2 kg base with a free joint instead of the world.
+Model coupled_chain(ContactModel contact, double frictionloss = 0.3, bool floating = false) {
   ModelBuilder b;
-  b.add_link({"world", std::nullopt, {}});
+  if (floating)
+    b.add_link({"base", Inertia<double>(2.0, V3::Zero(), Matrix3<double>::Identity() * 0.05), {}});
+  else
+    b.add_link({"base", std::nullopt, {}});
   const char* names[] = {"l1", "l2", "l3"};
   const V3 axes[] = {V3::UnitY(), V3::UnitZ(), V3::UnitY()};
   for (int i = 0; i < 3; ++i) {
@@ -37,7 +40,7 @@ Model coupled_chain(ContactModel contact, double frictionloss = 0.3) {
     JointSpec j;
     j.name = std::string(1, static_cast<char>('a' + i));
     j.type = JointType::Revolute;
-    j.parent = i == 0 ? "world" : names[i - 1];
+    j.parent = i == 0 ? "base" : names[i - 1];
     j.child = names[i];
     j.origin.p = V3(i == 0 ? 0.0 : 0.4, 0, 0);
     j.axis = axes[i];
@@ -52,7 +55,9 @@ Model coupled_chain(ContactModel contact, double frictionloss = 0.3) {
   c.joint2 = "a";
   c.polycoef = {0.05, -0.8, 0.6, 0.3, 0.0};
   b.add_joint_coupling(c);
-  Model m = b.build();
+  BuildOptions options;
+  options.floating_base = floating;
+  Model m = b.build(options);
   m.contact.model = contact;
   return m;
 }
@@ -324,34 +329,7 @@ TEST(JointConstraints, StepJacobianThroughJointRowsMatchesForwardModeAD) {
 
 TEST(JointConstraints, StepJacobianOfAFloatingBaseIsInTangentCoordinates) {
   // the coupled chain on a free-floating base: q has a quaternion, the Jacobian is over tangents
-  Model model = coupled_chain(ContactModel::Pgs);
-  {
-    ModelBuilder b;
-    b.add_link({"base", Inertia<double>(2.0, V3::Zero(), Matrix3<double>::Identity() * 0.05), {}});
-    const char* names[] = {"l1", "l2", "l3"};
-    const V3 axes[] = {V3::UnitY(), V3::UnitZ(), V3::UnitY()};
-    for (int i = 0; i < 3; ++i) {
-      b.add_link({names[i], Inertia<double>(1.0 - 0.2 * i, V3(0.2, 0, 0), Matrix3<double>::Identity() * 0.01), {}});
-      JointSpec j;
-      j.name = std::string(1, static_cast<char>('a' + i));
-      j.type = JointType::Revolute;
-      j.parent = i == 0 ? "base" : names[i - 1];
-      j.child = names[i];
-      j.origin.p = V3(i == 0 ? 0.1 : 0.4, 0, 0);
-      j.axis = axes[i];
-      if (i == 1) j.frictionloss = 0.02;
-      b.add_joint(j);
-    }
-    JointCouplingSpec c;
-    c.joint1 = "c";
-    c.joint2 = "a";
-    c.polycoef = {0.0, -0.8, 0.6, 0.0, 0.0};
-    b.add_joint_coupling(c);
-    BuildOptions options;
-    options.floating_base = true;
-    model = b.build(options);
-    model.contact.model = ContactModel::Pgs;
-  }
+  const Model model = coupled_chain(ContactModel::Pgs, 0.02, /*floating=*/true);
   ASSERT_EQ(model.nq, model.nv + 1);
   Eigen::VectorXd q = model.q0, v = Eigen::VectorXd::LinSpaced(model.nv, -0.3, 0.4);
   q.segment<3>(0) = V3(0.1, -0.2, 0.3);
