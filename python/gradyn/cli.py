@@ -184,6 +184,18 @@ def _info(args) -> int:
                          f"{model.idx_v[j]}:{model.idx_v[j] + model.joint_nv(name)}", limits])
         lines += _table(["name", "type", "q", "v", "limits"], rows)
 
+    frictional = int(np.count_nonzero(model.frictionloss))
+    if frictional or model.joint_couplings or model.body_connections:
+        enforced = "pgs, ipm and penalty" if not model.body_connections else "pgs and ipm"
+        note = f"enforced by {enforced}" if model.contact_model else \
+            "not enforced without a contact model: --contact pgs|ipm enforces them"
+        lines.append(f"constraints ({note}):")
+        rows = [["dry friction", f"{frictional} DoF(s)", "model.frictionloss"]] if frictional else []
+        rows += [["coupling", c["name"], f"{c['joint1']} <- {c['joint2'] or 'its reference'}"]
+                 for c in model.joint_couplings]
+        rows += [["connection", c["name"], f"{c['body1']} - {c['body2'] or 'world'}"] for c in model.body_connections]
+        lines += _table(["kind", "name", "what"], rows)
+
     lines.append(f"actuators ({model.nu}):")
     if model.nu:
         rows = [[a["name"], a["kind"], a["joint"], _number(a["gear"]), _range(a["ctrlrange"]),

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -12,6 +13,7 @@
 #include "gradyn/contact/joint_constraints.hpp"
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/dynamics/crba.hpp"
+#include "gradyn/model/errors.hpp"
 
 namespace gradyn {
 
@@ -113,6 +115,9 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
   const int ncouplings = static_cast<int>(model.joint_couplings.size());
   const int nconn = static_cast<int>(model.body_connections.size());
   // equality rows: every coupling, and the connection rows some joint can move (ipm_data.hpp)
+  if (static_cast<int>(data.ipm->eq_source.size()) != ncouplings + 3 * nconn)  // Data sizes them once
+    throw ArgumentError("this Data was made for a model with other couplings or connections than this one: make a "
+                        "new Data from this model");
   int ne = ncouplings;
   for (int c = 0; c < ncouplings; ++c) data.ipm->eq_source[static_cast<size_t>(c)] = c;
   if (nconn > 0) {

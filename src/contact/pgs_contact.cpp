@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide.hpp"
@@ -9,6 +10,7 @@
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/contact/pgs_data.hpp"
 #include "gradyn/dynamics/aba.hpp"
+#include "gradyn/model/errors.hpp"
 
 namespace gradyn {
 
@@ -81,6 +83,9 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
   const int nj = joint_constraint_rows<S>(model);  // friction, coupling, then connection rows
   const int row_joint = 3 * nc + nl;
   const int n = row_joint + nj;
+  if (nj > data.pgs->memory_joint_rows.size())  // Data sizes them once, from the model it was made for
+    throw ArgumentError("this Data was made for a model with fewer dry-friction, coupling or connection rows "
+                        "than this one (" + std::to_string(nj) + "): make a new Data from this model");
   BoxedLcpTpl<S>& lcp = data.pgs->problem;
   data.pgs->ncontacts = nc;
   data.pgs->nlimits = nl;

@@ -368,6 +368,20 @@ TEST(JointConstraints, StepJacobianOfAFloatingBaseIsInTangentCoordinates) {
 TEST(JointConstraints, UnsupportedPathsRefuseWithAClearMessage) {
   const Model pgs = coupled_chain(ContactModel::Pgs);
   EXPECT_THROW(flat::export_flat_model(pgs), ArgumentError);
+  // a Data sized for fewer rows than the model now has says so instead of writing past its buffers
+  for (ContactModel contact : {ContactModel::Pgs, ContactModel::Ipm}) {
+    Model grown = coupled_chain(contact);
+    Data stale(grown);
+    grown.frictionloss.setConstant(0.1);
+    grown.joint_couplings.push_back(grown.joint_couplings[0]);
+    Eigen::VectorXd q = grown.q0, v = Eigen::VectorXd::Zero(3);
+    try {
+      step<double>(grown, stale, q, v, v, 1e-3, Integrator::SemiImplicitEuler, q, v);
+      ADD_FAILURE() << contact_model_name(contact) << ": expected an ArgumentError";
+    } catch (const ArgumentError& e) {
+      EXPECT_NE(std::string(e.what()).find("make a new Data"), std::string::npos) << e.what();
+    }
+  }
   // penalty has no connection law yet: it says so, naming the models that have one
   const Model loop = four_bar(ContactModel::Penalty);
   Data dl(loop);

@@ -199,3 +199,12 @@ def test_help_for_each_command():
         assert result.returncode == 0 and option in result.stdout, command
     result = run()
     assert result.returncode == 2 and "usage" in result.stderr
+
+
+def test_info_lists_friction_couplings_and_loops():
+    out = run("info", "examples/closed_loops/four_bar.xml", "--contact", "pgs")
+    assert out.returncode == 0, out.stderr
+    assert "constraints (enforced by pgs and ipm):" in out.stdout
+    assert "connection" in out.stdout and "coupler - rocker" in out.stdout
+    plain = run("info", "models/pendulums/pendulum2.urdf")
+    assert "dry friction" in plain.stdout and "not enforced without a contact model" in plain.stdout

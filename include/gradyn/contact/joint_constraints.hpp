@@ -18,8 +18,9 @@
 //   Penalty: forces added with the joint-limit forces (contact_generalized_forces); a model with
 //            connections is refused (ArgumentError naming 'pgs' and 'ipm') for now;
 //              friction  tau_k -= f_k v_k / sqrt(v_k^2 + velocity_scale^2)  (smoothed Coulomb, as the
-//                        contact friction: a joint creeps at ~ velocity_scale * load / f_k below the
-//                        bound instead of sticking; velocity_scale is read in rad/s or m/s here)
+//                        contact friction: under a load r f_k, r < 1, a joint creeps at
+//                        velocity_scale r / sqrt(1 - r^2) instead of sticking; velocity_scale is
+//                        read in rad/s or m/s here)
 //              coupling  tau -= J^T (limit_stiffness g + limit_damping J v)  (a stiff spring-damper)
 //   Pgs, Ipm: rows of the velocity-level LCP after the contact and joint-limit rows, always present:
 //              friction  one row per DoF with f_k > 0, in DoF order: J = e_k, rate target 0, impulse
