@@ -22,8 +22,6 @@ namespace {
 // Largest |J_n| entry below which a contact counts as one the joints cannot open (J_n entries are
 // lever arms or direction cosines: O(0.01 .. 1) for a contact the robot can move).
 constexpr double kInertJacobian = 1e-9;
-// A connection row whose Jacobian is below this fraction of its connection's largest row is inert too.
-constexpr double kInertRelative = 1e-3;
 
 template <class S>
 void shape_problem(MixedLcpTpl<S>& p, Eigen::Index nx, Eigen::Index ni, Eigen::Index ne) {
@@ -114,7 +112,8 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
   const int nf = joint_friction_rows<S>(model);                  // DoFs with dry friction: 3 rows each
   const int ncouplings = static_cast<int>(model.joint_couplings.size());
   const int nconn = static_cast<int>(model.body_connections.size());
-  // equality rows: every coupling, and the connection rows some joint can move (ipm_data.hpp)
+  // equality rows: every coupling, then each connection's rows along the directions it keeps
+  // (rotate_connection_rows: a direction the joints can hardly move has no row)
   if (static_cast<int>(data.ipm->eq_source.size()) != ncouplings + 3 * nconn)  // Data sizes them once
     throw ArgumentError("this Data was made for a model with other couplings or connections than this one: make a "
                         "new Data from this model");
@@ -122,23 +121,13 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
   for (int c = 0; c < ncouplings; ++c) data.ipm->eq_source[static_cast<size_t>(c)] = c;
   if (nconn > 0) {
     data.ipm->connection_JT.setZero();
-    for (int k = 0; k < nconn; ++k)
-      add_connection_rows<S>(model, data, model.body_connections[static_cast<size_t>(k)],
-                             data.ipm->connection_JT.middleCols(3 * k, 3));
-    // A row that no joint can move (reach below kInertJacobian), or hardly (below kInertRelative of
-    // its connection's largest row), is left out: it would make the KKT system singular, or nearly
-    // so, demanding huge velocities for a gap the mechanism can hardly close (a planar loop's
-    // out-of-plane row, exactly zero, or tilted by a rounding error or a finite-difference step:
-    // with 1e-6 the solve failed at a 1e-6 rad tilt of a joint frame).
     for (int k = 0; k < nconn; ++k) {
-      double reach[3] = {0.0, 0.0, 0.0};
-      for (int r = 0; r < 3; ++r)
-        for (int i = 0; i < model.nv; ++i)
-          reach[r] = std::max(reach[r], std::abs(value_of(data.ipm->connection_JT(i, 3 * k + r))));
-      const double largest = std::max({reach[0], reach[1], reach[2]});
-      for (int r = 0; r < 3; ++r)
-        if (reach[r] >= std::max(kInertJacobian, kInertRelative * largest))
-          data.ipm->eq_source[static_cast<size_t>(ne++)] = ncouplings + 3 * k + r;
+      auto rows = data.ipm->connection_JT.middleCols(3 * k, 3);
+      add_connection_rows<S>(model, data, model.body_connections[static_cast<size_t>(k)], rows);
+      Eigen::Matrix3d& axes = data.ipm->connection_axes[static_cast<size_t>(k)];
+      rotate_connection_rows<S>(rows, axes);
+      for (int r = 0; r < 3; ++r)  // a direction left out has no row
+        if (!axes.col(r).isZero(0.0)) data.ipm->eq_source[static_cast<size_t>(ne++)] = ncouplings + 3 * k + r;
     }
   }
   data.ipm->neq = ne;
@@ -270,11 +259,12 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     if (coupling.joint2 >= 0) lcp.A(c, model.idx_v[coupling.joint2]) = -slope;
     lcp.b[c] = joint_coupling_target<S>(model, coupling, q, v, dt);
   }
-  // Body connections: an equality row per moving world axis, J v+ = target.
+  // Body connections: an equality row per kept direction, J v+ = target along it.
   for (int e = ncouplings; e < ne; ++e) {
     const int r = data.ipm->eq_source[static_cast<size_t>(e)] - ncouplings, k = r / 3;
     lcp.A.row(e) = data.ipm->connection_JT.col(r).transpose();
-    lcp.b[e] = connection_target<S>(model, data, model.body_connections[static_cast<size_t>(k)], dt)[r % 3];
+    lcp.b[e] = data.ipm->connection_axes[static_cast<size_t>(k)].col(r % 3).template cast<S>().dot(
+        connection_target<S>(model, data, model.body_connections[static_cast<size_t>(k)], dt));
   }
 
   LcpIpmSettings<double> options;

@@ -116,9 +116,9 @@ void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
       data.ipm->adj_eq_a[row] = grad.b[e];
       data.ipm->adj_eq_b[row] = ws.y[e];
     }
-    connection_rows_vjp(model, data, data.ipm->adj_eq_a, -1.0, ncouplings, x, data.ipm->adj_scratch, model_bar);
-    connection_rows_vjp(model, data, data.ipm->adj_eq_b, -1.0, ncouplings, lambda_x, data.ipm->adj_scratch, model_bar);
-    connection_targets_vjp(model, data, data.ipm->adj_eq_a.data() + ncouplings, 1.0, v, dt, v_bar, model_bar);
+    connection_rows_vjp(model, data, data.ipm->connection_axes, data.ipm->adj_eq_a, -1.0, ncouplings, x, data.ipm->adj_scratch, model_bar);
+    connection_rows_vjp(model, data, data.ipm->connection_axes, data.ipm->adj_eq_b, -1.0, ncouplings, lambda_x, data.ipm->adj_scratch, model_bar);
+    connection_targets_vjp(model, data, data.ipm->connection_axes, data.ipm->adj_eq_a.data() + ncouplings, 1.0, v, dt, v_bar, model_bar);
   }
 
   // F: mu_k at (gamma_k, lambda_n,k) as -mu_k; -cfm on the normal, friction, limit and joint-friction

@@ -132,8 +132,9 @@ Eigen::Vector3d point_bias_acceleration_vjp(const Model& model, Data& data, int 
 
 }  // namespace
 
-void connection_rows_vjp(const Model& model, Data& data, const Eigen::VectorXd& a, double a_scale, int first,
-                         const VecRef<double>& z, Eigen::VectorXd& z_bar_scratch, ModelTangent& model_bar) {
+void connection_rows_vjp(const Model& model, Data& data, const std::vector<Eigen::Matrix3d>& axes,
+                         const Eigen::VectorXd& a, double a_scale, int first, const VecRef<double>& z,
+                         Eigen::VectorXd& z_bar_scratch, ModelTangent& model_bar) {
   const int nb = model.nbodies();
   const int nconn = static_cast<int>(model.body_connections.size());
   if (nconn == 0) return;
@@ -144,7 +145,8 @@ void connection_rows_vjp(const Model& model, Data& data, const Eigen::VectorXd& 
   bool any = false;
   for (int k = 0; k < nconn; ++k) {
     const BodyConnection& c = model.body_connections[static_cast<size_t>(k)];
-    const Eigen::Vector3d w = a_scale * a.segment<3>(first + 3 * k);
+    // rows along axes' columns: their weights are a world-axis weight vector axes a
+    const Eigen::Vector3d w = a_scale * (axes[static_cast<size_t>(k)] * a.segment<3>(first + 3 * k));
     if (w.isZero(0.0)) continue;
     any = true;
     Eigen::Vector3d p1, p2;
@@ -164,8 +166,9 @@ void connection_rows_vjp(const Model& model, Data& data, const Eigen::VectorXd& 
   world_velocities_vjp<double>(model, data, z, data.adj_ow_bar, z_bar_scratch, data.adj_pose_bar, &model_bar);
 }
 
-void connection_targets_vjp(const Model& model, Data& data, const double* target_bar, double target_scale,
-                            const VecRef<double>& v, double dt, VecOut<double> v_bar, ModelTangent& model_bar) {
+void connection_targets_vjp(const Model& model, Data& data, const std::vector<Eigen::Matrix3d>& axes,
+                            const double* target_bar, double target_scale, const VecRef<double>& v, double dt,
+                            VecOut<double> v_bar, ModelTangent& model_bar) {
   const int nb = model.nbodies();
   const int nconn = static_cast<int>(model.body_connections.size());
   if (nconn == 0) return;
@@ -173,8 +176,8 @@ void connection_targets_vjp(const Model& model, Data& data, const double* target
   for (int i = 0; i < nb; ++i) data.adj_ow_bar[i].setZero();
   for (int k = 0; k < nconn; ++k) {
     const BodyConnection& c = model.body_connections[static_cast<size_t>(k)];
-    const Eigen::Vector3d t_bar =
-        target_scale * Eigen::Vector3d(target_bar[3 * k], target_bar[3 * k + 1], target_bar[3 * k + 2]);
+    const Eigen::Vector3d t_bar = target_scale * (axes[static_cast<size_t>(k)] *
+                                                  Eigen::Vector3d(target_bar[3 * k], target_bar[3 * k + 1], target_bar[3 * k + 2]));
     if (t_bar.isZero(0.0)) continue;
     Eigen::Vector3d p1, p2;
     connection_points<double>(data, c, p1, p2);

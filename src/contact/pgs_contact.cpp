@@ -128,10 +128,12 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
     data.pgs->JT(model.idx_v[coupling.joint1], row_joint + nf + c) = S(1);
     if (coupling.joint2 >= 0) data.pgs->JT(model.idx_v[coupling.joint2], row_joint + nf + c) = -slope;
   }
-  const int row_connection = row_joint + nf + ncouplings;  // three rows per connection, world axes
-  for (size_t c = 0; c < model.body_connections.size(); ++c)
-    add_connection_rows<S>(model, data, model.body_connections[c],
-                           data.pgs->JT.middleCols(row_connection + 3 * static_cast<int>(c), 3));
+  const int row_connection = row_joint + nf + ncouplings;  // three rows per connection
+  for (size_t c = 0; c < model.body_connections.size(); ++c) {
+    auto rows = data.pgs->JT.middleCols(row_connection + 3 * static_cast<int>(c), 3);
+    add_connection_rows<S>(model, data, model.body_connections[c], rows);
+    rotate_connection_rows<S>(rows, data.pgs->connection_axes[c]);  // a direction left out: an inert row
+  }
   // M^-1 J^T by the O(n) solve on the articulated inertias of the forward_dynamics call at q.
   for (int r = 0; r < n; ++r) minv_solve<S>(model, data, data.pgs->JT.col(r), data.pgs->MinvJT.col(r));
   lcp.A.topLeftCorner(n, n).noalias() = data.pgs->JT.leftCols(n).transpose() * data.pgs->MinvJT.leftCols(n);
@@ -188,7 +190,8 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
   }
   for (size_t c = 0; c < model.body_connections.size(); ++c) {  // bilateral, Baumgarte on the gap
     const int row = row_connection + 3 * static_cast<int>(c);
-    const Vector3<S> target = connection_target<S>(model, data, model.body_connections[c], dt);
+    const Vector3<S> target =
+        data.pgs->connection_axes[c].template cast<S>().transpose() * connection_target<S>(model, data, model.body_connections[c], dt);
     for (int r = 0; r < 3; ++r) {
       lcp.b[row + r] -= target[r];
       lcp.lo[row + r] = -inf;

@@ -114,8 +114,8 @@ void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
     add_limit_rows_rank_one(model, data, q, adj.b, data.pgs->v_free, q_bar);
     limit_targets_vjp(model, data, q, v, dt, adj.b, q_bar, v_bar, model_bar);
     if (nconn_rows > 0) {  // b = J v_free - target
-      connection_rows_vjp(model, data, adj.b, 1.0, row_connection, data.pgs->v_free, data.pgs->adj_scratch, model_bar);
-      connection_targets_vjp(model, data, adj.b.data() + row_connection, -1.0, v, dt, v_bar, model_bar);
+      connection_rows_vjp(model, data, data.pgs->connection_axes, adj.b, 1.0, row_connection, data.pgs->v_free, data.pgs->adj_scratch, model_bar);
+      connection_targets_vjp(model, data, data.pgs->connection_axes, adj.b.data() + row_connection, -1.0, v, dt, v_bar, model_bar);
     }
     Eigen::VectorXd& approach_bar = data.pgs->adj_row;  // per row: adjoint of J_r v (normal rows only)
     approach_bar.setZero(n);
@@ -160,7 +160,7 @@ void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
       data.pgs->adj_x.noalias() = X * lambda;
       detail::add_contact_jacobian_rank_one_vjp<double>(model, data, u, data.pgs->adj_x, data.pgs->adj_scratch, model_bar);
       add_limit_rows_rank_one(model, data, q, u, data.pgs->adj_x, q_bar);
-      connection_rows_vjp(model, data, u, 1.0, row_connection, data.pgs->adj_x,
+      connection_rows_vjp(model, data, data.pgs->connection_axes, u, 1.0, row_connection, data.pgs->adj_x,
                           data.pgs->adj_scratch, model_bar);
     } else {  // a general A_bar (the sweeps' adjoint): one rank-one term per column, M through sym(A_bar)'s eigenvectors
       data.pgs->adj_A_sym = adj.A + adj.A.transpose();
@@ -170,7 +170,7 @@ void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
         detail::add_contact_jacobian_rank_one_vjp<double>(model, data, data.pgs->adj_row, data.pgs->adj_x,
                                                           data.pgs->adj_scratch, model_bar);
         add_limit_rows_rank_one(model, data, q, data.pgs->adj_row, data.pgs->adj_x, q_bar);
-        connection_rows_vjp(model, data, data.pgs->adj_row, 1.0, row_connection, data.pgs->adj_x,
+        connection_rows_vjp(model, data, data.pgs->connection_axes, data.pgs->adj_row, 1.0, row_connection, data.pgs->adj_x,
                             data.pgs->adj_scratch, model_bar);
       }
       data.pgs->adj_A_sym *= 0.5;
@@ -190,7 +190,7 @@ void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
     detail::add_contact_jacobian_rank_one_vjp<double>(model, data, data.pgs->adj_row, y_bar, data.pgs->adj_scratch,
                                                       model_bar);
     add_limit_rows_rank_one(model, data, q, data.pgs->adj_row, y_bar, q_bar);
-    connection_rows_vjp(model, data, data.pgs->adj_row, 1.0, row_connection, y_bar,
+    connection_rows_vjp(model, data, data.pgs->connection_axes, data.pgs->adj_row, 1.0, row_connection, y_bar,
                         data.pgs->adj_scratch, model_bar);
     collide_vjp<double>(model, data, data.contact_bar, data.adj_pose_bar, model_bar);
     body_poses_vjp<double>(model, data, q, data.adj_pose_bar, q_bar, model_bar);

@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "../support/contact_scenes.hpp"
+#include "gradyn/contact/ipm_data.hpp"
 #include "gradyn/contact/joint_constraints.hpp"
 #include "gradyn/contact/pgs_data.hpp"
 #include "gradyn/dynamics/kinematics.hpp"
@@ -200,9 +201,24 @@ TEST(JointConstraints, StepReverseModeJacobianMatchesForwardModeAD) {
 
 // A four-bar linkage in the xz plane (hinges about y): crank 0.2 from the origin, coupler 0.6, rocker
 // 0.5 from (0.6, 0, 0); the coupler's end is connected to the rocker's (anchor2 from q0).
-Model four_bar(ContactModel contact) {
+// rolling: the linkage's frame rolls about x on a hinge of its own, and the anchors start
+// anchor_gap apart along the rocker's z (Cassie's legs: a planar loop on joints that are not).
+Model four_bar(ContactModel contact, bool rolling = false, double anchor_gap = 0.0) {
   ModelBuilder b;
   b.add_link({"world", std::nullopt, {}});
+  const char* ground = "world";
+  if (rolling) {
+    b.add_link({"frame", Inertia<double>(1.0, V3(0.3, 0, 0), Matrix3<double>::Identity() * 0.05), {}});
+    JointSpec roll;
+    roll.name = "roll";
+    roll.type = JointType::Revolute;
+    roll.parent = "world";
+    roll.child = "frame";
+    roll.axis = V3::UnitX();
+    roll.damping = 0.05;
+    b.add_joint(roll);
+    ground = "frame";
+  }
   const V3 tip(0.52301245, 0, 0.29403736), rocker_tip(-0.07698755, 0, 0.49403736);
   const auto rod = [](double mass, const V3& to) {
     return Inertia<double>(mass, 0.5 * to, Matrix3<double>::Identity() * mass * to.squaredNorm() / 12);
@@ -221,14 +237,15 @@ Model four_bar(ContactModel contact) {
     j.damping = 0.02;
     b.add_joint(j);
   };
-  hinge("crank", "world", "crank", V3::Zero());
+  hinge("crank", ground, "crank", V3::Zero());
   hinge("coupler", "crank", "coupler", V3(0, 0, 0.2));
-  hinge("rocker", "world", "rocker", V3(0.6, 0, 0));
+  hinge("rocker", ground, "rocker", V3(0.6, 0, 0));
   ConnectionSpec loop;
   loop.name = "loop";
   loop.frame1 = "coupler";
   loop.frame2 = "rocker";
   loop.anchor1 = tip;
+  if (anchor_gap != 0.0) loop.anchor2 = rocker_tip + V3(0, 0, anchor_gap);
   b.add_connection(loop);
   Model m = b.build();
   m.contact.model = contact;
@@ -266,6 +283,36 @@ TEST(JointConstraints, VelocityLevelModelsKeepTheLoopClosed) {
     }
     EXPECT_LT(worst, 1e-6) << contact_model_name(contact);
     EXPECT_GT(std::abs(q[0]), 0.5) << contact_model_name(contact);  // the crank turned
+  }
+}
+
+TEST(JointConstraints, ADirectionTheJointsCanHardlyMoveIsLeftOut) {
+  // the rolling four-bar with its anchors 2 mm apart: the roll joint turns the gap out of the
+  // loop's plane, so the out-of-plane row moves by ~2e-3 of the others; kept, it demanded huge
+  // velocities and both solvers failed (Cassie's legs did)
+  for (ContactModel contact : {ContactModel::Pgs, ContactModel::Ipm}) {
+    const Model model = four_bar(contact, /*rolling=*/true, /*anchor_gap=*/2e-3);
+    Data d(model);
+    Eigen::VectorXd q = model.q0, v = Eigen::VectorXd::Zero(4), tau = Eigen::Vector4d(0.5, 0.3, 0, 0);
+    for (int k = 0; k < 500; ++k) {
+      step<double>(model, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q, v);
+      ASSERT_EQ(d.status, 0) << contact_model_name(contact) << " step " << k;
+    }
+    const Eigen::Matrix3d& axes =
+        contact == ContactModel::Pgs ? d.pgs->connection_axes[0] : d.ipm->connection_axes[0];
+    int zero_columns = 0;
+    for (int c = 0; c < 3; ++c) zero_columns += axes.col(c).isZero(0.0) ? 1 : 0;
+    EXPECT_EQ(zero_columns, 1) << contact_model_name(contact) << "\n" << axes;
+    // the in-plane gap is closed; what is left lies along the direction left out
+    Data fk(model);
+    forward_kinematics<double>(model, fk, q);
+    Vector3<double> p1, p2;
+    connection_points<double>(fk, model.body_connections[0], p1, p2);
+    Eigen::Vector3d kept_gap = Eigen::Vector3d::Zero();
+    for (int c = 0; c < 3; ++c) kept_gap[c] = axes.col(c).dot(p1 - p2);
+    EXPECT_LT(kept_gap.norm(), 1e-6) << contact_model_name(contact);
+    EXPECT_GT(std::abs(q[1]), 0.3) << contact_model_name(contact);  // the crank turned
+    EXPECT_GT(std::abs(q[0]), 1e-3) << contact_model_name(contact);  // and the frame rolled
   }
 }
 

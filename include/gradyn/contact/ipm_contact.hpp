@@ -30,8 +30,8 @@
 // rows, then the beta- rows, then the gamma rows): a friction cone of directions +-e_k with the
 // bound f_k dt in place of mu lambda_n (m = f_k dt on its gamma row); per coupling c one equality
 // row A_c x = b_c, A_c = J_c, b_c = its target (the solver's A, b; y its multipliers, impulse -y);
-// then per connection its rows along the world axes that the joints can move (a row below 1e-3
-// of its connection's largest is left out: ipm_data.hpp), data.ipm->eq_source naming each.
+// then per connection its rows along the directions it keeps (joint_constraints.hpp,
+// rotate_connection_rows: one the joints can hardly move has no row), data.ipm->eq_source naming each.
 //
 // In lcp_ipm's notation (M x + G^T z = -q, G x + F z + s = m, s, z >= 0, s.z = kappa), unknown
 // x = v+ directly, z = [lambda_n (nc); beta (N nc, contact-major); gamma (nc); lambda_l (nl);

@@ -36,10 +36,10 @@ struct IpmDataTpl {
   std::vector<int> limit_coord;  // per limit row: its coordinate in q (as PgsDataTpl::limit_coord)
   std::vector<int> limit_side;   // per limit row: +1 lower limit, -1 upper limit
   VectorX<S> v_free;         // v + dt a_free (nv)
-  // equality rows (joint couplings, then the body connections' rows that the joints can move: a
-  // connection row no velocity changes, or hardly, e.g. out of a planar loop's plane, would make the
-  // KKT system singular or nearly so; ipm_contact.cpp, kInertRelative)
+  // equality rows: the joint couplings, then the body connections' rows along the directions
+  // rotate_connection_rows keeps (joint_constraints.hpp)
   MatrixX<S> connection_JT;    // nv x (3 connections): every connection row, built each step
+  std::vector<Eigen::Matrix3d> connection_axes;  // per connection: its rows' directions (joint_constraints.hpp)
   std::vector<int> eq_source;  // per equality row: its joint row (c: coupling c; ncouplings + 3 k + r:
                                // row r of connection k); capacity ncouplings + 3 connections
   int neq = 0;                 // equality rows of the last step
@@ -74,6 +74,7 @@ IpmDataTpl<S>::IpmDataTpl(const ModelTpl<S>& model, int contacts, int limit_rows
   const Eigen::Index nconn = static_cast<Eigen::Index>(model.body_connections.size());
   const Eigen::Index njoint = static_cast<Eigen::Index>(model.joint_couplings.size()) + 3 * nconn;
   connection_JT = MatrixX<S>::Zero(model.nv, 3 * nconn);
+  connection_axes.assign(static_cast<size_t>(nconn), Eigen::Matrix3d::Identity());
   eq_source.assign(static_cast<size_t>(njoint), -1);
   adj_eq_a = adj_eq_b = Eigen::VectorXd::Zero(njoint);
 }

@@ -30,7 +30,17 @@
 //                        f_k dt - beta+ - beta- >= 0, each complementary to its multiplier)
 //              connection  three bilateral rows per connection after the coupling rows, impulse
 //                        unbounded, target J v+ = -erp / dt g (PGS: rows in (-inf, inf); Ipm: equality
-//                        rows after the couplings')
+//                        rows after the couplings'), along the world axes, except that a principal
+//                        direction of the connection's Jacobian J (3 x nv; an eigenvector of J J^T)
+//                        whose singular value is below kConnectionRank (1e-2) of the largest is
+//                        left out, the rows then spanning the rest (PGS: a zero, inert row; Ipm: no
+//                        row): a direction the joints can hardly move, as
+//                        the out-of-plane direction of a planar loop, where it is exactly 0 or, with
+//                        the anchors a little apart or axes rounded, small (Cassie's plantar-rod
+//                        loop: 4e-3); enforcing it would demand huge velocities to close a gap the
+//                        mechanism cannot close, and made both solvers fail there. The directions
+//                        are taken on values: gradients treat them as fixed (exact where every
+//                        direction is kept, or where the kept ones span a fixed plane).
 //              coupling  one bilateral row per coupling, after the friction rows, impulse unbounded
 //                        (PGS: a row in (-inf, inf); Ipm: an equality row A x = b of the mixed LCP), with
 //                        the target J v+ = -erp / dt g + 1/2 dt p''(x) v2^2: Baumgarte on the whole
@@ -41,6 +51,11 @@
 // coefficients and the anchors are not parameters of the flat vector). step_jacobian does too: under
 // Penalty with its forward-mode terms, under Pgs and Ipm by reverse mode (one step_vjp per output).
 #pragma once
+
+#include <algorithm>
+#include <vector>
+
+#include <Eigen/Eigenvalues>
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/contact/detail/contact_jacobian.hpp"
@@ -77,6 +92,52 @@ template <class S>
 void connection_points(const DataTpl<S>& data, const BodyConnection& c, Vector3<S>& p1, Vector3<S>& p2) {
   p1 = data.oMi[c.body1].act_point(c.anchor1.cast<S>());
   p2 = c.body2 >= 0 ? data.oMi[c.body2].act_point(c.anchor2.cast<S>()) : Vector3<S>(c.anchor2.cast<S>());
+}
+
+/// Relative singular value below which a connection's row direction is left out (file comment).
+inline constexpr double kConnectionRank = 1e-2;
+
+/// Leaves out of a connection's three world-axis rows (JT, nv x 3, as add_connection_rows builds
+/// them) the principal directions of its Jacobian (eigenvectors of J J^T) whose singular value is
+/// below kConnectionRank of the largest: axes (3 x 3, on values) holds the rows' directions, the
+/// identity when none is dropped, else an orthonormal basis of the rest from the world axes (a zero
+/// column for each dropped one), and JT becomes JT axes. Never allocates.
+template <class S, class Block>
+void rotate_connection_rows(Block&& JT, Eigen::Matrix3d& axes) {
+  Eigen::Matrix3d gram = Eigen::Matrix3d::Zero();
+  for (Eigen::Index i = 0; i < JT.rows(); ++i) {
+    const Eigen::Vector3d r(value_of(JT(i, 0)), value_of(JT(i, 1)), value_of(JT(i, 2)));
+    gram.noalias() += r * r.transpose();
+  }
+  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eigen(gram);
+  const Eigen::Vector3d& sigma2 = eigen.eigenvalues();  // ascending
+  // the kept directions: the world axes projected off the dropped ones and orthonormalised, the
+  // axes that project longest first (each in its own column), so that a connection that drops none
+  // keeps the world axes, and a planar loop its in-plane ones
+  Eigen::Matrix3d projector = Eigen::Matrix3d::Identity();
+  int dropped = 0;
+  for (int k = 0; k < 3; ++k)
+    if (!(sigma2[2] > 0.0) || sigma2[k] < kConnectionRank * kConnectionRank * sigma2[2]) {
+      projector -= eigen.eigenvectors().col(k) * eigen.eigenvectors().col(k).transpose();
+      ++dropped;
+    }
+  axes.setZero();
+  if (dropped == 0) {
+    axes.setIdentity();
+  } else if (dropped < 3) {
+    int order[3] = {0, 1, 2};
+    std::sort(order, order + 3, [&](int a, int b) { return projector.col(a).norm() > projector.col(b).norm(); });
+    for (int n = 0; n < 3 - dropped; ++n) {
+      Eigen::Vector3d d = projector.col(order[n]);
+      for (int m = 0; m < n; ++m) d -= axes.col(order[m]).dot(d) * axes.col(order[m]);
+      axes.col(order[n]) = d.normalized();
+    }
+  }
+  const Matrix3<S> rotation = axes.cast<S>();
+  for (Eigen::Index i = 0; i < JT.rows(); ++i) {
+    const Eigen::Matrix<S, 1, 3> r = JT.row(i);
+    JT.row(i).noalias() = r * rotation;
+  }
 }
 
 /// Adds the connection's three rows (along the world axes) into the 3 columns of JT (nv x 3).
@@ -118,16 +179,19 @@ Vector3<S> connection_target(const ModelTpl<S>& model, const DataTpl<S>& data, c
 }
 
 /// Adjoint of the connection rows for J_bar += a_scale a z^T, a holding 3 weights per connection
-/// (a[first + 3 c + r]): accumulates data.adj_pose_bar (body_poses_vjp then takes it to q) and
-/// model_bar (joint axes). Uses data.adj_ow, adj_ow_bar and z_bar_scratch (nv).
-void connection_rows_vjp(const Model& model, Data& data, const Eigen::VectorXd& a, double a_scale, int first,
-                         const VecRef<double>& z, Eigen::VectorXd& z_bar_scratch, ModelTangent& model_bar);
+/// (a[first + 3 c + r]) along its row directions (axes[c], rotate_connection_rows; held fixed):
+/// accumulates data.adj_pose_bar (body_poses_vjp then takes it to q) and model_bar (joint axes). Uses
+/// data.adj_ow, adj_ow_bar and z_bar_scratch (nv).
+void connection_rows_vjp(const Model& model, Data& data, const std::vector<Eigen::Matrix3d>& axes,
+                         const Eigen::VectorXd& a, double a_scale, int first, const VecRef<double>& z,
+                         Eigen::VectorXd& z_bar_scratch, ModelTangent& model_bar);
 
-/// Adjoint of the connections' targets (connection_target) given target_scale target_bar (3 per
-/// connection from target_bar[0]) at (q, v): accumulates data.adj_pose_bar, v_bar and model_bar
-/// (erp, joint axes). Uses data.adj_ow and adj_ow_bar.
-void connection_targets_vjp(const Model& model, Data& data, const double* target_bar, double target_scale,
-                            const VecRef<double>& v, double dt, VecOut<double> v_bar, ModelTangent& model_bar);
+/// Adjoint of the connections' targets along their row directions (axes^T connection_target) given
+/// target_scale target_bar (3 per connection from target_bar[0]) at (q, v): accumulates
+/// data.adj_pose_bar, v_bar and model_bar (erp, joint axes). Uses data.adj_ow and adj_ow_bar.
+void connection_targets_vjp(const Model& model, Data& data, const std::vector<Eigen::Matrix3d>& axes,
+                            const double* target_bar, double target_scale, const VecRef<double>& v, double dt,
+                            VecOut<double> v_bar, ModelTangent& model_bar);
 
 /// Coupling error g at q, and p'(x) into slope (the Jacobian's entry on joint2's DoF is -slope;
 /// 0 without joint2).

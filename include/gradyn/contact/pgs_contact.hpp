@@ -11,8 +11,10 @@
 //                   on side data.pgs->limit_side[l] (+1 lower, -1 upper);
 //   then the dry-friction rows (one per DoF with frictionloss > 0, in DoF order: J = e_k, impulse in
 //   [-frictionloss dt, frictionloss dt], b = J v_free) and one bilateral row per joint coupling
-//   (impulse unbounded, b = J v_free + erp / dt g); contact/joint_constraints.hpp. They are in every
-//   step (data.pgs->njoint_rows of them) and start from the last step's impulses.
+//   (impulse unbounded, b = J v_free + erp / dt g), then three per connection along the world axes
+//   or, where it leaves a direction out, the rest (data.pgs->connection_axes; a zero, inert row);
+//   contact/joint_constraints.hpp. They are in every step (data.pgs->njoint_rows of them) and start
+//   from the last step's impulses.
 //
 // Contact rows (normal n from geom a to geom b, tangents t1, t2 = the contact frame's columns 1, 2):
 //   one normal row along n, lambda_n in [0, inf);
