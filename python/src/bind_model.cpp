@@ -67,6 +67,19 @@ std::unique_ptr<PyModel> load_file(nb::handle path_like, bool floating_base, std
   options.warnings = &warnings;
   Model model = load(path, options);
   model.contact.model = contact_model;
+  // Couplings and loops change the machine: without a contact model step() moves it without them,
+  // so the load says so (dry friction and joint limits are left unenforced without a word, as
+  // documented: the plain articulated dynamics the Pinocchio and MuJoCo comparisons check).
+  if (contact_model == ContactModel::None && (!model.joint_couplings.empty() || !model.body_connections.empty())) {
+    std::string what;
+    if (!model.joint_couplings.empty()) what += std::to_string(model.joint_couplings.size()) + " joint coupling(s)";
+    if (!model.body_connections.empty())
+      what += std::string(what.empty() ? "" : " and ") + std::to_string(model.body_connections.size()) +
+              " body connection(s) (closed loops)";
+    warnings.push_back(path + ": its " + what + " are enforced by the contact models 'pgs' and 'ipm' (couplings by "
+                       "'penalty' too); with none (contact=None, the default) the model moves without them: load "
+                       "it with contact='pgs', or use Model.with_contact(model='pgs')");
+  }
   for (const std::string& w : warnings)
     if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw nb::python_error();  // warnings as errors
   return std::make_unique<PyModel>(std::move(model));
