@@ -180,25 +180,20 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
     lcp.mu[row] = S(0);
     lcp.normal_row[row] = -1;
   });
-  for (int c = 0; c < ncouplings; ++c) {  // bilateral, Baumgarte on the coupling error
-    const int row = row_joint + nf + c;
-    lcp.b[row] -= joint_coupling_target<S>(model, model.joint_couplings[static_cast<size_t>(c)], q, v, dt);
+  const auto bilateral = [&](int row, const S& target) {  // impulse unbounded, b = J v_free - target
+    lcp.b[row] -= target;
     lcp.lo[row] = -inf;
     lcp.hi[row] = inf;
     lcp.mu[row] = S(0);
     lcp.normal_row[row] = -1;
-  }
-  for (size_t c = 0; c < model.body_connections.size(); ++c) {  // bilateral, Baumgarte on the gap
-    const int row = row_connection + 3 * static_cast<int>(c);
-    const Vector3<S> target =
-        data.pgs->connection_axes[c].template cast<S>().transpose() * connection_target<S>(model, data, model.body_connections[c], dt);
-    for (int r = 0; r < 3; ++r) {
-      lcp.b[row + r] -= target[r];
-      lcp.lo[row + r] = -inf;
-      lcp.hi[row + r] = inf;
-      lcp.mu[row + r] = S(0);
-      lcp.normal_row[row + r] = -1;
-    }
+  };
+  for (int c = 0; c < ncouplings; ++c)  // Baumgarte on the coupling error
+    bilateral(row_joint + nf + c,
+              joint_coupling_target<S>(model, model.joint_couplings[static_cast<size_t>(c)], q, v, dt));
+  for (size_t c = 0; c < model.body_connections.size(); ++c) {  // Baumgarte on the gap, along the rows' directions
+    const Vector3<S> target = data.pgs->connection_axes[c].template cast<S>().transpose() *
+                              connection_target<S>(model, data, model.body_connections[c], dt);
+    for (int r = 0; r < 3; ++r) bilateral(row_connection + 3 * static_cast<int>(c) + r, target[r]);
   }
 
   // Warm start from the memory of the last step.

@@ -36,9 +36,10 @@
 //                        left out, the rows then spanning the rest (PGS: a zero, inert row; Ipm: no
 //                        row): a direction the joints can hardly move, as
 //                        the out-of-plane direction of a planar loop, where it is exactly 0 or, with
-//                        the anchors a little apart or axes rounded, small (Cassie's plantar-rod
-//                        loop: 4e-3); enforcing it would demand huge velocities to close a gap the
-//                        mechanism cannot close, and made both solvers fail there. The directions
+//                        the anchors a little apart on joints that are not parallel, small (the
+//                        rolling four-bar of tests/contact/test_joint_constraints.cpp, as Cassie's
+//                        legs); enforcing it demands huge velocities to close a gap the mechanism
+//                        cannot close, and both solvers fail there (that test). The directions
 //                        are taken on values: gradients treat them as fixed (exact where every
 //                        direction is kept, or where the kept ones span a fixed plane).
 //              coupling  one bilateral row per coupling, after the friction rows, impulse unbounded
