@@ -50,7 +50,8 @@ from stable_baselines3.common.utils import polyak_update
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
 __all__ = ["DifferentiableTransition", "GradientReplayBuffer", "GradientReplaySamples", "PolicyEnhancedSAC", "SHAC",
-           "SampleEnhancedSAC", "StateInfo", "action_jacobian", "check_differentiable", "neighbours"]
+           "SampleEnhancedSAC", "StateInfo", "action_jacobian", "check_differentiable", "first_order_neighbours",
+           "neighbours"]
 
 STATE_KEY = "gradyn_state"
 
@@ -186,9 +187,19 @@ def neighbours(transition: DifferentiableTransition, states, actions, next_obs, 
         raise ValueError(f"perturbation: expected a finite number > 0 (the standard deviation of the action "
                          f"perturbations, in the [-1, 1] action scale), got {perturbation!r}")
     actions = torch.as_tensor(actions, dtype=torch.float64)
+    _, _, jac, rgrad = action_jacobian(transition, states, actions)
+    return first_order_neighbours(actions, next_obs, rewards, jac, rgrad, k, perturbation, generator)
+
+
+def first_order_neighbours(actions, next_obs, rewards, jac, reward_gradient, k: int, perturbation: float,
+                           generator: torch.Generator | None = None):
+    """:func:`neighbours` from Jacobians already at hand: jac (B, o, m) and reward_gradient (B, m), those
+    :func:`action_jacobian` returns for the transitions' states and actions."""
+    actions = torch.as_tensor(actions, dtype=torch.float64)
     next_obs = torch.as_tensor(next_obs, dtype=torch.float64)
     rewards = torch.as_tensor(rewards, dtype=torch.float64).reshape(-1)
-    _, _, jac, rgrad = action_jacobian(transition, states, actions)
+    jac = torch.as_tensor(jac).to(torch.float64)
+    rgrad = torch.as_tensor(reward_gradient).to(torch.float64)
     noise = torch.randn(actions.shape[0], k, actions.shape[1], generator=generator, dtype=torch.float64)
     a_k = torch.clamp(actions[:, None, :] + perturbation * noise, -1.0, 1.0)
     da = a_k - actions[:, None, :]
@@ -211,8 +222,12 @@ class GradientReplaySamples(NamedTuple):
 class GradientReplayBuffer(ReplayBuffer):
     """An SB3 ReplayBuffer that also keeps each transition's simulator state (from
     ``info["gradyn_state"]``, see :class:`StateInfo`) and, with ``neighbours`` K > 0, adds K first-order
-    neighbours to every sampled transition (paper 003's sample enhancement; :func:`neighbours`): a
-    batch of B becomes B (1 + K) rows, the real transitions first.
+    neighbours to every sampled transition (paper 003's sample enhancement; :func:`neighbours`). A batch
+    keeps its size B, as in the paper, where the neighbours join the buffer and batches are drawn from it:
+    ceil(B / (1 + K)) real transitions first, then their neighbours (K each, in order), cut to B rows.
+    The update then costs what SAC's does. The action Jacobians of a transition
+    (of the next observation and of the reward) are computed once, when it is added, and kept beside it
+    (float32, (o + 1) m numbers a transition); each sampling draws fresh perturbations.
 
     Extra arguments (SAC's ``replay_buffer_kwargs``): ``transition`` (a :class:`DifferentiableTransition`
     of the environment), ``neighbours`` (K, default 0: states only), ``perturbation`` (the standard
@@ -236,13 +251,27 @@ class GradientReplayBuffer(ReplayBuffer):
         self.transition = transition
         self.k, self.perturbation = int(neighbours), float(perturbation)
         self.states = np.zeros((self.buffer_size, self.n_envs, transition.nq + transition.nv), dtype=np.float64)
+        if self.k > 0:
+            o, m = observation_space.shape[0], action_space.shape[0]
+            self.jacobians = np.zeros((self.buffer_size, self.n_envs, o, m), dtype=np.float32)
+            self.reward_gradients = np.zeros((self.buffer_size, self.n_envs, m), dtype=np.float32)
 
     def add(self, obs, next_obs, action, reward, done, infos):
         if any(STATE_KEY not in info for info in infos):
             raise ValueError("GradientReplayBuffer: the step's info has no 'gradyn_state': wrap the environment in "
                              "gradyn.rl.StateInfo (the gradyn.rl agents do it when given a Gymnasium environment)")
         self.states[self.pos] = np.stack([info[STATE_KEY] for info in infos])
+        if self.k > 0:
+            actions = np.asarray(action, dtype=np.float64).reshape(self.n_envs, -1)
+            _, _, jac, rgrad = action_jacobian(self.transition, self.states[self.pos], actions)
+            self.jacobians[self.pos], self.reward_gradients[self.pos] = jac.numpy(), rgrad.numpy()
         super().add(obs, next_obs, action, reward, done, infos)
+
+    def sample(self, batch_size: int, env=None):
+        if self.k == 0:
+            return super().sample(batch_size, env)
+        samples = super().sample(-(-batch_size // (1 + self.k)), env)
+        return GradientReplaySamples(*(None if x is None else x[:batch_size] for x in samples))
 
     def _get_samples(self, batch_inds, env=None):
         if env is not None:
@@ -257,8 +286,10 @@ class GradientReplayBuffer(ReplayBuffer):
         rewards = t(self.rewards[batch_inds, env_indices].reshape(-1, 1))
         states = t(self.states[batch_inds, env_indices, :])
         if self.k > 0:
-            a_k, obs_k, r_k = neighbours(self.transition, states, actions, next_obs, rewards, self.k,
-                                         self.perturbation)
+            a_k, obs_k, r_k = first_order_neighbours(actions, next_obs, rewards,
+                                                     self.jacobians[batch_inds, env_indices],
+                                                     self.reward_gradients[batch_inds, env_indices], self.k,
+                                                     self.perturbation)
             k = self.k
             obs = torch.cat([obs, obs.repeat_interleave(k, 0)])
             next_obs = torch.cat([next_obs, obs_k.reshape(-1, obs_k.shape[-1]).to(next_obs.dtype)])
@@ -461,18 +492,31 @@ class SHAC:
     ``env``: a gradyn environment (id or Gymnasium environment; its ``spec.max_episode_steps`` or
     ``max_episode_steps`` ends episodes). ``learn(total_timesteps)`` counts environment steps
     (num_envs x horizon per window). ``predict(obs, deterministic=True)`` acts like an SB3 model.
-    ``dtype`` float64 makes every network float64 (for gradient checks).
+    ``dtype`` float64 makes every network float64 (for gradient checks). ``normalize_observations``
+    (default True, as the reference SHAC): actor and critic see observations standardised by the running
+    mean and variance of every observation met so far (updated after each window, held fixed within it,
+    so the gradient passes through the standardisation).
+
+    ``lr_schedule``: "linear" (default, as the reference SHAC) takes both learning rates linearly from
+    their initial values to 0 over each ``learn`` call; "constant" keeps them.
+
+    The horizon sets how far the gradient travels through the physics: on a contact-rich task the norm of
+    the actor's gradient grows with it (examples/rl/ant.py measures it on gradyn's Ant) and a horizon whose
+    gradient has exploded trains nothing.
     """
 
     def __init__(self, env, horizon: int = 32, num_envs: int = 64, gamma: float = 0.99, lam: float = 0.95,
                  actor_lr: float = 2e-3, critic_lr: float = 2e-3, hidden=(64, 64), critic_iterations: int = 16,
                  critic_minibatches: int = 4, target_tau: float = 0.2, grad_norm: float = 1.0,
                  init_log_std: float = -1.0, max_episode_steps: int | None = None, seed: int = 0,
-                 dtype=torch.float32):
+                 normalize_observations: bool = True, lr_schedule: str = "linear", dtype=torch.float32):
         for name, value in (("horizon", horizon), ("num_envs", num_envs), ("critic_iterations", critic_iterations),
                             ("critic_minibatches", critic_minibatches)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{name}: expected a whole number >= 1, got {value!r}")
+        if lr_schedule not in ("linear", "constant"):
+            raise ValueError(f"lr_schedule: expected 'linear' or 'constant', got {lr_schedule!r}")
+        self.lr_schedule, self.actor_lr, self.critic_lr = lr_schedule, float(actor_lr), float(critic_lr)
         for name, value in (("gamma", gamma), ("lam", lam), ("target_tau", target_tau)):
             if not isinstance(value, (int, float, np.floating)) or not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name}: expected a number in [0, 1], got {value!r}")
@@ -494,6 +538,10 @@ class SHAC:
         self.log_std = torch.nn.Parameter(torch.full((act_dim,), float(init_log_std), dtype=dtype))
         self.critic = _mlp([obs_dim, *hidden, 1], dtype)
         self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
+        self.normalize_observations = bool(normalize_observations)
+        #: Running statistics of the observations (count, mean, variance), float64.
+        self.obs_count, self.obs_mean = 0, torch.zeros(obs_dim, dtype=torch.float64)
+        self.obs_var = torch.ones(obs_dim, dtype=torch.float64)
         self.actor_opt = torch.optim.Adam(list(self.actor.parameters()) + [self.log_std], lr=actor_lr)
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=critic_lr)
         self.num_timesteps = 0
@@ -502,6 +550,8 @@ class SHAC:
         self._steps = np.zeros(self.num_envs, dtype=np.int64)
         #: One row per window: (environment steps, wall seconds, mean return of the episodes ended in it or NaN).
         self.history = []
+        #: One row per episode that ended: (environment steps, wall seconds, its return).
+        self.episodes = []
         self._episode_returns = np.zeros(self.num_envs)
 
     def _reset_world(self):
@@ -516,9 +566,27 @@ class SHAC:
         self._steps[:] = 0
         self._episode_returns[:] = 0
 
+    def normalized(self, obs):
+        """Observations (B, o) as the networks see them (standardised when normalize_observations)."""
+        if self.normalize_observations:
+            obs = (obs.to(torch.float64) - self.obs_mean) / torch.sqrt(self.obs_var + 1e-8)
+        return obs.to(self.dtype)
+
+    def _update_observation_statistics(self, obs):
+        """Fold a batch of observations (n, o) into the running mean and variance (parallel algorithm)."""
+        obs = obs[torch.isfinite(obs).all(-1)].to(torch.float64)
+        n = obs.shape[0]
+        if n == 0:
+            return
+        mean, var = obs.mean(0), obs.var(0, unbiased=False)
+        total = self.obs_count + n
+        delta = mean - self.obs_mean
+        m2 = self.obs_var * self.obs_count + var * n + delta ** 2 * self.obs_count * n / total
+        self.obs_mean, self.obs_var, self.obs_count = self.obs_mean + delta * n / total, m2 / total, total
+
     def act(self, obs, noise):
         """Actions in [-1, 1] for observations (B, o) and standard normal noise (B, m) (None: the mean)."""
-        mean = self.actor(obs.to(self.dtype))
+        mean = self.actor(self.normalized(obs))
         return torch.tanh(mean if noise is None else mean + self.log_std.exp() * noise)
 
     def predict(self, observation, state=None, episode_start=None, deterministic: bool = True):
@@ -556,7 +624,7 @@ class SHAC:
             if done.any():
                 d, term = torch.as_tensor(done), torch.as_tensor(terminated)
                 safe_next = torch.where(torch.as_tensor(terminated)[:, None], torch.zeros_like(next_obs), next_obs)
-                boot = self.critic_target(safe_next.to(self.dtype))[:, 0].to(torch.float64)
+                boot = self.critic_target(self.normalized(safe_next))[:, 0].to(torch.float64)
                 acc = acc + torch.where(d & ~term, disc * boot, torch.zeros_like(acc))
                 disc = torch.where(d, torch.ones_like(disc), disc)
                 fresh = [self._reset_world() if done[i] else None for i in range(N)]
@@ -570,7 +638,7 @@ class SHAC:
                 steps[idx] = 0
             rec["ended"].append(steps.copy())
             states, obs = next_states, next_obs
-        acc = acc + disc * self.critic_target(obs.to(self.dtype))[:, 0].to(torch.float64)
+        acc = acc + disc * self.critic_target(self.normalized(obs))[:, 0].to(torch.float64)
         loss = -acc.sum() / (N * self.horizon)
         rec.update(states=states.detach(), final_obs=obs.detach(), steps=steps)
         return loss, rec
@@ -579,7 +647,7 @@ class SHAC:
         """TD(lambda) returns (H, N) of the window's states under the target critic."""
         H = self.horizon
         with torch.no_grad():
-            v_next = torch.stack([self.critic_target(o.to(self.dtype))[:, 0].to(torch.float64)
+            v_next = torch.stack([self.critic_target(self.normalized(o))[:, 0].to(torch.float64)
                                   for o in rec["next_obs"]])  # value of s_{t+1} (before any reset)
             v_next = torch.where(torch.stack(rec["terminated"]), torch.zeros_like(v_next),
                                  torch.nan_to_num(v_next))
@@ -614,9 +682,9 @@ class SHAC:
             self.actor_opt.step()
         # the critic
         targets = self._critic_targets(rec).reshape(-1)
-        obs = torch.stack(rec["obs"]).reshape(-1, rec["obs"][0].shape[-1]).to(self.dtype)
+        obs = torch.stack(rec["obs"]).reshape(-1, rec["obs"][0].shape[-1])
         keep = torch.isfinite(targets) & torch.isfinite(obs).all(-1)
-        obs, targets = obs[keep], targets[keep].to(self.dtype)
+        obs, targets = self.normalized(obs[keep]), targets[keep].to(self.dtype)
         value_loss = torch.tensor(float("nan"))
         for _ in range(self.critic_iterations):
             perm = torch.randperm(obs.shape[0], generator=self.generator)
@@ -628,6 +696,8 @@ class SHAC:
         with torch.no_grad():
             for p, pt in zip(self.critic.parameters(), self.critic_target.parameters()):
                 pt.mul_(self.target_tau).add_((1 - self.target_tau) * p)
+        if self.normalize_observations:  # after the critic's fit, which used the window's statistics
+            self._update_observation_statistics(torch.stack(rec["obs"]).reshape(-1, rec["obs"][0].shape[-1]))
         # bookkeeping: episode returns
         ended = []
         for t in range(self.horizon):
@@ -649,10 +719,16 @@ class SHAC:
                   file=sys.stdout) as bar:
             done = 0
             while done < total_timesteps:
+                if self.lr_schedule == "linear":
+                    left = 1.0 - done / total_timesteps
+                    for opt, lr in ((self.actor_opt, self.actor_lr), (self.critic_opt, self.critic_lr)):
+                        for group in opt.param_groups:
+                            group["lr"] = lr * left
                 _, _, ended = self.train_window()
                 step = self.horizon * self.num_envs
                 done += step
                 bar.update(step)
-                self.history.append((self.num_timesteps, time.perf_counter() - start,
-                                     float(np.mean(ended)) if ended else float("nan")))
+                wall = time.perf_counter() - start
+                self.history.append((self.num_timesteps, wall, float(np.mean(ended)) if ended else float("nan")))
+                self.episodes.extend((self.num_timesteps, wall, float(r)) for r in ended)
         return self

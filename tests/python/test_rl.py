@@ -183,16 +183,32 @@ def test_shac_loss_gradient_equals_central_differences():
 def test_sample_enhanced_batches_and_short_runs():
     agent = small_agent(grl.SampleEnhancedSAC, neighbours=3, perturbation=0.05)
     agent.learn(70)
-    batch = agent.replay_buffer.sample(8)
-    assert batch.observations.shape[0] == 8 * 4 and batch.actions.shape == (32, 2)
+    batch = agent.replay_buffer.sample(30)  # 8 real transitions, then their 3 neighbours each, cut to 30 rows
+    assert batch.observations.shape[0] == 30 and batch.actions.shape == (30, 2)
     # rows 8, 9, 10 are the neighbours of row 0: its observation, other actions
     np.testing.assert_array_equal(batch.observations[8:11].numpy(), np.repeat(batch.observations[:1].numpy(), 3, 0))
-    assert not torch.equal(batch.actions[8], batch.actions[0]) and batch.states.shape == (32, 4)
+    assert not torch.equal(batch.actions[8], batch.actions[0]) and batch.states.shape == (30, 4)
+    # The Jacobians kept with each transition (computed when it was added) are those of its state and action,
+    # and the neighbours drawn from them are first-order steps: within (perturbation)^2 of the true step.
+    buf = agent.replay_buffer
+    n = buf.pos
+    states, actions = torch.as_tensor(buf.states[:n, 0]), torch.as_tensor(buf.actions[:n, 0], dtype=torch.float64)
+    _, _, jac, rgrad = grl.action_jacobian(agent.transition, states, actions)
+    np.testing.assert_allclose(buf.jacobians[:n, 0], jac.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(buf.reward_gradients[:n, 0], rgrad.numpy(), rtol=1e-5, atol=1e-5)
+    with torch.no_grad():
+        true_next, _, _, _ = agent.transition(batch.states[8:], batch.actions[8:].to(torch.float64))
+    first_order = (batch.next_observations[8:] - true_next).abs().max().item()
+    unmoved = (batch.next_observations[:8].repeat_interleave(3, 0)[:22] - true_next).abs().max().item()
+    print("neighbour error", first_order, "without the Jacobian", unmoved)
+    assert first_order < 0.05 * unmoved
     pe = small_agent(grl.PolicyEnhancedSAC)
     pe.learn(60)
     shac = grl.SHAC("gradyn/Reaching-v0", horizon=8, num_envs=4, hidden=(16,), seed=0)
     shac.learn(8 * 4 * 2, progress_bar=False)
     assert len(shac.history) == 2 and shac.num_timesteps == 64
+    # the observation statistics are those of the 64 observations the actor acted on
+    assert shac.obs_count == 64 and np.all(shac.obs_var.numpy() > 0)
     action, _ = shac.predict(np.zeros(10))
     assert action.shape == (2,) and np.all(np.abs(action) <= 1)
 
@@ -221,6 +237,22 @@ def test_bad_options():
         small_agent(grl.SampleEnhancedSAC, perturbation=0.0)
     with pytest.raises(ValueError, match="horizon"):
         grl.SHAC("gradyn/Reaching-v0", horizon=0)
+    with pytest.raises(ValueError, match="lr_schedule: expected 'linear' or 'constant', got 'cosine'"):
+        grl.SHAC("gradyn/Reaching-v0", lr_schedule="cosine")
+
+
+def test_shac_learning_rate_falls_linearly_to_zero():
+    shac = grl.SHAC("gradyn/Reaching-v0", horizon=4, num_envs=2, hidden=(8,), seed=0, actor_lr=1e-3)
+    seen = []
+    train = shac.train_window
+
+    def spy():
+        seen.append(shac.actor_opt.param_groups[0]["lr"])
+        return train()
+
+    shac.train_window = spy
+    shac.learn(4 * 2 * 4, progress_bar=False)  # four windows: 1, 3/4, 1/2, 1/4 of the rate
+    np.testing.assert_allclose(seen, [1e-3, 7.5e-4, 5e-4, 2.5e-4])
 
 
 def test_reaching_example_quick():
