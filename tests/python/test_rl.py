@@ -269,3 +269,28 @@ def test_ant_example_quick():
                           "shac"], capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "ant sac-se seed 0:" in out.stdout and "ant shac seed 0:" in out.stdout
+
+
+def test_ant_comparison_reads_the_crossing():
+    # examples/rl/ant.py's report: the baseline's final return is the seeds' mean over the last twentieth of
+    # its budget, and the other method "reaches" it at the first twentieth whose seeds' mean is at least that.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ant_example", ROOT / "examples" / "rl" / "ant.py")
+    ant = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ant)
+    steps = np.arange(1, 1001) * 1000.0
+
+    def run(method, seed, slope):
+        return dict(method=method, seed=seed, steps=1_000_000,
+                    curve=[(s, s / 1000, slope * s / 1000) for s in steps])
+
+    by_method = {"ppo": [run("ppo", 0, 4.0), run("ppo", 1, 6.0)], "shac": [run("shac", 1, 40.0)]}
+    ends, curve = ant.method_curve(by_method["ppo"])
+    # last twentieth: episodes at 951k..1000k, slopes 4 and 6 -> mean of 5 x 975.5
+    assert curve[-1] == pytest.approx(5 * 975.5)
+    # SHAC's return 40 s/1000 reaches 4877.5 in the twentieth ending at 150k (its mean there is 40 x 125.5)
+    assert ant.steps_to_reach(*ant.method_curve(by_method["shac"]), curve[-1]) == 150_000
+    text = "\n".join(ant.comparison_lines(by_method))
+    assert "at **150,000** steps: **6.7x** fewer" in text
+    assert ant.steps_to_reach(ends, curve, 1e9) != ant.steps_to_reach(ends, curve, 1e9)  # never: NaN
