@@ -107,6 +107,18 @@ class StateInfo(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
 
+def _finite_tensor(name: str, x) -> torch.Tensor:
+    """x as a float64 tensor of finite numbers; ValueError naming x otherwise."""
+    if not isinstance(x, torch.Tensor):
+        try:
+            x = torch.as_tensor(np.asarray(x, dtype=np.float64))
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: expected an array of numbers, got {x!r:.80}") from None
+    if x.is_complex() or not torch.isfinite(x).all():
+        raise ValueError(f"{name}: expected finite real numbers, got NaN, inf or complex numbers")
+    return x.to(torch.float64)
+
+
 def _batch_tensor(name: str, x, width: int) -> torch.Tensor:
     """x as a float64 (B, width) tensor (gradients kept); ValueError naming x otherwise."""
     if not isinstance(x, torch.Tensor):
@@ -184,25 +196,39 @@ def neighbours(transition: DifferentiableTransition, states, actions, next_obs, 
     transitions: what the simulator gave). Returns (actions_k (B, K, m), next_obs_k (B, K, o),
     rewards_k (B, K)) with a_k = clip(a + da, -1, 1), da ~ N(0, perturbation^2),
     s'_k = s' + J (a_k - a), r_k = r + dr/da . (a_k - a)."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
-        raise ValueError(f"neighbours: expected a whole number >= 0, got {k!r}")
-    if not np.isfinite(perturbation) or perturbation <= 0:
-        raise ValueError(f"perturbation: expected a finite number > 0 (the standard deviation of the action "
-                         f"perturbations, in the [-1, 1] action scale), got {perturbation!r}")
+    _check_neighbour_options(k, perturbation)
     actions = torch.as_tensor(actions, dtype=torch.float64)
     _, _, jac, rgrad = action_jacobian(transition, states, actions)
     return first_order_neighbours(actions, next_obs, rewards, jac, rgrad, k, perturbation, generator)
 
 
+def _check_neighbour_options(k, perturbation):
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+        raise ValueError(f"neighbours: expected a whole number >= 0, got {k!r}")
+    if not isinstance(perturbation, (int, float, np.floating)) or not np.isfinite(perturbation) or perturbation <= 0:
+        raise ValueError(f"perturbation: expected a finite number > 0 (the standard deviation of the action "
+                         f"perturbations, in the [-1, 1] action scale), got {perturbation!r}")
+
+
 def first_order_neighbours(actions, next_obs, rewards, jac, reward_gradient, k: int, perturbation: float,
                            generator: torch.Generator | None = None):
-    """:func:`neighbours` from Jacobians already at hand: jac (B, o, m) and reward_gradient (B, m), those
-    :func:`action_jacobian` returns for the transitions' states and actions."""
-    actions = torch.as_tensor(actions, dtype=torch.float64)
-    next_obs = torch.as_tensor(next_obs, dtype=torch.float64)
-    rewards = torch.as_tensor(rewards, dtype=torch.float64).reshape(-1)
-    jac = torch.as_tensor(jac).to(torch.float64)
-    rgrad = torch.as_tensor(reward_gradient).to(torch.float64)
+    """:func:`neighbours` from Jacobians already at hand: actions (B, m), next_obs (B, o), rewards (B,),
+    jac (B, o, m) and reward_gradient (B, m), the last two as :func:`action_jacobian` returns them for the
+    transitions' states and actions."""
+    _check_neighbour_options(k, perturbation)
+    actions, next_obs, rewards, jac, rgrad = (_finite_tensor(name, x) for name, x in (
+        ("actions", actions), ("next_obs", next_obs), ("rewards", rewards), ("jac", jac),
+        ("reward_gradient", reward_gradient)))
+    if actions.dim() != 2 or next_obs.dim() != 2:
+        raise ValueError(f"actions, next_obs: expected shapes (B, m) and (B, o), got {tuple(actions.shape)} and "
+                         f"{tuple(next_obs.shape)}")
+    (batch, m), o = actions.shape, next_obs.shape[1]
+    rewards = rewards.reshape(-1) if rewards.dim() == 2 and rewards.shape[1] == 1 else rewards
+    for name, x, shape in (("next_obs", next_obs, (batch, o)), ("rewards", rewards, (batch,)),
+                           ("jac", jac, (batch, o, m)), ("reward_gradient", rgrad, (batch, m))):
+        if tuple(x.shape) != shape:
+            raise ValueError(f"{name}: expected shape {shape} (from {batch} actions of {m} numbers and observations "
+                             f"of {o}), got {tuple(x.shape)}")
     noise = torch.randn(actions.shape[0], k, actions.shape[1], generator=generator, dtype=torch.float64)
     a_k = torch.clamp(actions[:, None, :] + perturbation * noise, -1.0, 1.0)
     da = a_k - actions[:, None, :]

@@ -1017,6 +1017,27 @@ def rl_rows():
          Case("perturbation=0", setarg("perturbation", 0.0), raises("perturbation", "> 0")),
          Case("perturbation-nan", setarg("perturbation", np.nan), raises("perturbation", "finite"))])
 
+    def first_order(m, actions, next_obs, rewards, jac, reward_gradient, k, perturbation):
+        return tuple(x.numpy() for x in grl.first_order_neighbours(
+            actions, next_obs, rewards, jac, reward_gradient, k, perturbation, generator=torch.Generator().manual_seed(0)))
+
+    obs_width = 2 * 2 + 2  # Reaching-v0 with 2 links: what its observation holds is irrelevant here, only the width
+    add("gradyn.rl.first_order_neighbours", first_order,
+        lambda m: dict(actions=actions, next_obs=np.zeros((2, obs_width)), rewards=np.zeros(2),
+                       jac=np.ones((2, obs_width, 2)), reward_gradient=np.ones((2, 2)), k=3, perturbation=0.1),
+        [Case("k=-1", setarg("k", -1), raises("neighbours", "whole number")),
+         Case("perturbation=0", setarg("perturbation", 0.0), raises("perturbation", "> 0")),
+         Case("jac-wrong-shape", setarg("jac", np.ones((2, 2, obs_width))), raises("jac", "expected shape (2, 6, 2)")),
+         Case("reward_gradient-one-row", setarg("reward_gradient", np.ones((1, 2))),
+              raises("reward_gradient", "expected shape (2, 2)")),
+         Case("rewards-too-many", setarg("rewards", np.zeros(3)), raises("rewards", "expected shape (2,)")),
+         Case("actions-1d", setarg("actions", np.zeros(2)), raises("actions", "(B, m)")),
+         Case("jac-nan", setarg("jac", lambda x, m: with_entry(x, np.nan)), raises("jac", "finite")),
+         Case("next_obs-strings", setarg("next_obs", lambda x, m: np.full(np.shape(x), "a")),
+              raises("next_obs", "numbers")),
+         Case("k=0", setarg("k", 0), valid(lambda r: r[0].shape == (2, 0, 2), "no neighbours")),
+         Case("jac-readonly", setarg("jac", lambda x, m: readonly(x)), SAME)])
+
     def buffer(m, **kw):
         env = reaching()
         kw.setdefault("transition", grl.DifferentiableTransition(env))
