@@ -152,18 +152,29 @@ def comparison_lines(by_method):
     for base, ours in PAIRS:
         if base not in by_method or ours not in by_method:
             continue
-        be, bc = method_curve(by_method[base])
-        oe, oc = method_curve(by_method[ours])
+        base_runs, our_runs = by_method[base], by_method[ours]
+        note = ""
+        if len(base_runs) != len(our_runs):  # unequal numbers of seeds: compare the seeds both ran
+            common = {r["seed"] for r in base_runs} & {r["seed"] for r in our_runs}
+            if not common:
+                continue
+            note = (f" (the methods ran different numbers of seeds: compared on the seeds both ran; the runs table "
+                    f"lists all)")
+            base_runs = [r for r in base_runs if r["seed"] in common]
+            our_runs = [r for r in our_runs if r["seed"] in common]
+        be, bc = method_curve(base_runs)
+        oe, oc = method_curve(our_runs)
         final = float(bc[-1])
         reach = steps_to_reach(oe, oc, final)
         lines += [f"### {METHODS[base]} vs {METHODS[ours]}", "",
-                  f"Seeds: {sorted(r['seed'] for r in by_method[base])} and {sorted(r['seed'] for r in by_method[ours])}. "
+                  f"Seeds: {sorted(r['seed'] for r in base_runs)} and {sorted(r['seed'] for r in our_runs)}{note}. "
                   f"{METHODS[base]}'s final return (the seeds' mean over the last twentieth of its {int(be[-1]):,} "
                   f"steps): **{final:.0f}**. {METHODS[ours]} reaches it (seeds' mean, per twentieth of its "
                   f"{int(oe[-1]):,} steps) "
                   + (f"at **{reach:,.0f}** steps: **{be[-1] / reach:.1f}x** fewer." if np.isfinite(reach)
                      else f"**not within its budget** (its final return: {oc[-1]:.0f})."), "",
-                  "| return reached | " + f"{METHODS[base]} steps | {METHODS[ours]} steps | ratio |", "|---|---|---|---|"]
+                  f"| return reached | {METHODS[base]} steps | {METHODS[ours]} steps | ratio |",
+                  "|---|---|---|---|"]
         top = np.nanmax(np.concatenate([bc, oc]))
         for level in np.unique(np.round(np.linspace(0.2, 1.0, 5) * top, -2)):
             sb, so = steps_to_reach(be, bc, level), steps_to_reach(oe, oc, level)
@@ -266,9 +277,9 @@ def report(results):
              "part of any ratio.", "",
              "PPO runs with SB3's default hyperparameters (8 environments, observations and rewards normalised), "
              "untuned. SHAC's horizon (4), number of worlds (16), observation standardisation and linear learning-"
-             "rate decay were chosen on seed 0 in trial runs of 300,000 to 1,000,000 steps (horizons 4, 8 and 16; 8, 16, "
-             "32 and 64 worlds), which are not reported; its reported runs use other seeds. Runs shared the machine's "
-             "2 cores with one to three other runs, so wall times are only roughly comparable.", "",
+             "rate decay were chosen on seed 0 in trial runs of 300,000 to 1,000,000 steps (horizons 4, 8 and 16; "
+             "8, 16, 32 and 64 worlds), which are not reported; its reported runs use other seeds. Runs shared the "
+             "machine's 2 cores with one to three other runs, so wall times are only roughly comparable.", "",
              "![curves](ant.png)", ""]
     lines += comparison_lines(by_method)
     lines += gradient_norm_lines()
@@ -276,7 +287,8 @@ def report(results):
               "settings | command |", "|---|---|---|---|---|---|---|---|"]
     for r in results:
         final = binned(r, r["steps"])[1][-1]
-        lines.append(f"| {METHODS[r['method']]} | {r['seed']} | {r['steps']:,} | {final:.0f} | {r['wall_s'] / 60:.1f} | "
+        lines.append(f"| {METHODS[r['method']]} | {r['seed']} | {r['steps']:,} | {final:.0f} | "
+                     f"{r['wall_s'] / 60:.1f} | "
                      f"{1000 * r['wall_s'] / r['steps']:.2f} | {r.get('settings', '')} | `{r['command']}` "
                      f"({r['date']}, {r['cpu']} CPUs) |")
     (HERE / "ant.md").write_text("\n".join(lines) + "\n")

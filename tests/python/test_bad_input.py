@@ -1019,7 +1019,8 @@ def rl_rows():
 
     def first_order(m, actions, next_obs, rewards, jac, reward_gradient, k, perturbation):
         return tuple(x.numpy() for x in grl.first_order_neighbours(
-            actions, next_obs, rewards, jac, reward_gradient, k, perturbation, generator=torch.Generator().manual_seed(0)))
+            actions, next_obs, rewards, jac, reward_gradient, k, perturbation,
+            generator=torch.Generator().manual_seed(0)))
 
     obs_width = 2 * 2 + 2  # Reaching-v0 with 2 links: what its observation holds is irrelevant here, only the width
     add("gradyn.rl.first_order_neighbours", first_order,

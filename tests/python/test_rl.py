@@ -285,7 +285,7 @@ def test_ant_comparison_reads_the_crossing():
         return dict(method=method, seed=seed, steps=1_000_000,
                     curve=[(s, s / 1000, slope * s / 1000) for s in steps])
 
-    by_method = {"ppo": [run("ppo", 0, 4.0), run("ppo", 1, 6.0)], "shac": [run("shac", 1, 40.0)]}
+    by_method = {"ppo": [run("ppo", 0, 4.0), run("ppo", 1, 6.0)], "shac": [run("shac", 1, 40.0), run("shac", 2, 40.0)]}
     ends, curve = ant.method_curve(by_method["ppo"])
     # last twentieth: episodes at 951k..1000k, slopes 4 and 6 -> mean of 5 x 975.5
     assert curve[-1] == pytest.approx(5 * 975.5)
@@ -294,3 +294,8 @@ def test_ant_comparison_reads_the_crossing():
     text = "\n".join(ant.comparison_lines(by_method))
     assert "at **150,000** steps: **6.7x** fewer" in text
     assert ant.steps_to_reach(ends, curve, 1e9) != ant.steps_to_reach(ends, curve, 1e9)  # never: NaN
+    # unequal numbers of seeds: only the seeds both methods ran are compared
+    uneven = {"sac": [run("sac", 0, 4.0), run("sac", 1, 1.0)], "sac-se": [run("sac-se", 0, 8.0)]}
+    text = "\n".join(ant.comparison_lines(uneven))
+    assert "Seeds: [0] and [0] (the methods ran different numbers of seeds" in text
+    assert "final return (the seeds' mean over the last twentieth of its 1,000,000 steps): **3902**" in text
