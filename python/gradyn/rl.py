@@ -293,7 +293,10 @@ class GradientReplayBuffer(ReplayBuffer):
         if self.k > 0:
             actions = np.asarray(action, dtype=np.float64).reshape(self.n_envs, -1)
             _, _, jac, rgrad = action_jacobian(self.transition, self.states[self.pos], actions)
-            self.jacobians[self.pos], self.reward_gradients[self.pos] = jac.numpy(), rgrad.numpy()
+            # A step that diverged has no Jacobian worth keeping: its neighbours repeat the transition (and a
+            # NaN kept here would stop every later batch that draws it).
+            self.jacobians[self.pos] = np.nan_to_num(jac.numpy(), nan=0.0, posinf=0.0, neginf=0.0)
+            self.reward_gradients[self.pos] = np.nan_to_num(rgrad.numpy(), nan=0.0, posinf=0.0, neginf=0.0)
         super().add(obs, next_obs, action, reward, done, infos)
 
     def sample(self, batch_size: int, env=None):

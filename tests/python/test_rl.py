@@ -299,3 +299,26 @@ def test_ant_comparison_reads_the_crossing():
     text = "\n".join(ant.comparison_lines(uneven))
     assert "Seeds: [0] and [0] (the methods ran different numbers of seeds" in text
     assert "final return (the seeds' mean over the last twentieth of its 1,000,000 steps): **3902**" in text
+
+
+def test_a_transition_without_a_finite_jacobian_keeps_no_neighbour_moves(monkeypatch):
+    # A diverged step's Jacobian (NaN) is kept as zeros: its neighbours repeat the transition, and batches that
+    # draw it still sample (a NaN kept in the buffer would raise in every later batch).
+    env = grl.StateInfo(gym.make("gradyn/Reaching-v0", links=2))
+    tr = grl.DifferentiableTransition(env)
+    buf = grl.GradientReplayBuffer(8, env.observation_space, env.action_space, transition=tr, neighbours=2)
+    real = grl.action_jacobian
+
+    def diverged(*args):
+        obs, reward, jac, rgrad = real(*args)
+        return obs, reward, jac * np.nan, rgrad * np.inf
+
+    monkeypatch.setattr(grl, "action_jacobian", diverged)
+    obs, _ = env.reset(seed=0)
+    action = np.array([0.3, -0.2])
+    next_obs, reward, terminated, _, info = env.step(action)
+    buf.add(obs[None], next_obs[None], action[None], np.array([reward]), np.array([terminated]), [info])
+    assert np.all(buf.jacobians[0] == 0) and np.all(buf.reward_gradients[0] == 0)
+    batch = buf.sample(3)
+    np.testing.assert_allclose(batch.next_observations[1:].numpy(), np.repeat(next_obs[None], 2, 0), rtol=1e-6)
+    np.testing.assert_allclose(batch.rewards[1:, 0].numpy(), [reward, reward], rtol=1e-6)
