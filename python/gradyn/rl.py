@@ -49,6 +49,7 @@ import torch
 import torch.nn.functional as F
 from stable_baselines3 import SAC
 from stable_baselines3.common.buffers import ReplayBuffer
+from stable_baselines3.common.running_mean_std import RunningMeanStd
 from stable_baselines3.common.utils import polyak_update
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv
 
@@ -267,12 +268,7 @@ class GradientReplayBuffer(ReplayBuffer):
                  transition: DifferentiableTransition, neighbours: int = 0, perturbation: float = 0.1):
         if optimize_memory_usage:
             raise ValueError("optimize_memory_usage: GradientReplayBuffer keeps next observations apart; pass False")
-        if isinstance(neighbours, bool) or not isinstance(neighbours, (int, np.integer)) or neighbours < 0:
-            raise ValueError(f"neighbours: expected a whole number >= 0, got {neighbours!r}")
-        if not isinstance(perturbation, (int, float, np.floating)) or not np.isfinite(perturbation) \
-                or perturbation <= 0:
-            raise ValueError(f"perturbation: expected a finite number > 0 (the standard deviation of the action "
-                             f"perturbations, in the [-1, 1] action scale), got {perturbation!r}")
+        _check_neighbour_options(neighbours, perturbation)
         if not isinstance(transition, DifferentiableTransition):
             raise TypeError(f"transition: expected a gradyn.rl.DifferentiableTransition, got {transition!r:.80}")
         super().__init__(buffer_size, observation_space, action_space, device=device, n_envs=n_envs,
@@ -571,9 +567,8 @@ class SHAC:
         self.critic = _mlp([obs_dim, *hidden, 1], dtype)
         self.critic_target = copy.deepcopy(self.critic).requires_grad_(False)
         self.normalize_observations = bool(normalize_observations)
-        #: Running statistics of the observations (count, mean, variance), float64.
-        self.obs_count, self.obs_mean = 0, torch.zeros(obs_dim, dtype=torch.float64)
-        self.obs_var = torch.ones(obs_dim, dtype=torch.float64)
+        #: Running mean and variance of the observations met so far (SB3's RunningMeanStd).
+        self.obs_rms = RunningMeanStd(shape=(obs_dim,))
         self.actor_opt = torch.optim.Adam(list(self.actor.parameters()) + [self.log_std], lr=actor_lr)
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=critic_lr)
         self.num_timesteps = 0
@@ -601,20 +596,9 @@ class SHAC:
     def normalized(self, obs):
         """Observations (B, o) as the networks see them (standardised when normalize_observations)."""
         if self.normalize_observations:
-            obs = (obs.to(torch.float64) - self.obs_mean) / torch.sqrt(self.obs_var + 1e-8)
+            mean, var = torch.from_numpy(self.obs_rms.mean), torch.from_numpy(self.obs_rms.var)
+            obs = (obs.to(torch.float64) - mean) / torch.sqrt(var + 1e-8)
         return obs.to(self.dtype)
-
-    def _update_observation_statistics(self, obs):
-        """Fold a batch of observations (n, o) into the running mean and variance (parallel algorithm)."""
-        obs = obs[torch.isfinite(obs).all(-1)].to(torch.float64)
-        n = obs.shape[0]
-        if n == 0:
-            return
-        mean, var = obs.mean(0), obs.var(0, unbiased=False)
-        total = self.obs_count + n
-        delta = mean - self.obs_mean
-        m2 = self.obs_var * self.obs_count + var * n + delta ** 2 * self.obs_count * n / total
-        self.obs_mean, self.obs_var, self.obs_count = self.obs_mean + delta * n / total, m2 / total, total
 
     def act(self, obs, noise):
         """Actions in [-1, 1] for observations (B, o) and standard normal noise (B, m) (None: the mean)."""
@@ -729,7 +713,10 @@ class SHAC:
             for p, pt in zip(self.critic.parameters(), self.critic_target.parameters()):
                 pt.mul_(self.target_tau).add_((1 - self.target_tau) * p)
         if self.normalize_observations:  # after the critic's fit, which used the window's statistics
-            self._update_observation_statistics(torch.stack(rec["obs"]).reshape(-1, rec["obs"][0].shape[-1]))
+            seen = torch.stack(rec["obs"]).reshape(-1, rec["obs"][0].shape[-1])
+            seen = seen[torch.isfinite(seen).all(-1)]  # a diverged world's observation says nothing of the task
+            if seen.shape[0]:
+                self.obs_rms.update(seen.to(torch.float64).numpy())
         # bookkeeping: episode returns
         ended = []
         for t in range(self.horizon):
