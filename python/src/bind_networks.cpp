@@ -30,6 +30,11 @@ nb::dict network_dict(const Model& model, size_t n, int offset) {
   nb::dict d;
   d["name"] = net.name;
   d["site"] = network_site_name(net.site);
+  if (net.body >= 0) d["body"] = model.body_names[net.body];
+  if (net.site == NetworkSite::BodyWrench) d["frame"] = net.world_frame ? "world" : "body";
+  if (is_contact_site(net.site))
+    d["other"] = net.other_body == kAnyOtherBody ? std::string() : net.other_body < 0 ? std::string("world")
+                                                                                       : model.body_names[net.other_body];
   std::vector<std::string> inputs;
   for (const NetworkInput& x : net.inputs) inputs.push_back(x.name);
   d["inputs"] = inputs;
@@ -53,12 +58,13 @@ void bind_networks(nb::module_& m) {
           [](const PyModel& self, const std::string& name, nb::handle inputs, nb::handle outputs,
              const std::vector<int>& hidden, const std::string& activation, const std::string& output_activation,
              const std::string& site, std::uint64_t seed, bool zero_last_layer, const std::string& body,
-             const std::string& frame) {
+             const std::string& frame, const std::string& other) {
             NetworkSpec spec;
             spec.name = name;
             spec.site = site;
             spec.body = body;
             spec.frame = frame;
+            spec.other = other;
             spec.inputs = names_arg(inputs, "inputs");
             if (!outputs.is_none()) spec.outputs = names_arg(outputs, "outputs");
             spec.hidden = hidden;
@@ -71,7 +77,8 @@ void bind_networks(nb::module_& m) {
           nb::arg("name"), nb::arg("inputs"), nb::arg("outputs").none() = nb::none(),
           nb::arg("hidden") = std::vector<int>{}, nb::arg("activation") = "tanh",
           nb::arg("output_activation") = "identity", nb::arg("site") = "joint_force", nb::arg("seed") = 0,
-          nb::arg("zero_last_layer") = true, nb::arg("body") = "", nb::arg("frame") = "body", R"doc(
+          nb::arg("zero_last_layer") = true, nb::arg("body") = "", nb::arg("frame") = "body", nb::arg("other") = "",
+          R"doc(
 A copy of this model with a small dense network inside its dynamics (a hybrid model, paper 001).
 
 site 'joint_force': the network's outputs are residual generalized forces on the DoFs named in
@@ -86,6 +93,18 @@ or the world's (``frame='world'``); it reaches the joints as J^T wrench. Besides
 quantities its inputs may be the body's pose and velocity: ``'pos.x|y|z'`` (origin, world),
 ``'rot[i,j]'`` (world rotation), ``'vel.ang.x|y|z'``, ``'vel.lin.x|y|z'`` (its spatial velocity in
 its own frame).
+
+site 'contact_force': the outputs are a residual force at every contact of ``body`` (only those
+with body ``other`` when given, ``other='world'`` for the world's geoms), evaluated per contact
+while the surfaces overlap: ``'normal'`` (along the contact normal, pushing ``body`` away) and
+``'force.x|y|z'`` (world axes), on ``body`` at the contact point, the opposite on the other side.
+site 'contact_friction': the one output ``'friction'`` is added to the pair's friction coefficient
+at every such contact (the sum is clamped at 0): friction that depends on where a body slides.
+Inputs at both contact sites: the contact seen from ``body``, ``'contact.depth'``,
+``'contact.normal.x|y|z'`` (the way the other side pushes ``body``), ``'contact.pos.x|y|z'``,
+``'contact.vel.x|y|z'`` (``body``'s point relative to the other side's), and the body's pose and
+velocity as at 'body_wrench'; no joint quantities. Only the penalty contact model evaluates them
+(a step under 'pgs', 'ipm' or no contact raises ValueError).
 
 hidden: widths of the hidden layers (empty: one affine layer). activation: of the hidden layers,
 one of 'identity', 'tanh', 'relu', 'elu', 'softplus', 'sigmoid'; output_activation: of the last.
@@ -109,7 +128,8 @@ with the inputs whose group norm survived the lasso.)doc")
       .def(
           "network_inputs", [](const PyModel& self, const std::string& site) { return network_inputs(self.model, site); },
           nb::arg("site") = "joint_force",
-          "The quantities a network at `site` ('joint_force' or 'body_wrench') may read, by name (see with_network).")
+          "The quantities a network at `site` ('joint_force', 'body_wrench', 'contact_force' or 'contact_friction') "
+          "may read, by name (see with_network).")
       .def(
           "network_outputs", [](const PyModel& self, const std::string& site) { return network_outputs(self.model, site); },
           nb::arg("site") = "joint_force", "The quantities a network at `site` may drive, by name (see with_network).")
@@ -127,7 +147,8 @@ with the inputs whose group norm survived the lasso.)doc")
           },
           R"doc(
 The networks inside the dynamics, in the order they were added, one dict each: name, site,
-inputs, outputs, widths ([inputs, hidden..., outputs]), activation, output_activation, weights
+body (body_wrench and contact sites), frame (body_wrench: 'body' or 'world'), other (contact
+sites: '' for any), inputs, outputs, widths ([inputs, hidden..., outputs]), activation, output_activation, weights
 (a copy, nn layout: each layer's weight matrix row-major, then its bias) and where those weights
 sit in ``params``: ``params[param_offset : param_offset + param_count]``.)doc");
 }

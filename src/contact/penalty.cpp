@@ -6,6 +6,7 @@
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide.hpp"
 #include "gradyn/contact/joint_constraints.hpp"
+#include "gradyn/contact/detail/contact_networks.hpp"
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/dynamics/detail/body_forces.hpp"
 #include "gradyn/model/errors.hpp"
@@ -124,6 +125,15 @@ const VectorX<S>& penalty_contact_forces(const ModelTpl<S>& model, DataTpl<S>& d
   const ContactSettings& settings = model.contact;
   const int nb = model.nbodies();
   for (int i = 0; i < nb; ++i) data.contact_body_force[i].setZero();
+  const bool networks = detail::has_contact_networks(model);
+  // A body's state as networks read it, from its pose and its body-frame velocity data.v
+  auto state_of = [&](int body) {
+    const Pose<S>& X = data.oMi[body];
+    const Vector3<S> w = X.R * data.v[body].template head<3>();
+    Vector6<S> ow;
+    ow << w, Vector3<S>(X.R * data.v[body].template tail<3>()) - w.cross(X.p);
+    return detail::network_body_state<S>(X, ow);
+  };
   for (int k = 0; k < data.ncontacts; ++k) {
     const ContactTpl<S>& c = data.contacts[k];
     const GeomTpl<S>& ga = model.geoms[c.geom_a];
@@ -133,8 +143,15 @@ const VectorX<S>& penalty_contact_forces(const ModelTpl<S>& model, DataTpl<S>& d
     const S fn = hunt_crossley_force<S>(settings, c.depth, -un);
     Vector3<S> f = fn * c.normal;
     if (value_of(fn) > 0.0) {
-      f += friction_force<S>(settings, model.geoms[c.friction_geom].friction, fn, Vector3<S>(u - un * c.normal));
+      S mu = model.geoms[c.friction_geom].friction;
+      if (networks) {
+        mu = detail::friction_with_networks<S>(model, data, c, ga.body, gb.body, u, mu, state_of);
+        if (!(value_of(mu) > 0.0)) mu = S(0);
+      }
+      f += friction_force<S>(settings, mu, fn, Vector3<S>(u - un * c.normal));
     }
+    if (networks && value_of(c.depth) > 0.0)
+      f += detail::network_contact_force<S>(model, data, c, ga.body, gb.body, u, state_of);
     data.contact_force[k] = f;
     add_force(data, gb.body, c.point, f);
     add_force(data, ga.body, c.point, Vector3<S>(-f));

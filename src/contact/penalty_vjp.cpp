@@ -5,6 +5,7 @@
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide_vjp.hpp"
+#include "gradyn/contact/detail/contact_networks.hpp"
 #include "gradyn/contact/penalty.hpp"
 #include "gradyn/dynamics/kinematics_vjp.hpp"
 
@@ -85,50 +86,66 @@ void penalty_contact_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, cons
   // The velocities the contact Jacobians give under w = tau_c_bar: f_bar = J w.
   world_velocities<S>(model, data, tau_c_bar, data.adj_ow);
   const Vector6<S> at_rest = Vector6<S>::Zero();
+  const bool networks = detail::has_contact_networks(model);
+  auto state_of = [&](int body) { return detail::network_body_state<S>(data.oMi[body], data.ov[body]); };
   for (int k = 0; k < data.ncontacts; ++k) {
     const ContactTpl<S>& c = data.contacts[k];
     ContactBarTpl<S>& cbar = data.contact_bar[k];
     cbar.setZero();
     const GeomTpl<S>& ga = model.geoms[c.geom_a];
     const GeomTpl<S>& gb = model.geoms[c.geom_b];
+    const S d = c.depth;
+    if (!(value_of(d) > 0.0)) continue;  // no force: the law is 0 and networks act while overlapping
     const Vector3<S>& f = data.contact_force[k];
-    if (is_inert_zero(f[0]) && is_inert_zero(f[1]) && is_inert_zero(f[2])) continue;  // f_n clamped at 0
     const Vector3<S>& p = c.point;
     const Vector3<S>& n = c.normal;
     const Vector6<S>& Wa = ga.body >= 0 ? data.adj_ow[ga.body] : at_rest;
     const Vector6<S>& Wb = gb.body >= 0 ? data.adj_ow[gb.body] : at_rest;
-    // J^T f: f_bar and the point's adjoint; the Jacobians' own q-dependence comes below (ov_bar = W).
-    const Vector3<S> f_bar = point_velocity(Wb, p) - point_velocity(Wa, p);
-    Vector3<S> p_bar = f.cross(Vector3<S>(Wb.template head<3>() - Wa.template head<3>()));
     // force law, forward again
     const Vector6<S>& Va = ga.body >= 0 ? data.ov[ga.body] : at_rest;
     const Vector6<S>& Vb = gb.body >= 0 ? data.ov[gb.body] : at_rest;
     const Vector3<S> u = point_velocity(Vb, p) - point_velocity(Va, p);
     const S un = u.dot(n);
-    const S d = c.depth;
     const S k_stiff = S(settings.stiffness), c_damp = S(settings.damping);
     const S dp = pow(d, settings.exponent);
     const S fn = k_stiff * dp * (S(1) - c_damp * un);
-    const S& mu = model.geoms[c.friction_geom].friction;
-    const Vector3<S> ut = u - un * n;
-    // reverse: f = fn n + f_t(mu, fn, ut)
-    S fn_bar = n.dot(f_bar);
-    Vector3<S> n_bar = fn * f_bar;
-    S mu_bar = S(0);
-    Vector3<S> ut_bar = Vector3<S>::Zero();
-    friction_force_vjp<S>(settings, mu, fn, ut, f_bar, mu_bar, fn_bar, ut_bar, model_bar.contact);
-    model_bar.geom_friction[c.friction_geom] += mu_bar;
-    // ut = u - un n
-    Vector3<S> u_bar = ut_bar;
-    S un_bar = -n.dot(ut_bar);
-    n_bar -= un * ut_bar;
-    // fn = k d^p (1 - c un)
-    const S rate_term = S(1) - c_damp * un;
-    model_bar.contact.stiffness += fn_bar * dp * rate_term;
-    model_bar.contact.exponent += fn_bar * k_stiff * dp * log(d) * rate_term;
-    model_bar.contact.damping += fn_bar * k_stiff * dp * (-un);
-    const S d_bar = fn_bar * k_stiff * S(settings.exponent) * pow(d, settings.exponent - 1.0) * rate_term;
-    un_bar += fn_bar * k_stiff * dp * (-c_damp);
+    const bool pressing = value_of(fn) > 0.0;  // else hunt_crossley_force clamped f_n at 0
+    if (!pressing && !networks) continue;
+    // J^T f: f_bar and the point's adjoint; the Jacobians' own q-dependence comes below (ov_bar = W).
+    const Vector3<S> f_bar = point_velocity(Wb, p) - point_velocity(Wa, p);
+    Vector3<S> p_bar = f.cross(Vector3<S>(Wb.template head<3>() - Wa.template head<3>()));
+    S mu = model.geoms[c.friction_geom].friction;
+    if (networks && pressing) mu = detail::friction_with_networks<S>(model, data, c, ga.body, gb.body, u, mu, state_of);
+    const bool mu_free = !networks || value_of(mu) > 0.0;  // not clamped at 0
+    if (!mu_free) mu = S(0);
+    Vector3<S> n_bar = Vector3<S>::Zero(), u_bar = Vector3<S>::Zero();
+    S un_bar = S(0), d_bar = S(0), mu_bar = S(0);
+    if (pressing) {
+      // reverse: f = fn n + f_t(mu, fn, ut)
+      S fn_bar = n.dot(f_bar);
+      n_bar = fn * f_bar;
+      const Vector3<S> ut = u - un * n;
+      Vector3<S> ut_bar = Vector3<S>::Zero();
+      friction_force_vjp<S>(settings, mu, fn, ut, f_bar, mu_bar, fn_bar, ut_bar, model_bar.contact);
+      if (mu_free) model_bar.geom_friction[c.friction_geom] += mu_bar;
+      // ut = u - un n
+      u_bar = ut_bar;
+      un_bar = -n.dot(ut_bar);
+      n_bar -= un * ut_bar;
+      // fn = k d^p (1 - c un)
+      const S rate_term = S(1) - c_damp * un;
+      model_bar.contact.stiffness += fn_bar * dp * rate_term;
+      model_bar.contact.exponent += fn_bar * k_stiff * dp * log(d) * rate_term;
+      model_bar.contact.damping += fn_bar * k_stiff * dp * (-un);
+      d_bar = fn_bar * k_stiff * S(settings.exponent) * pow(d, settings.exponent - 1.0) * rate_term;
+      un_bar += fn_bar * k_stiff * dp * (-c_damp);
+    }
+    if (networks) {
+      detail::ContactNetworkBars<S> bars;
+      detail::contact_networks_vjp<S>(model, data, c, ga.body, gb.body, u, state_of, pressing && mu_free, mu_bar,
+                                      /*force=*/true, f_bar, bars, pose_bar, ov_bar, model_bar);
+      d_bar += bars.depth, n_bar += bars.normal, p_bar += bars.point, u_bar += bars.velocity;
+    }
     // un = u . n
     u_bar += un_bar * n;
     n_bar += un_bar * u;

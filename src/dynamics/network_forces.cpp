@@ -31,6 +31,7 @@ void network_forces(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>&
   }
   for (size_t n = 0; n < model.networks.size(); ++n) {
     const NetworkTpl<S>& net = model.networks[n];
+    if (is_contact_site(net.site)) continue;  // per contact, in the penalty contact model
     DenseWorkspaceTpl<S>& work = data.network_work[n];
     if (net.site == NetworkSite::JointForce) {
       detail::gather_network_inputs(net, q, v, ctrl, work.input);
@@ -76,6 +77,7 @@ void network_forces_derivatives(const Model& model, Data& data, const VecRef<dou
   Eigen::VectorXd no_weights_bar;  // empty: dense_vjp skips the weights' adjoint
   for (size_t n = 0; n < model.networks.size(); ++n) {
     const Network& net = model.networks[n];
+    if (is_contact_site(net.site)) continue;  // step_jacobian refuses them (penalty_jacobian.cpp)
     DenseWorkspace& work = data.network_work[n];
     detail::gather_network_inputs(net, q, v, ctrl, work.input);
     dense_forward<double>(net.shape, net.weights, work);

@@ -12,13 +12,7 @@ namespace gradyn {
 
 namespace {
 
-// [x x x_bar; x_bar]: the pose adjoint of a world point x fixed on the body (kinematics_vjp.hpp).
-template <class S>
-Vector6<S> point_adjoint(const Vector3<S>& x, const Vector3<S>& x_bar) {
-  Vector6<S> w;
-  w << x.cross(x_bar), x_bar;
-  return w;
-}
+using detail::point_adjoint;
 
 // The adjoints of a body_wrench network's output y (into y_bar) and of its body's pose (into
 // pose_bar) given F_bar, the adjoint of network_wrench_in_world(st, y, world_frame).
@@ -60,6 +54,7 @@ void network_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef
   using K = NetworkInput::Kind;
   for (size_t n = 0; n < model.networks.size(); ++n) {
     const NetworkTpl<S>& net = model.networks[n];
+    if (is_contact_site(net.site)) continue;  // the penalty contact model's adjoint differentiates them
     DenseWorkspaceTpl<S>& work = data.network_work[n];
     const bool body_wrench = net.site == NetworkSite::BodyWrench;
     detail::NetworkBodyState<S> st;
@@ -95,21 +90,12 @@ void network_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef
         case K::BodyRotation: R_bar(in.index / 3, in.index % 3) += x_bar; break;
         case K::BodyAngularVelocity: ang_bar[in.index] += x_bar; break;
         case K::BodyLinearVelocity: lin_bar[in.index] += x_bar; break;
+        default: break;  // contact quantities: only contact sites read them (skipped above)
       }
     }
     if (!body_wrench) continue;
-    // The body's state as a function of its pose and its world velocity ow = [w; v0]:
-    //   p: a point on the body;  R: dR = [dtheta]x R;  ang = R^T w;  lin = R^T u, u = v0 + w x p
-    Vector6<S>& pose_bar = data.network_pose_bar[net.body];
-    pose_bar += point_adjoint<S>(st.p, p_bar);
-    const Matrix3<S> A = R_bar * st.R.transpose();
-    pose_bar.template head<3>() += Vector3<S>(A(2, 1) - A(1, 2), A(0, 2) - A(2, 0), A(1, 0) - A(0, 1));
-    const Vector3<S> Ra = st.R * ang_bar, u_bar = st.R * lin_bar;
-    pose_bar.template head<3>() += Ra.cross(st.w) + u_bar.cross(st.u);
-    pose_bar += point_adjoint<S>(st.p, Vector3<S>(u_bar.cross(st.w)));
-    Vector6<S>& ow_bar = data.network_ow_bar[net.body];
-    ow_bar.template head<3>() += Ra + st.p.cross(u_bar);
-    ow_bar.template tail<3>() += u_bar;
+    detail::network_body_state_vjp<S>(st, p_bar, R_bar, ang_bar, lin_bar, data.network_pose_bar[net.body],
+                                      data.network_ow_bar[net.body]);
   }
   if (!wrenches) return;
   world_velocities_vjp<S>(model, data, v, data.network_ow_bar, v_bar, data.network_pose_bar, &model_bar);

@@ -14,6 +14,8 @@ const char* network_site_name(NetworkSite site) {
   switch (site) {
     case NetworkSite::JointForce: return "joint_force";
     case NetworkSite::BodyWrench: return "body_wrench";
+    case NetworkSite::ContactForce: return "contact_force";
+    case NetworkSite::ContactFriction: return "contact_friction";
   }
   return "unknown";
 }
@@ -21,7 +23,10 @@ const char* network_site_name(NetworkSite site) {
 NetworkSite network_site_from_name(const std::string& name) {
   if (name == "joint_force") return NetworkSite::JointForce;
   if (name == "body_wrench") return NetworkSite::BodyWrench;
-  throw ArgumentError("site: expected one of 'joint_force', 'body_wrench', got '" + name + "'");
+  if (name == "contact_force") return NetworkSite::ContactForce;
+  if (name == "contact_friction") return NetworkSite::ContactFriction;
+  throw ArgumentError("site: expected one of 'joint_force', 'body_wrench', 'contact_force', 'contact_friction', got '" +
+                      name + "'");
 }
 
 namespace {
@@ -43,29 +48,53 @@ std::vector<NetworkInput> joint_force_inputs(const Model& model) {
   return all;
 }
 
-// The inputs a network at `site` may read: the joint quantities, and at body_wrench its body's
-// pose and velocity first.
+// The inputs a network at `site` may read: at body_wrench its body's pose and velocity, then the
+// joint quantities; at a contact site the contact's quantities, then its body's pose and velocity.
 std::vector<NetworkInput> site_inputs(const Model& model, NetworkSite site) {
   std::vector<NetworkInput> all;
-  if (site == NetworkSite::BodyWrench) {
-    using K = NetworkInput::Kind;
-    const char* xyz[] = {"x", "y", "z"};
+  using K = NetworkInput::Kind;
+  const char* xyz[] = {"x", "y", "z"};
+  if (is_contact_site(site)) {
+    all.push_back({K::ContactDepth, 0, 0, "contact.depth"});
+    for (int k = 0; k < 3; ++k) all.push_back({K::ContactNormal, k, 0, std::string("contact.normal.") + xyz[k]});
+    for (int k = 0; k < 3; ++k) all.push_back({K::ContactPosition, k, 0, std::string("contact.pos.") + xyz[k]});
+    for (int k = 0; k < 3; ++k) all.push_back({K::ContactVelocity, k, 0, std::string("contact.vel.") + xyz[k]});
+  }
+  if (site != NetworkSite::JointForce) {
     for (int k = 0; k < 3; ++k) all.push_back({K::BodyPosition, k, 0, std::string("pos.") + xyz[k]});
     for (int k = 0; k < 9; ++k)
       all.push_back({K::BodyRotation, k, 0, "rot[" + std::to_string(k / 3) + "," + std::to_string(k % 3) + "]"});
     for (int k = 0; k < 3; ++k) all.push_back({K::BodyAngularVelocity, k, 0, std::string("vel.ang.") + xyz[k]});
     for (int k = 0; k < 3; ++k) all.push_back({K::BodyLinearVelocity, k, 0, std::string("vel.lin.") + xyz[k]});
   }
+  if (is_contact_site(site)) return all;  // evaluated per contact, inside the contact model
   for (NetworkInput& x : joint_force_inputs(model)) all.push_back(std::move(x));
   return all;
 }
-
-const std::vector<std::string> kWrenchOutputs = {"torque.x", "torque.y", "torque.z", "force.x", "force.y", "force.z"};
 
 std::string joined(const std::vector<std::string>& names) {
   std::ostringstream s;
   for (size_t k = 0; k < names.size(); ++k) s << (k ? ", " : "") << "'" << names[k] << "'";
   return s.str();
+}
+
+const std::vector<std::string> kWrenchOutputs = {"torque.x", "torque.y", "torque.z", "force.x", "force.y", "force.z"};
+const std::vector<std::string> kContactForceOutputs = {"normal", "force.x", "force.y", "force.z"};
+const std::vector<std::string> kContactFrictionOutputs = {"friction"};
+
+// A body a network names (the one it acts on, or a contact site's other side); throws naming the
+// network and `what` was asked for otherwise.
+int network_body(const Model& model, const std::string& who, const std::string& what, const std::string& body,
+                 const char* welded_hint = "") {
+  const int id = model.body_id(body);
+  const int frame = id < 0 ? model.frame_id(body) : -1;
+  if (frame >= 0 && model.frames[frame].body >= 0)  // a link welded to a body: its name survives as a frame
+    throw ArgumentError(who + ": '" + body + "' is welded to body '" + model.body_names[model.frames[frame].body] +
+                        "' (gradyn merges links joined by fixed joints); give that body" + welded_hint);
+  if (id < 0)
+    throw ArgumentError(who + ": " + what + "; body '" + body + "' is not one of the model's bodies: " +
+                        joined(model.body_names));
+  return id;
 }
 
 template <class T, class NameOf>
@@ -82,7 +111,12 @@ std::vector<std::string> network_inputs(const Model& model, const std::string& s
 }
 
 std::vector<std::string> network_outputs(const Model& model, const std::string& site) {
-  if (network_site_from_name(site) == NetworkSite::BodyWrench) return kWrenchOutputs;
+  switch (network_site_from_name(site)) {
+    case NetworkSite::BodyWrench: return kWrenchOutputs;
+    case NetworkSite::ContactForce: return kContactForceOutputs;
+    case NetworkSite::ContactFriction: return kContactFrictionOutputs;
+    case NetworkSite::JointForce: break;
+  }
   std::vector<std::string> out;
   for (int i = 0; i < model.nbodies(); ++i)
     for (int k = 0; k < model.joint_nv(i); ++k) out.push_back(dof_name(model, i, k));
@@ -103,22 +137,27 @@ Model with_network(const Model& model, const NetworkSpec& spec) {
   net.site = network_site_from_name(spec.site);
 
   if (net.site == NetworkSite::BodyWrench) {
-    net.body = model.body_id(spec.body);
-    const int frame = net.body < 0 ? model.frame_id(spec.body) : -1;
-    if (frame >= 0 && model.frames[frame].body >= 0)  // a link welded to a body: its name survives as a frame
-      throw ArgumentError(who + ": '" + spec.body + "' is welded to body '" + model.body_names[model.frames[frame].body] +
-                          "' (gradyn merges links joined by fixed joints); give that body, whose origin the "
-                          "wrench then acts at");
-    if (net.body < 0)
-      throw ArgumentError(who + ": site 'body_wrench' needs the body it acts on; body '" + spec.body +
-                          "' is not one of the model's bodies: " + joined(model.body_names));
+    net.body = network_body(model, who, "site 'body_wrench' needs the body it acts on", spec.body,
+                            ", whose origin the wrench then acts at");
     if (spec.frame != "body" && spec.frame != "world")
       throw ArgumentError(who + ": frame: expected 'body' or 'world', got '" + spec.frame + "'");
     net.world_frame = spec.frame == "world";
+  } else if (is_contact_site(net.site)) {
+    net.body = network_body(model, who, "site '" + spec.site + "' needs the body whose contacts it acts on", spec.body);
+    if (spec.other == "world") {
+      net.other_body = -1;
+    } else if (!spec.other.empty()) {
+      net.other_body = network_body(model, who, "other: expected 'world' or the body on the contacts' other side",
+                                    spec.other);
+      if (net.other_body == net.body)
+        throw ArgumentError(who + ": other: a body does not touch itself; give another body, 'world' or none");
+    }
   } else if (!spec.body.empty()) {
     throw ArgumentError(who + ": site '" + spec.site + "' acts on joints; body '" + spec.body +
-                        "' is for site 'body_wrench'");
+                        "' is for site 'body_wrench' (or a contact site)");
   }
+  if (!is_contact_site(net.site) && !spec.other.empty())
+    throw ArgumentError(who + ": other ('" + spec.other + "') is for sites 'contact_force' and 'contact_friction'");
 
   const std::vector<NetworkInput> valid_inputs = site_inputs(model, net.site);
   if (spec.inputs.empty())
@@ -137,14 +176,16 @@ Model with_network(const Model& model, const NetworkSpec& spec) {
 
   const std::vector<std::string> valid_outputs = network_outputs(model, spec.site);
   std::vector<int> output_dof;  // beside valid_outputs: the entry of v (the wrench component) each names
-  if (net.site == NetworkSite::BodyWrench)
-    for (int k = 0; k < 6; ++k) output_dof.push_back(k);
+  if (net.site != NetworkSite::JointForce)
+    for (int k = 0; k < static_cast<int>(valid_outputs.size()); ++k) output_dof.push_back(k);
   else
     for (int i = 0; i < model.nbodies(); ++i)
       for (int k = 0; k < model.joint_nv(i); ++k) output_dof.push_back(model.idx_v[i] + k);
   const std::vector<std::string>& outputs = spec.outputs.empty() ? valid_outputs : spec.outputs;
   if (outputs.empty()) throw ArgumentError(who + ": the model has no degree of freedom for it to drive");
-  const char* what_outputs = net.site == NetworkSite::BodyWrench ? "wrench components" : "degrees of freedom";
+  const char* what_outputs = net.site == NetworkSite::JointForce     ? "degrees of freedom"
+                             : net.site == NetworkSite::BodyWrench ? "wrench components"
+                                                                   : "contact quantities";
   for (const std::string& name : outputs) {
     const auto it = std::find(valid_outputs.begin(), valid_outputs.end(), name);
     if (it == valid_outputs.end())

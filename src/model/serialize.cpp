@@ -40,7 +40,7 @@ GRADYN_SERIALIZED_SIZE(Geom, 272);
 GRADYN_SERIALIZED_SIZE(ConvexHull, 296);
 GRADYN_SERIALIZED_SIZE(ConvexHull::Face, 40);
 GRADYN_SERIALIZED_SIZE(ContactSettings, 200);
-GRADYN_SERIALIZED_SIZE(Network, 168);
+GRADYN_SERIALIZED_SIZE(Network, 176);
 GRADYN_SERIALIZED_SIZE(NetworkInput, 48);
 GRADYN_SERIALIZED_SIZE(DenseShape, 32);
 GRADYN_SERIALIZED_SIZE(SourceLocation, 72);
@@ -319,6 +319,7 @@ void write_payload(const Model& m, Writer& w) {
     }
     w.ints(n.output_dofs);
     w.i32(n.body);
+    w.i32(n.other_body);
     w.flag(n.world_frame);
     w.strings(n.output_names);
     w.ints(n.shape.widths);
@@ -549,15 +550,15 @@ Model read_payload(Reader& r) {
     c.where = r.where("body connection source location");
   }
 
-  m.networks.resize(r.count("networks", 8 + 1 + 8 + 8 + 4 + 1 + 8 + 8 + 2 + 8));
+  m.networks.resize(r.count("networks", 8 + 1 + 8 + 8 + 4 + 4 + 1 + 8 + 8 + 2 + 8));
   for (Network& n : m.networks) {
     n.name = r.str("network name");
     const std::string what = "network '" + n.name + "'";
-    n.site = r.enumeration("network site", NetworkSite::BodyWrench);
+    n.site = r.enumeration("network site", NetworkSite::ContactFriction);
     n.inputs.resize(r.count("network inputs", 1 + 4 + 4 + 8));
     using K = NetworkInput::Kind;
     for (NetworkInput& in : n.inputs) {
-      in.kind = r.enumeration("network input kind", K::BodyLinearVelocity);
+      in.kind = r.enumeration("network input kind", K::ContactVelocity);
       in.index = r.i32("network input index");
       in.tangent = r.i32("network input tangent");
       in.name = r.str("network input name");
@@ -570,16 +571,27 @@ Model read_payload(Reader& r) {
         case K::Velocity: check_index(in.index, 0, m.nv, input); break;
         case K::Control: check_index(in.index, 0, m.nu(), input); break;
         case K::BodyRotation: check_index(in.index, 0, 9, input); break;
+        case K::ContactDepth: check_index(in.index, 0, 1, input); break;
         default: check_index(in.index, 0, 3, input); break;
       }
-      if (in.kind >= K::BodyPosition && n.site != NetworkSite::BodyWrench)
-        Reader::inconsistent(what + " reads its body's state ('" + in.name + "') but is not at a body_wrench site");
+      const bool contact_site = is_contact_site(n.site);
+      if (in.kind >= K::BodyPosition && in.kind <= K::BodyLinearVelocity && n.site == NetworkSite::JointForce)
+        Reader::inconsistent(what + " reads its body's state ('" + in.name + "') but is at a joint_force site");
+      if (in.kind >= K::ContactDepth && !contact_site)
+        Reader::inconsistent(what + " reads a contact ('" + in.name + "') but is not at a contact site");
+      if (in.kind <= K::Control && contact_site)
+        Reader::inconsistent(what + " reads a joint quantity ('" + in.name + "') but is at a contact site");
     }
     n.output_dofs = r.ints("network output DoFs");
-    for (int dof : n.output_dofs)
-      check_index(dof, 0, n.site == NetworkSite::JointForce ? m.nv : 6, "an output of " + what);
+    const int outputs = n.site == NetworkSite::JointForce     ? m.nv
+                        : n.site == NetworkSite::BodyWrench   ? 6
+                        : n.site == NetworkSite::ContactForce ? 4
+                                                              : 1;
+    for (int dof : n.output_dofs) check_index(dof, 0, outputs, "an output of " + what);
     n.body = r.i32("network body");
-    if (n.site == NetworkSite::BodyWrench) check_index(n.body, 0, m.nbodies(), "the body of " + what);
+    if (n.site != NetworkSite::JointForce) check_index(n.body, 0, m.nbodies(), "the body of " + what);
+    n.other_body = r.i32("network other body");
+    check_index(n.other_body, kAnyOtherBody, m.nbodies(), "the other body of " + what);
     n.world_frame = r.flag("network world_frame");
     n.output_names = r.strings("network output names");
     check_size(n.output_names.size(), n.output_dofs.size(), "the output names of " + what);

@@ -8,6 +8,7 @@
 #include "gradyn/dynamics/actuation.hpp"
 #include "gradyn/dynamics/network_forces.hpp"
 #include "gradyn/dynamics/passive.hpp"
+#include "gradyn/model/errors.hpp"
 
 namespace gradyn {
 
@@ -17,6 +18,18 @@ template <class S>
 void flag_deep_penetration(const ModelTpl<S>& model, DataTpl<S>& data) {
   for (int k = 0; k < data.ncontacts; ++k)
     if (value_of(data.contacts[k].depth) > model.contact.max_penetration) data.status |= kStatusDeepPenetration;
+}
+
+// Networks at contact sites run per contact inside the penalty model; under any other they would
+// silently do nothing.
+template <class S>
+void require_no_contact_networks(const ModelTpl<S>& model) {
+  for (const NetworkTpl<S>& net : model.networks)
+    if (is_contact_site(net.site))
+      throw ArgumentError(std::string("network '") + net.name + "' is at site '" + network_site_name(net.site) +
+                          "', which only the penalty contact model evaluates (per contact); this model's contact "
+                          "model is '" + contact_model_name(model.contact.model) +
+                          "': use Model.with_contact(model='penalty')");
 }
 
 }  // namespace
@@ -34,6 +47,7 @@ const VectorX<S>& detail::accelerations_under(const ModelTpl<S>& model, DataTpl<
 template <class S>
 void detail::applied_forces(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                             const VecRef<S>& tau, const VecRef<S>& ctrl) {
+  if (model.contact.model != ContactModel::Penalty) require_no_contact_networks(model);
   actuation<S>(model, data, q, v, ctrl);
   if (model.networks.empty()) {
     data.applied_tau = tau + data.actuation_tau;

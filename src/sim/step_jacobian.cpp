@@ -19,6 +19,7 @@
 #include "gradyn/contact/penalty_jacobian.hpp"
 #include "gradyn/contact/pgs_contact.hpp"
 #include "gradyn/dynamics/actuation.hpp"
+#include "gradyn/dynamics/detail/network_inputs.hpp"
 #include "gradyn/dynamics/network_forces.hpp"
 #include "gradyn/dynamics/detail/rnea_derivatives_passes.hpp"
 #include "gradyn/dynamics/detail/spring.hpp"
@@ -318,7 +319,8 @@ void state_rows_without_contact(const Eigen::MatrixXd& Minv, const Eigen::Matrix
 
 // The step Jacobian by reverse mode, one step_vjp per output: for the velocity-level models with dry
 // joint friction, couplings or connections, whose rows the forward-mode impulse terms
-// (contact/impulse_jacobian.hpp) do not cover. Tangent coordinates on both sides: an output row r of
+// (contact/impulse_jacobian.hpp) do not cover, and for networks at contact sites, which
+// penalty_jacobian's per-contact force-law derivative does not include. Tangent coordinates on both sides: an output row r of
 // q+'s tangent is read through the ambient cotangent c_r = D (D^T D)^-1 e_r (D = d integrate(q+, d) /
 // d d at d = 0: c_r^T D = e_r^T), and the ambient q adjoint goes to q's tangent through integrate_vjp
 // at a zero step. Allocates its scratch (2 nv step_vjp calls dominate the cost anyway).
@@ -388,7 +390,7 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
                         "step_vjp");
   const ContactModel contact = model.contact.model;
   if (contact != ContactModel::None) check_contact_settings(model.contact);
-  if (has_impulses(contact) && has_joint_constraints(model)) {
+  if ((has_impulses(contact) && has_joint_constraints(model)) || detail::has_contact_networks(model)) {
     reverse_mode_step_jacobian(model, data, q, v, tau, ctrl, dt, integrator, A, B, B_ctrl);
     return;
   }

@@ -5,6 +5,8 @@
 //   joint_force:  tau_network[output_dofs[k]] += dense(x; weights)[k]
 //   body_wrench:  tau_network += J_body^T F, F the network's wrench on its body as a world spatial
 //                 force (its outputs are wrench components, in the body's axes or the world's)
+// Networks at contact sites are not here: the penalty contact model runs them per contact
+// (contact/detail/contact_networks.hpp).
 #pragma once
 
 #include "gradyn/dynamics/kinematics.hpp"
