@@ -71,8 +71,12 @@ def test_bad_requests_say_what_is_valid():
         model.with_network("n", inputs="elbow.v")
     with pytest.raises(ValueError, match=r"unknown output 'elbow.v'.*valid outputs: 'shoulder', 'elbow', 'slide'"):
         model.with_network("n", inputs=["elbow.v"], outputs=["elbow.v"])
-    with pytest.raises(ValueError, match=r"site: expected one of 'joint_force', 'body_wrench', got 'contact_force'"):
-        model.with_network("n", inputs=["elbow.v"], site="contact_force")
+    with pytest.raises(ValueError, match=r"site: expected one of 'joint_force', 'body_wrench', 'contact_force', "
+                                         r"'contact_friction', got 'contact'"):
+        model.with_network("n", inputs=["elbow.v"], site="contact")
+    with pytest.raises(ValueError, match=r"site 'contact_force' needs the body whose contacts it acts on; body '' is "
+                                         r"not one of the model's bodies: 'upper', 'fore', 'tip'"):
+        model.with_network("n", inputs=["contact.depth"], site="contact_force")
     with pytest.raises(ValueError, match=r"activation: expected one of 'identity', 'tanh'"):
         model.with_network("n", inputs=["elbow.v"], activation="gelu")
     with pytest.raises(ValueError, match=r"hidden layer 0 needs at least one unit, got 0"):
@@ -274,3 +278,54 @@ def test_a_welded_link_names_the_body_it_is_part_of():
         laikago.with_network("drag", site="body_wrench", body="toeFR", inputs=["vel.lin.x"])
     h = laikago.with_network("drag", site="body_wrench", body="FR_lower_leg", inputs=["vel.lin.x", "pos.z"])
     assert h.networks[0]["outputs"][0] == "torque.x"
+
+
+PUSHING = ROOT / "examples" / "hybrid" / "pushing.xml"
+
+
+def pushing_state(model):
+    """The block 1 mm into the ground and moving, the tip pressing on its back face."""
+    q = np.array(model.q0, dtype=float)
+    q[2] = 0.029
+    q[3:7] = (0.0, 0.0, np.sin(0.05), np.cos(0.05))
+    q[7:9] = (-0.0595, 0.004)
+    v = np.zeros(model.nv)
+    v[:6] = (0.1, -0.05, 0.2, 0.1, 0.02, -0.03)
+    v[6] = 0.1
+    return q, v
+
+
+def test_contact_site_networks_train_through_rollouts():
+    """contact_friction and contact_force networks on the pushing scene: their names, the body and
+    other side they act on, gradients through both (adjoint = forward mode = FD), and the refusal
+    under a contact model that does not evaluate them."""
+    plain = gradyn.load(str(PUSHING), contact="penalty")
+    assert plain.network_outputs("contact_force") == ["normal", "force.x", "force.y", "force.z"]
+    assert "contact.pos.x" in plain.network_inputs("contact_friction")
+    assert "tip_x.v" not in plain.network_inputs("contact_friction")
+    h = plain.with_network("surface", site="contact_friction", body="block", other="world",
+                           inputs=["contact.pos.x", "contact.vel.y", "vel.ang.z"], hidden=[3], seed=1,
+                           zero_last_layer=False)
+    h = h.with_network("push", site="contact_force", body="tip", other="block",
+                       inputs=["contact.depth", "contact.normal.y", "pos.y"], outputs=["normal", "force.y"],
+                       seed=2, zero_last_layer=False)
+    assert [(n["site"], n["body"], n["other"]) for n in h.networks] == [
+        ("contact_friction", "block", "world"), ("contact_force", "tip", "block")]
+    p = np.array(h.params)
+    for n in h.networks:  # small residuals: the coefficient stays away from its clamp at 0
+        p[n["param_offset"]:n["param_offset"] + n["param_count"]] *= 0.2
+    h = h.with_params(p)
+    q, v = pushing_state(h)
+    T = 4
+    r = gradyn.gradcheck(h, q, v, np.zeros((T, h.nv)), 1e-3, ctrls=np.tile(q[7:9] + 0.002, (T, 1)),
+                         running_loss=True)
+    assert_gradcheck_passes(r)
+    rng = np.random.default_rng(0)
+    grads = gradyn.rollout_vjp(h, q, v, None, 1e-3, None, rng.normal(size=(T + 1, h.nv)),
+                               ctrls=np.tile(q[7:9] + 0.002, (T, 1)))
+    for n in h.networks:  # each network's weights have a gradient
+        assert np.abs(grads[3][n["param_offset"]:n["param_offset"] + n["param_count"]]).max() > 1e-6, n["name"]
+    with pytest.raises(ValueError, match="network 'surface' is at site 'contact_friction', which only the penalty"):
+        gradyn.step(h.with_contact(model="pgs"), q, v, np.zeros(h.nv), 1e-3)
+    with pytest.raises(ValueError, match="other: expected 'world' or the body on the contacts' other side; body 'table'"):
+        plain.with_network("x", site="contact_force", body="block", other="table", inputs=["contact.depth"])
