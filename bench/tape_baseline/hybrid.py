@@ -30,10 +30,7 @@ its param_offset), so a tape leaf of that shape gets the gradient of the same en
 gradyn.rollout_vjp's params_bar holds for the networks; the rest of the model (inertias, placements,
 actuator gains, ...) is read from the gradyn.Model as constants.
 
-gradyn's Python network dicts do not say a body_wrench network's frame: pass world_frame={"name",
-...} for networks made with frame="world" (the default is the body's frame, with_network's
-default). Builds of gradyn older than its "body" entry do not name the body either: pass
-bodies={"name": "body", ...} (checked against the dict where it has the entry).
+A body_wrench network's body and frame come from its entry in model.networks ("body", "frame").
 """
 
 from __future__ import annotations
@@ -107,7 +104,7 @@ class TorchHybrid:
     """A gradyn.Model (1-DoF joints, actuators, joint_force and body_wrench networks) stepped in
     PyTorch over a batch of worlds."""
 
-    def __init__(self, model, world_frame=(), bodies=None):
+    def __init__(self, model):
         self.nq, self.nv, self.nu = model.nq, model.nv, model.nu
         self.parents = list(model.parents)
         self.types = list(model.joint_types)
@@ -155,14 +152,7 @@ class TorchHybrid:
                 raise NotImplementedError(f"tape baseline: network '{net['name']}' at site '{site}'")
             body = None
             if site == "body_wrench":
-                named = net.get("body", (bodies or {}).get(net["name"]))
-                if named is None:
-                    raise ValueError(f"tape baseline: this gradyn's network dict does not name network "
-                                     f"'{net['name']}''s body: pass bodies={{name: body}}")
-                if bodies and net["name"] in bodies and bodies[net["name"]] != named:
-                    raise ValueError(f"tape baseline: network '{net['name']}' acts on '{named}', not "
-                                     f"'{bodies[net['name']]}'")
-                body = body_of[named]
+                body = body_of[net["body"]]
             inputs = []
             for name in net["inputs"]:
                 if name.startswith("pos."):
@@ -195,7 +185,7 @@ class TorchHybrid:
             assert at == net["param_offset"] + net["param_count"], "weights layout"
             acts = [_activation(net["activation"])] * (len(layers) - 1) + [_activation(net["output_activation"])]
             self.networks.append(dict(name=net["name"], site=site, body=body, inputs=inputs, outputs=outputs,
-                                      layers=layers, acts=acts, world_frame=net["name"] in world_frame,
+                                      layers=layers, acts=acts, world_frame=net.get("frame") == "world",
                                       uses_body=any(k in ("pos", "rot", "ang", "lin") for k, _ in inputs)))
         self.has_wrench = any(n["site"] == "body_wrench" for n in self.networks)
 

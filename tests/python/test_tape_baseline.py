@@ -140,8 +140,7 @@ def hybrid_swimmer():
 @pytest.fixture(scope="module")
 def swimmer():
     m, first = hybrid_swimmer()
-    th = TorchHybrid(m, world_frame={"pose_mid"},
-                     bodies={**{f"drag_{link}": link for link in LINKS}, "pose_mid": "mid"})
+    th = TorchHybrid(m)
     rng = np.random.default_rng(2)
     B, T = 3, 50
     q0 = 0.3 * rng.normal(size=(B, m.nq))
