@@ -19,6 +19,23 @@ Two stages (``--stage``):
 * ``swingup``: start hanging (theta = pi, small noise), horizon 3 s (the paper's episode length),
   its own encoder pre-trained on every angle (it reports sin and cos theta), evaluated for 15 s.
 
+Options for the swing-up (none is in paper 002; the swing-up from pixels has not succeeded yet, see README.md):
+
+* ``--energy W`` (``--energy-final``, ``--train-spin``): an energy-shaping term W ((E - E_upright) / (m g l/2))^2;
+  ``--energy-switch C`` weights it per control step by a smooth step in cos theta, about 1 below
+  cos theta = C (pump) and 0 above (the tip loss alone catches);
+* ``--upright W``: W (1 - cos theta) added (the tip loss is quartic in theta near upright);
+* ``--reverse-from D0`` (``--reverse-step``, ``--reverse-success``): a reverse curriculum: training episodes
+  start within D of upright, D growing from D0 by a step after each update in which most of the batch
+  held upright through the horizon's last third, the horizon growing with D; with ``--reverse-shell`` the
+  starts walk back along the swing-up (on the orbit of upright energy, turning toward upright, then
+  with a growing energy deficit, up to hanging at rest at D = pi + 2); see ``initial_states``;
+* ``--window K``: truncated backpropagation (state detached every K control steps);
+  ``--skip-spikes F``: an update whose gradient norm is F times the recent median is not taken;
+* ``--init-encoder PATH``: reuse a pre-trained encoder, the controller from zero;
+* ``--classical``: no training, no pixels: a feasibility check, a classical controller on the true state
+  (energy pumping + LQR) from the swing-up's evaluation starts; prints its balance times.
+
 After training, the policy is run closed loop from pixels only for ``--eval-seconds`` (default 12 s)
 from ``--eval-worlds`` new initial states, and the script measures how long each pole stays balanced
 (|theta| < 0.2 rad and |x| < 2.4 m, InvertedPendulum/CartPole rules) until the end of the run.
@@ -29,6 +46,7 @@ regenerates ``README.md`` there from the results files present.
 
     .venv/bin/python examples/pixels/cartpole_from_pixels.py --stage balance
     .venv/bin/python examples/pixels/cartpole_from_pixels.py --stage swingup
+    .venv/bin/python examples/pixels/cartpole_from_pixels.py --classical   # is a swing-up possible at all?
     .venv/bin/python examples/pixels/cartpole_from_pixels.py --quick --out /tmp/pixels   # a smoke run
 """
 
@@ -211,16 +229,20 @@ def pretrain_encoder(policy, model, cam, look, n, epochs, rng, stage="balance"):
     return [float(r) for r in r2]
 
 
-def closed_loop(model, policy, q0, v0, steps, cam, look, keep_frames=False):
+def closed_loop(model, policy, q0, v0, steps, cam, look, keep_frames=False, window=None):
     """Policy from pixels -> gradyn physics -> render, `steps` times. Returns qs, vs (B, steps+1, 2),
-    forces (B, steps) and, if asked, the frames (B, steps+1, H, W); differentiable end to end."""
+    forces (B, steps) and, if asked, the frames (B, steps+1, H, W); differentiable end to end, or, with
+    `window` = K, in truncated windows: the state and the frame history are detached every K control
+    steps (the loss still covers every step; its gradient reaches back at most K steps)."""
     q, v = q0, v0
     f = frames_of(model, q, cam, look)
     k = policy.encode(f)
     hist = [k, k, k]  # before the first frame: the first frame (at rest, as far as the policy can tell)
     qs, vs, us, fs = [q], [v], [], [f.detach()] if keep_frames else []
     zeros = torch.zeros(q.shape[0], dtype=torch.float64)
-    for _ in range(steps):
+    for i in range(steps):
+        if window and i and i % window == 0:
+            q, v, hist = q.detach(), v.detach(), [h.detach() for h in hist]
         u = policy.act(hist[-1], hist[-2], hist[-3])
         tau = torch.stack([u, zeros], dim=-1)
         for _ in range(SUBSTEPS):
@@ -257,9 +279,39 @@ def energy_gap(qs, vs):
     return 0.5 * POLE_INERTIA * thd ** 2 / POLE_MGL + torch.cos(th) - 1.0
 
 
-def initial_states(stage, n, rng, spread=0.1, spin=0.1):
+def energy_weight(qs, switch):
+    """Per control step, the energy term's weight in [0, 1] (--energy-switch C): about 1 while cos theta < C
+    (the pole low: pump), about 0 above (near the top the tip loss alone acts: catch), a smooth step of
+    width 0.1 in cos theta. None: 1 everywhere."""
+    if switch is None:
+        return 1.0
+    return 0.5 * (1.0 - torch.tanh((torch.cos(qs[..., 1]) - switch) / 0.1))
+
+
+def initial_states(stage, n, rng, spread=0.1, spin=0.1, reach=None, shell=False):
     """Balance: near upright. Swing-up: theta = pi + U(-spread, spread), thetadot ~ U(-spin, spin)
-    (the evaluation: 0.1 rad, 0.1 rad/s)."""
+    (the evaluation: 0.1 rad, 0.1 rad/s). With `reach` (the reverse curriculum) instead:
+    * shell False: theta = +-U(0, reach), a distance from upright up to `reach` on either side, at rest
+      (+- spin);
+    * shell True: `reach` in [0, pi + 2] walks back along the swing-up: up to pi, the pole starts at
+      theta = +-U(0, reach), turning toward upright at the speed that brings it there at rest (the energy
+      of upright: the orbit a swing-up ends on); beyond pi, with an energy deficit (E_upright - E) / (m g
+      l/2) = delta ~ U(0, reach - pi) (reach = pi + 2: hanging at rest), at a random angle where that is
+      possible (1 - cos theta >= delta), turning either way at the speed that gives that energy."""
+    if stage == "swingup" and reach is not None:
+        x = rng.uniform(-0.2, 0.2, n)
+        v = rng.uniform(-0.1, 0.1, (n, 2))
+        if shell:
+            delta = rng.uniform(0.0, float(np.clip(reach - np.pi, 0.0, 2.0)), n)
+            d = rng.uniform(np.arccos(np.clip(1.0 - delta, -1.0, 1.0)), min(reach, np.pi))
+            sign = rng.choice([-1.0, 1.0], n)
+            turn = -sign if reach <= np.pi else rng.choice([-1.0, 1.0], n)
+            th = sign * d
+            v[:, 1] = turn * np.sqrt(np.maximum(1.0 - np.cos(d) - delta, 0.0) * 2 * POLE_MGL / POLE_INERTIA)
+        else:
+            th = rng.choice([-1.0, 1.0], n) * rng.uniform(0.0, reach, n)
+            v[:, 1] = rng.uniform(-spin, spin, n)
+        return torch.tensor(np.stack([x, th], -1)), torch.tensor(v)
     if stage == "balance":
         q = np.stack([rng.uniform(-0.5, 0.5, n), rng.uniform(-0.25, 0.25, n)], -1)
         v = np.stack([rng.uniform(-0.2, 0.2, n), rng.uniform(-0.3, 0.3, n)], -1)
@@ -268,6 +320,45 @@ def initial_states(stage, n, rng, spread=0.1, spin=0.1):
         v = rng.uniform(-0.1, 0.1, (n, 2))
         v[:, 1] = rng.uniform(-spin, spin, n)
     return torch.tensor(q), torch.tensor(v)
+
+
+def classical_swingup(model, q0, v0, seconds, pump=5.0, kx=1.0, kv=2.0, catch=0.5):
+    """A feasibility check, not a pixel policy: a classical controller on the true state, at the same
+    control rate and force limit. Energy pumping (force pump x (E_upright - E)/(m g l/2) x thetadot cos theta,
+    which raises the pole's energy, minus kx x + kv xdot to keep the cart near the centre) until the pole
+    is within `catch` rad of upright, then LQR on the control step linearised at upright (central
+    differences; Q = diag(1, 10, 1, 1), R = 0.1). Returns qs (B, steps+1, 2)."""
+    def control_step(q, v, u):
+        for _ in range(SUBSTEPS):
+            q, v = gradyn.step(model, q, v, np.array([u, 0.0]), DT)
+        return q, v
+
+    def f(s, u):
+        q, v = control_step(s[:2].copy(), s[2:].copy(), u)
+        return np.concatenate([q, v])
+
+    eps = 1e-6
+    A = np.stack([(f(eps * e, 0.0) - f(-eps * e, 0.0)) / (2 * eps) for e in np.eye(4)], 1)
+    B = ((f(np.zeros(4), eps) - f(np.zeros(4), -eps)) / (2 * eps))[:, None]
+    Q, R, P = np.diag([1.0, 10.0, 1.0, 1.0]), np.array([[0.1]]), np.diag([1.0, 10.0, 1.0, 1.0])
+    for _ in range(5000):  # the discrete Riccati equation by fixed-point iteration
+        K = np.linalg.solve(R + B.T @ P @ B, B.T @ P @ A)
+        P = Q + A.T @ P @ (A - B @ K)
+    steps = int(round(seconds / (DT * SUBSTEPS)))
+    out = []
+    for q, v in zip(np.asarray(q0, float), np.asarray(v0, float)):
+        qs = [q]
+        for _ in range(steps):
+            th, thd = wrap(q[1]), v[1]
+            if np.cos(th) > np.cos(catch):
+                u = -float((K @ np.array([q[0], th, v[0], thd]))[0])
+            else:
+                gap = 0.5 * POLE_INERTIA * thd ** 2 / POLE_MGL + np.cos(th) - 1.0
+                u = pump * gap * thd * np.cos(th) - kx * q[0] - kv * v[0]
+            q, v = control_step(q, v, float(np.clip(u, -FORCE, FORCE)))
+            qs.append(q)
+        out.append(np.stack(qs))
+    return np.stack(out)
 
 
 def wrap(theta):
@@ -299,6 +390,12 @@ def train(args, model, cam, look, log=print):
         policy.load_state_dict(torch.load(args.init))
         init_from = str(args.init)
         args.encoder_r2, args.encoder_seconds = None, 0.0
+    elif args.init_encoder is not None:
+        # The encoder (and its standardisation) only; the controller starts from zero.
+        saved = torch.load(args.init_encoder)
+        policy.load_state_dict({k: (saved[k] if not k.startswith("head.") else v) for k, v in policy.state_dict().items()})
+        init_from = str(args.init_encoder)
+        args.encoder_r2, args.encoder_seconds = None, 0.0
     else:
         args.encoder_r2 = pretrain_encoder(policy, model, cam, look, args.encoder_samples, args.encoder_epochs, rng, args.stage)
         args.encoder_seconds = time.time() - t0
@@ -313,6 +410,12 @@ def train(args, model, cam, look, log=print):
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda k: 0.1 + 0.9 * 0.5 * (1 + np.cos(np.pi * k / max(args.updates, 1))))
     start = min(args.start_horizon, args.horizon)
+    # The reverse curriculum (swingup, --reverse-from D0 > 0): training episodes start at most `reach` rad
+    # from upright; reach starts at D0 and grows by --reverse-step after each update in which at least
+    # --reverse-success of the batch held upright through the horizon's last third, up to pi (hanging;
+    # pi + 2 with --reverse-shell).
+    top = np.pi + 2.0 if args.reverse_shell else np.pi  # the curriculum's end: hanging at rest
+    reach = min(args.reverse_from, top) if args.stage == "swingup" and args.reverse_from > 0 else None
     history = []
     best, best_mean, window = None, np.inf, 10
     t0 = time.time()
@@ -322,30 +425,49 @@ def train(args, model, cam, look, log=print):
     except ImportError:  # tqdm is a dependency of the test setup; plain loop otherwise
         bar = range(args.updates)
     for it in bar:
-        horizon = start + (args.horizon - start) * min(1.0, it / max(0.6 * args.updates, 1))
+        if reach is None:
+            horizon = start + (args.horizon - start) * min(1.0, it / max(0.6 * args.updates, 1))
+        else:  # the reverse curriculum: the horizon grows with the reach
+            horizon = start + (args.horizon - start) * (reach - args.reverse_from) / max(top - args.reverse_from, 1e-9)
         steps = max(1, int(round(horizon / (DT * SUBSTEPS))))
-        q0, v0 = initial_states(args.stage, args.batch, rng, args.train_spread, args.train_spin)
-        qs, vs, us = closed_loop(model, policy, q0, v0, steps, cam, look)
+        q0, v0 = initial_states(args.stage, args.batch, rng, args.train_spread, args.train_spin, reach, args.reverse_shell)
+        qs, vs, us = closed_loop(model, policy, q0, v0, steps, cam, look, window=args.window)
         loss, tip = loss_of(qs, vs, us)
         if args.energy > 0:
             # Energy shaping (departs from paper 002's loss): (E - E_upright)^2 of the pole, its weight
             # annealed linearly to --energy-final x --energy over the updates.
             w = args.energy * (1.0 - (1.0 - args.energy_final) * it / max(args.updates - 1, 1))
-            loss = loss + w * (energy_gap(qs, vs) ** 2).mean()
+            loss = loss + w * (energy_weight(qs, args.energy_switch) * energy_gap(qs, vs) ** 2).mean()
+        if args.upright > 0:
+            # (departs from paper 002's loss) the tip loss is quartic in theta near upright
+            # ((cos theta - 1)^2, the cart under the tip makes the rest vanish): a quadratic term
+            loss = loss + args.upright * (1.0 - torch.cos(qs[..., 1])).mean()
         opt.zero_grad()
         loss.backward()
         gnorm = float(torch.nn.utils.clip_grad_norm_(policy.head.parameters(), args.clip))
-        opt.step()
+        recent_g = [h["grad_norm"] for h in history[-20:]]
+        skipped = bool(args.skip_spikes and len(recent_g) >= 5 and gnorm > args.skip_spikes * np.median(recent_g))
+        if not skipped:  # (--skip-spikes: an update whose gradient is an outlier is not taken)
+            opt.step()
         sched.step()
         final = np.abs(wrap(qs[:, -1, 1].detach().numpy()))
+        # held: upright (and on the track) at every control step of the horizon's last third
+        tail = qs[:, -max(1, steps // 3):].detach().numpy()
+        held = np.all((np.abs(wrap(tail[..., 1])) < BALANCED_ANGLE) & (np.abs(tail[..., 0]) < TRACK), axis=1)
         history.append({"update": it + 1, "horizon": steps * DT * SUBSTEPS, "loss": loss.item(), "tip": tip.item(), "grad_norm": gnorm,
-                        "final_upright": float(np.mean(final < BALANCED_ANGLE)), "seconds": time.time() - t0})
+                        "final_upright": float(np.mean(final < BALANCED_ANGLE)), "seconds": time.time() - t0,
+                        "reach": reach, "held": float(np.mean(held)), "skipped": skipped})
         # Early stopping on the training loss: keep the weights whose last `window` losses averaged
-        # lowest (BPTT through an unstable system sometimes takes a step that undoes much).
+        # lowest (BPTT through an unstable system sometimes takes a step that undoes much). With the
+        # reverse curriculum, only once the whole window started from every angle (the loss of earlier,
+        # easier starts is not comparable; if reach never gets to pi, the last weights are kept).
         recent = np.mean([h["loss"] for h in history[-window:]])
-        if len(history) >= window and recent < best_mean:
+        settled = reach is None or (len(history) >= window and history[-window]["reach"] >= top)
+        if len(history) >= window and recent < best_mean and settled:
             best_mean = recent
             best = (it + 1, {k: v.detach().clone() for k, v in policy.state_dict().items()})
+        if reach is not None and history[-1]["held"] >= args.reverse_success:
+            reach = min(top, reach + args.reverse_step)
         if hasattr(bar, "set_postfix"):
             bar.set_postfix(loss=f"{loss.item():.3f}", upright=f"{history[-1]['final_upright']:.2f}")
     kept = len(history)
@@ -425,13 +547,18 @@ def write_results(out_dir, args, policy, history, init_from, qs, times, train_se
     full = sum(1 for s in held if s >= 10.0)
     cmd = " ".join([".venv/bin/python", "examples/pixels/" + pathlib.Path(__file__).name]
                    + [shlex.quote(str(a)) for a in args.argv])
+    top = np.pi + 2.0 if args.reverse_shell else np.pi
+    unfinished = history[-1].get("reach") is not None and not any(h["reach"] >= top for h in history[:-9])
+    why_kept = ("the last update: the reverse curriculum did not reach its end" if unfinished
+                else "the lowest mean loss over 10 consecutive updates")
     lines = [f"## Stage `{args.stage}`", "",
              f"Written by `{cmd}` (seed {args.seed}).", "",
-             f"- Start: {'near upright: x ~ U(-0.5, 0.5) m, theta ~ U(-0.25, 0.25) rad, small velocities' if args.stage == 'balance' else f'hanging: theta = pi + U(-0.1, 0.1) rad, x ~ U(-0.2, 0.2) m, at rest (+-0.1) (training episodes: theta = pi + U(-{args.train_spread:.3g}, {args.train_spread:.3g}))'}.",
+             f"- Start: {'near upright: x ~ U(-0.5, 0.5) m, theta ~ U(-0.25, 0.25) rad, small velocities' if args.stage == 'balance' else f'hanging: theta = pi + U(-0.1, 0.1) rad, x ~ U(-0.2, 0.2) m, at rest (+-0.1) (training episodes: ' + ('the reverse curriculum below)' if args.reverse_from > 0 else f'theta = pi + U(-{args.train_spread:.3g}, {args.train_spread:.3g}))')}.",
              f"- Policy: 3 frames of {WIDTH} x {HEIGHT} grey pixels (the current frame and its two changes) -> a "
              f"convolutional encoder (3 strided convolutions, 128 units) -> an estimate of ({', '.join(ENCODER_STATES[args.stage][1])}) -> controller {args.hidden} -> {args.hidden} -> force "
              f"(tanh x {FORCE:g} N); {nweights} weights"
-             + (f", initialised from `{pathlib.Path(init_from).name}`." if init_from else
+             + (f", the encoder taken from `{pathlib.Path(init_from).name}` (pre-trained there), the controller from zero." if init_from and args.init_encoder is not None else
+                f", initialised from `{pathlib.Path(init_from).name}`." if init_from else
                 f". The encoder was pre-trained (regression on the true state, Adam, {args.encoder_epochs} passes) on {args.encoder_samples} "
                 f"frame triples rendered by gradyn from random states (x ~ U(-{rng_[0]:g}, {rng_[0]:g}) m, theta ~ U(-{rng_[1]:.3g}, {rng_[1]:.3g}) rad, "
                 f"xdot ~ U(-{rng_[2]:g}, {rng_[2]:g}) m/s, thetadot ~ U(-{rng_[3]:g}, {rng_[3]:g}) rad/s, random forces), {args.encoder_seconds:.0f} s; "
@@ -449,12 +576,21 @@ def write_results(out_dir, args, policy, history, init_from, qs, times, train_se
                 f"(1/2 I thetadot^2 + m g l/2 cos theta), w annealed linearly from {args.energy:g} to {args.energy * args.energy_final:g}; "
                 f"training episodes start with thetadot ~ U(-{args.train_spin:g}, {args.train_spin:g}) rad/s."]
                if args.energy > 0 else []),
+             *([f"- Energy term switched by height: its weight per control step times 1/2 (1 - tanh((cos theta - {args.energy_switch:g}) / 0.1)) "
+                f"(pump below cos theta = {args.energy_switch:g}, the tip loss alone above)."] if args.energy > 0 and args.energy_switch is not None else []),
+             *([f"- Plus {args.upright:g} x (1 - cos theta), averaged over the horizon (not in paper 002: the tip loss is quartic "
+                f"in theta near upright)."] if args.upright > 0 else []),
+             *([f"- Truncated backpropagation: state and frame history detached every {args.window} control steps."] if args.window else []),
+             *([f"- Reverse curriculum ({'along the swing-up: starts on the orbit of upright energy, turning toward upright, up to D rad from upright; beyond D = pi with an energy deficit up to D - pi; D = pi + 2 is hanging at rest' if args.reverse_shell else 'training starts at theta = +-U(0, D), at rest'}): "
+                f"D from {args.reverse_from:g}, + {args.reverse_step:g} after each update in which at least {args.reverse_success:g} of the batch held "
+                f"upright through the horizon's last third, the horizon growing with D; D reached {history[-1]['reach']:.2f} "
+                f"(of {(np.pi + 2) if args.reverse_shell else np.pi:.2f}) after {len(history)} updates."] if history[-1].get("reach") is not None else []),
              f"- Loss, first -> last update: {history[0]['loss']:.4f} -> {history[-1]['loss']:.4f} "
              f"(tip distance^2 {history[0]['tip']:.4f} -> {history[-1]['tip']:.4f}); best {min(h['loss'] for h in history):.4f}.",
              f"- First update at which at least half / all of the batch ended the horizon upright (|theta| < 0.2): "
              f"{first_update_reaching(history, 0.5) or 'not reached'} / {first_update_reaching(history, 1.0) or 'not reached'} "
              f"(x {args.batch} episodes).", "",
-             f"Evaluation: the weights after update {kept} (the lowest mean loss over 10 consecutive updates), closed loop from pixels only, {dur:g} s, {len(held)} new initial states "
+             f"Evaluation: the weights after update {kept} ({why_kept}), closed loop from pixels only, {dur:g} s, {len(held)} new initial states "
              f"(seed {args.seed + 1000}), {eval_seconds:.1f} s wall. Balanced: |theta| < 0.2 rad and |x| < 2.4 m at every "
              f"control step until the end.", "",
              "| world | balanced from (s) | balance time until the end (s) |", "|---|---|---|"]
@@ -546,6 +682,9 @@ def main(argv=None):
     ap.add_argument("--encoder-epochs", type=int, default=15, help="passes over them")
     ap.add_argument("--init", type=pathlib.Path, default=None,
                     help="start from these weights (default: pre-train the encoder, the controller from zero)")
+    ap.add_argument("--init-encoder", type=pathlib.Path, default=None,
+                    help="take the encoder (pre-trained, with its standardisation) from these weights, the controller from "
+                         "zero (default: pre-train the encoder)")
     ap.add_argument("--eval-seconds", type=float, default=None, help="default 12 s balance, 15 s swingup")
     ap.add_argument("--eval-worlds", type=int, default=8)
     ap.add_argument("--train-spread", type=float, default=0.1,
@@ -556,6 +695,32 @@ def main(argv=None):
     ap.add_argument("--energy", type=float, default=0.0,
                     help="weight of an energy-shaping term ((E - E_upright)/(m g l/2))^2 added to the loss (0: paper 002's loss only)")
     ap.add_argument("--energy-final", type=float, default=0.5, help="the energy weight's last value, as a fraction of --energy")
+    ap.add_argument("--energy-switch", type=float, default=None,
+                    help="weight the energy term per control step by a smooth step in cos theta: about 1 below cos theta = C "
+                         "(pump), about 0 above (the tip loss alone catches); default: weight 1 everywhere")
+    ap.add_argument("--reverse-from", type=float, default=0.0,
+                    help="swingup: a reverse curriculum (replaces --train-spread in training): episodes start at theta = +-U(0, D), "
+                         "a distance from upright up to D; D starts at this value (rad) and grows by --reverse-step after each "
+                         "update in which at least --reverse-success of the batch held upright, up to pi (hanging); the horizon "
+                         "grows with D from --start-horizon to --horizon (0: off)")
+    ap.add_argument("--reverse-shell", action="store_true",
+                    help="the reverse curriculum along the swing-up: D up to pi is the largest distance from upright, the pole "
+                         "turning toward upright with the energy of upright; D in (pi, pi + 2] adds an energy deficit up to "
+                         "D - pi (pi + 2: hanging at rest, the curriculum's end); see initial_states")
+    ap.add_argument("--reverse-step", type=float, default=0.05, help="the reverse curriculum's step in D (rad)")
+    ap.add_argument("--reverse-success", type=float, default=0.75,
+                    help="the fraction of the batch that must be upright (and on the track) at every control step of the "
+                         "horizon's last third for D to grow")
+    ap.add_argument("--upright", type=float, default=0.0,
+                    help="weight of a term W x (1 - cos theta), averaged over the horizon, added to the loss (0: none)")
+    ap.add_argument("--skip-spikes", type=float, default=0.0,
+                    help="skip an update whose gradient norm (before clipping) exceeds this many times the median of the last "
+                         "20 updates' (0: take every update)")
+    ap.add_argument("--window", type=int, default=None,
+                    help="truncated backpropagation: detach the state every this many control steps (default: through the whole horizon)")
+    ap.add_argument("--classical", action="store_true",
+                    help="no training, no pixels: check that a swing-up is possible within the force limit, with a classical "
+                         "controller on the true state (energy pumping, LQR catch) from the swing-up's evaluation starts; prints")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=pathlib.Path, default=HERE, help="folder for the results (default: beside this file)")
     ap.add_argument("--quick", action="store_true", help="a smoke run: 3 updates of 2 episodes of 0.1 s, 0.2 s evaluation")
@@ -580,10 +745,23 @@ def main(argv=None):
             ap.error(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
     if args.init is not None and not args.init.exists():
         ap.error(f"--init: no such file {args.init}; train the balance stage first or leave --init out")
+    if args.init_encoder is not None and not args.init_encoder.exists():
+        ap.error(f"--init-encoder: no such file {args.init_encoder}")
+    if args.reverse_from > 0 and not (args.reverse_step > 0 and 0 < args.reverse_success <= 1):
+        ap.error("--reverse-step must be positive and --reverse-success in (0, 1]")
     args.out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
 
     model, cam, look = load_model(), camera(), appearance()
+    if args.classical:
+        q0, v0 = initial_states("swingup", args.eval_worlds, np.random.default_rng(args.seed + 1000))
+        qs = classical_swingup(model, q0.numpy(), v0.numpy(), 1.0 if args.quick else 15.0)
+        times = balance_times(qs, DT * SUBSTEPS)
+        print(f"classical swing-up (true state, energy pumping + LQR, |force| <= {FORCE:g} N), {len(times)} worlds from hanging "
+              f"(seed {args.seed + 1000}), {(qs.shape[1] - 1) * DT * SUBSTEPS:g} s: balance times "
+              f"{', '.join(f'{s:.2f}' for s, _ in times)} s; {sum(s >= 10 for s, _ in times)}/{len(times)} >= 10 s; balanced from "
+              f"{', '.join('never' if st is None else f'{st:.2f}' for _, st in times)} s; max |x| {np.abs(qs[..., 0]).max():.2f} m")
+        return None, qs, times
     t0 = time.time()
     policy, history, init_from, kept = train(args, model, cam, look)
     train_seconds = time.time() - t0

@@ -181,3 +181,52 @@ def test_bad_arguments_are_explained(ex, tmp_path):
         ex.main(["--updates", "0", "--out", str(tmp_path)])
     with pytest.raises(SystemExit):
         ex.main(["--init", str(tmp_path / "missing.pt"), "--out", str(tmp_path)])
+
+
+def test_classical_swingup_is_possible(ex, scene):
+    """The swing-up is possible within the force limit: a classical controller on the true state (energy
+    pumping, LQR catch) brings the hanging pole up and holds it, the cart on the track (the --classical check)."""
+    model, _, _ = scene
+    q0, v0 = ex.initial_states("swingup", 2, np.random.default_rng(1000))
+    qs = ex.classical_swingup(model, q0.numpy(), v0.numpy(), 6.0)
+    times = ex.balance_times(qs, ex.DT * ex.SUBSTEPS)
+    assert all(s >= 3.0 for s, _ in times), times
+    assert np.abs(qs[..., 0]).max() < ex.TRACK
+    # Without the pump the pole stays hanging: the check measures the controller, not the start.
+    qs = ex.classical_swingup(model, q0.numpy(), v0.numpy(), 6.0, pump=0.0)
+    assert all(s == 0.0 for s, _ in ex.balance_times(qs, ex.DT * ex.SUBSTEPS))
+
+
+def test_reverse_curriculum_starts(ex):
+    """--reverse-from: by angle, at rest within D of upright; --reverse-shell: up to pi on the orbit of
+    upright energy turning toward upright, beyond with an energy deficit up to D - pi (pi + 2: hanging)."""
+    rng = np.random.default_rng(0)
+    q, v = ex.initial_states("swingup", 200, rng, spin=0.1, reach=0.5)
+    assert np.all(np.abs(q[:, 1].numpy()) <= 0.5) and np.all(np.abs(v[:, 1].numpy()) <= 0.1)
+    q, v = ex.initial_states("swingup", 200, rng, reach=2.0, shell=True)
+    gap = ex.energy_gap(q, v).numpy()
+    assert np.all(np.abs(q[:, 1].numpy()) <= 2.0) and np.allclose(gap, 0.0, atol=1e-9)
+    assert np.all(q[:, 1].numpy() * v[:, 1].numpy() <= 0), "on the first part, the pole turns toward upright"
+    q, v = ex.initial_states("swingup", 400, rng, reach=np.pi + 1.0, shell=True)
+    gap = ex.energy_gap(q, v).numpy()
+    assert gap.min() >= -1.0 - 1e-9 and gap.min() < -0.8 and gap.max() <= 1e-9
+    q, v = ex.initial_states("swingup", 50, rng, reach=np.pi + 2.0, shell=True)
+    assert np.all(ex.energy_gap(q, v).numpy() >= -2.0 - 1e-9)
+
+
+def test_energy_weight_switches_near_the_top(ex):
+    qs = torch.tensor([[0.0, np.pi], [0.0, 0.0]], dtype=torch.float64)
+    w = ex.energy_weight(qs, 0.5)
+    assert w[0].item() > 0.999 and w[1].item() < 1e-3
+    assert ex.energy_weight(qs, None) == 1.0
+
+
+def test_quick_reverse_curriculum_run(ex, tmp_path):
+    history, qs, times = ex.main(["--quick", "--quiet", "--stage", "swingup", "--reverse-shell", "--reverse-from", "0.25",
+                                  "--upright", "1", "--window", "1", "--skip-spikes", "5", "--energy", "1",
+                                  "--energy-switch", "0.5", "--out", str(tmp_path)])
+    assert len(history) == 3 and all(np.isfinite(h["loss"]) for h in history)
+    assert all(h["reach"] is not None for h in history)
+    text = (tmp_path / "results_swingup.md").read_text()
+    assert "Reverse curriculum (along the swing-up" in text and "Truncated backpropagation" in text
+    assert "(1 - cos theta)" in text and "switched by height" in text
