@@ -12,6 +12,7 @@
 
 #include "../support/ad_jacobian.hpp"
 #include "../support/contact_scenes.hpp"
+#include "../support/error_of.hpp"
 #include "gradyn/collision/collide.hpp"
 #include "gradyn/contact/penalty.hpp"
 #include "gradyn/dynamics/kinematics.hpp"
@@ -95,14 +96,7 @@ Model pushing_with_networks(ContactModel contact_model = ContactModel::Penalty) 
   return m;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 Eigen::VectorXd step_velocity(const Model& m, const Eigen::VectorXd& q, const Eigen::VectorXd& v) {
   Data d(m);

@@ -11,6 +11,7 @@
 
 #include "../support/ad_jacobian.hpp"
 #include "../support/contact_scenes.hpp"
+#include "../support/error_of.hpp"
 #include "gradyn/dynamics/kinematics.hpp"
 #include "gradyn/dynamics/network_forces.hpp"
 #include "gradyn/grad/gradcheck.hpp"
@@ -79,14 +80,7 @@ Model floating_body_with_a_wrench(const char* activation, unsigned seed) {
   return with_network(body, spec);
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(NetworkForces, WithNetworkNamesInputsOutputsAndParameters) {
   const Model m = arm(ContactModel::None);

@@ -31,21 +31,32 @@ NetworkContactState<S> network_contact_state(const ContactTpl<S>& c, int side, c
   return {c.depth, Vector3<S>(S(side) * c.normal), c.point, Vector3<S>(S(side) * u)};
 }
 
-/// The pair's Coulomb coefficient mu plus the outputs of the contact_friction networks on contact
-/// c (not yet clamped); each network's layers stay in data.network_work. state_of(body) gives a
+/// Runs each network at `site` that sees contact c (between bodies body_a and body_b; u its
+/// relative velocity) forward and calls visit(n, side, st, y): the network's index, its side, its
+/// body's state and its outputs (its layers stay in data.network_work[n]). state_of(body) gives a
 /// body's NetworkBodyState.
-template <class S, class StateOf>
-S friction_with_networks(const ModelTpl<S>& model, DataTpl<S>& data, const ContactTpl<S>& c, int body_a, int body_b,
-                         const Vector3<S>& u, S mu, const StateOf& state_of) {
+template <class S, class StateOf, class Visit>
+void run_contact_networks(const ModelTpl<S>& model, DataTpl<S>& data, NetworkSite site, const ContactTpl<S>& c,
+                          int body_a, int body_b, const Vector3<S>& u, const StateOf& state_of, Visit&& visit) {
   for (size_t n = 0; n < model.networks.size(); ++n) {
     const NetworkTpl<S>& net = model.networks[n];
-    if (net.site != NetworkSite::ContactFriction) continue;
+    if (net.site != site) continue;
     const int side = contact_network_side(net, body_a, body_b);
     if (side == 0) continue;
     DenseWorkspaceTpl<S>& work = data.network_work[n];
-    gather_contact_network_inputs(net, state_of(net.body), network_contact_state(c, side, u), work.input);
-    mu += dense_forward<S>(net.shape, net.weights, work)[0];
+    const NetworkBodyState<S> st = state_of(net.body);
+    gather_contact_network_inputs(net, st, network_contact_state(c, side, u), work.input);
+    visit(n, side, st, dense_forward<S>(net.shape, net.weights, work));
   }
+}
+
+/// The pair's Coulomb coefficient mu plus the outputs of the contact_friction networks on contact
+/// c (not yet clamped).
+template <class S, class StateOf>
+S friction_with_networks(const ModelTpl<S>& model, DataTpl<S>& data, const ContactTpl<S>& c, int body_a, int body_b,
+                         const Vector3<S>& u, S mu, const StateOf& state_of) {
+  run_contact_networks<S>(model, data, NetworkSite::ContactFriction, c, body_a, body_b, u, state_of,
+                          [&](size_t, int, const NetworkBodyState<S>&, const auto& y) { mu += y[0]; });
   return mu;
 }
 
@@ -54,14 +65,9 @@ template <class S, class StateOf>
 Vector3<S> network_contact_force(const ModelTpl<S>& model, DataTpl<S>& data, const ContactTpl<S>& c, int body_a,
                                  int body_b, const Vector3<S>& u, const StateOf& state_of) {
   Vector3<S> f = Vector3<S>::Zero();
-  for (size_t n = 0; n < model.networks.size(); ++n) {
+  run_contact_networks<S>(model, data, NetworkSite::ContactForce, c, body_a, body_b, u, state_of,
+                          [&](size_t n, int side, const NetworkBodyState<S>&, const auto& y) {
     const NetworkTpl<S>& net = model.networks[n];
-    if (net.site != NetworkSite::ContactForce) continue;
-    const int side = contact_network_side(net, body_a, body_b);
-    if (side == 0) continue;
-    DenseWorkspaceTpl<S>& work = data.network_work[n];
-    gather_contact_network_inputs(net, state_of(net.body), network_contact_state(c, side, u), work.input);
-    const auto y = dense_forward<S>(net.shape, net.weights, work);
     Vector3<S> on_body = Vector3<S>::Zero();
     for (size_t k = 0; k < net.output_dofs.size(); ++k) {
       const int out = net.output_dofs[k];
@@ -69,7 +75,7 @@ Vector3<S> network_contact_force(const ModelTpl<S>& model, DataTpl<S>& data, con
       else on_body[out - 1] += y[k];
     }
     f += S(side) * on_body;
-  }
+  });
   return f;
 }
 
@@ -91,17 +97,11 @@ void contact_networks_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const Cont
                           const Vector3<S>& f_bar, ContactNetworkBars<S>& bars, std::vector<Vector6<S>>& pose_bar,
                           std::vector<Vector6<S>>& ow_bar, ModelTangentTpl<S>& model_bar) {
   using K = NetworkInput::Kind;
-  for (size_t n = 0; n < model.networks.size(); ++n) {
+  auto reverse = [&](size_t n, int side, const NetworkBodyState<S>& st, const auto& y) {
     const NetworkTpl<S>& net = model.networks[n];
     const bool is_friction = net.site == NetworkSite::ContactFriction;
-    if (!(is_friction ? friction : force && net.site == NetworkSite::ContactForce)) continue;
-    const int side = contact_network_side(net, body_a, body_b);
-    if (side == 0) continue;
     const S sign = S(side);
     DenseWorkspaceTpl<S>& work = data.network_work[n];
-    const NetworkBodyState<S> st = state_of(net.body);
-    gather_contact_network_inputs(net, st, network_contact_state(c, side, u), work.input);
-    const auto y = dense_forward<S>(net.shape, net.weights, work);
     if (is_friction) {
       work.output_bar[0] = mu_bar;
     } else {  // f_b += s (y_normal s n + y_force)
@@ -136,7 +136,9 @@ void contact_networks_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const Cont
       }
     }
     if (body_read) network_body_state_vjp<S>(st, p_bar, R_bar, ang_bar, lin_bar, pose_bar[net.body], ow_bar[net.body]);
-  }
+  };
+  if (friction) run_contact_networks<S>(model, data, NetworkSite::ContactFriction, c, body_a, body_b, u, state_of, reverse);
+  if (force) run_contact_networks<S>(model, data, NetworkSite::ContactForce, c, body_a, body_b, u, state_of, reverse);
 }
 
 }  // namespace gradyn::detail
