@@ -504,7 +504,7 @@ def render(model, q, camera, appearance=None, camera_pos=None, camera_quat=None,
     from .render import Appearance, Camera, _check_model
 
     _check_model(model)
-    camera, appearance = Camera.of(camera), Appearance.of(appearance)
+    camera, appearance = Camera.of(camera, model), Appearance.of(appearance)
     plain = appearance._plain(model)
     q = _as_float_array(q, "q")
     if q.shape != (model.nq,):

@@ -79,13 +79,34 @@ class Camera:
         return cls(width, height, fovy, eye, _matrix_to_quat(R), body)
 
     @classmethod
-    def of(cls, camera) -> "Camera":
-        """A Camera from a Camera or a dict of its arguments."""
+    def named(cls, model, name: str, width: int = 64, height: int = 64) -> "Camera":
+        """The camera ``name`` declared with the model (``model.cameras``: MJCF ``<camera>``), its
+        pose and field of view as declared, at ``width`` x ``height`` pixels. Warns (UserWarning) when
+        its declaration holds what the renderer does not reproduce (a tracking mode, focal, ...)."""
+        cameras = {c["name"]: c for c in model.cameras}
+        if name not in cameras:
+            listed = ", ".join(repr(n) for n in cameras) or "none (declare one with <camera> in the MJCF file)"
+            raise ValueError(f"camera: the model has no camera named {name!r}; its cameras: {listed}")
+        c = cameras[name]
+        if c["unsupported"]:
+            import warnings
+
+            where = c["where"] or f"camera {name!r}: "
+            warnings.warn(f"{where}not reproduced by gradyn's renderer: {c['unsupported']}", UserWarning, stacklevel=2)
+        return cls(width, height, c["fovy"], c["pos"], c["quat"], c["body"])
+
+    @classmethod
+    def of(cls, camera, model=None) -> "Camera":
+        """A Camera from a Camera, a dict of its arguments, or the name of one of model's cameras
+        (64 x 64 pixels; Camera.named gives another size)."""
         if isinstance(camera, Camera):
             return camera
         if isinstance(camera, dict):
             return cls(**camera)
-        raise TypeError(f"camera: expected a gradyn.Camera or a dict of its arguments, got {type(camera).__name__}")
+        if isinstance(camera, str) and model is not None:
+            return cls.named(model, camera)
+        raise TypeError(f"camera: expected a gradyn.Camera, a dict of its arguments or the name of one of the "
+                        f"model's cameras, got {type(camera).__name__}")
 
     def _plain(self, model) -> dict:
         _check_model(model)
@@ -239,10 +260,11 @@ def render(model, q, camera, appearance=None, threads: int | None = None, return
     """The camera's image of configuration q: (height, width, 3) float64, row 0 at the top; q of shape
     (B, nq) gives (B, height, width, 3), the worlds on ``threads`` threads (None: all cores).
 
-    camera: a :class:`Camera` (or a dict of its arguments); appearance: an :class:`Appearance`, a dict
+    camera: a :class:`Camera`, a dict of its arguments, or the name of one of ``model.cameras`` (MJCF
+    ``<camera>``: 64 x 64 pixels, :meth:`Camera.named` for another size); appearance: an :class:`Appearance`, a dict
     of its arguments, or None (palette colours, lit from above). return_ids: also return the index
     (model.geom_names) of the geom each pixel sees, -1 for the background, shape (height, width)."""
-    camera, appearance = Camera.of(camera), Appearance.of(appearance)
+    camera, appearance = Camera.of(camera, model), Appearance.of(appearance)
     return _core._render(model, q, camera._plain(model), appearance._plain(model), threads, return_ids)
 
 
@@ -261,7 +283,7 @@ def render_vjp(model, q, camera, image_bar, appearance=None, threads: int | None
 
     Everything but q is summed over the worlds of a batch. The geom each pixel sees is held fixed:
     silhouette edges give no gradient."""
-    camera, appearance = Camera.of(camera), Appearance.of(appearance)
+    camera, appearance = Camera.of(camera, model), Appearance.of(appearance)
     look = appearance._plain(model)
     bar = np.asarray(image_bar)
     if bar.dtype.kind == "f" and not np.isfinite(bar).all():  # (other dtypes: the conversion's message)

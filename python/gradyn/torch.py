@@ -492,7 +492,7 @@ def render(model, q, camera, appearance=None, params=None, camera_pos=None, came
     from .render import Appearance, Camera, _check_model
 
     _check_model(model)
-    camera, appearance = Camera.of(camera), Appearance.of(appearance)
+    camera, appearance = Camera.of(camera, model), Appearance.of(appearance)
     q = _as_float_tensor(q, "q")
     dev = q.device
     if q.ndim not in (1, 2) or q.shape[-1] != model.nq:

@@ -244,6 +244,31 @@ format version, truncated or changed bytes raise gradyn.ModelError saying which.
           "Body connections (MJCF <equality><connect>), each a dict: the point anchor1 of body1 (in its body "
           "frame) is held on the point anchor2 of body2 (None: the world), a ball joint that closes a loop. "
           "Enforced by the contact models 'pgs' and 'ipm'; 'penalty' refuses such a model.")
+      .def_prop_ro(
+          "cameras",
+          [](const PyModel& s) {
+            nb::list out;
+            for (const ModelCamera& c : s.model.cameras) {
+              const Frame& f = s.model.frames[static_cast<size_t>(c.frame)];
+              const Eigen::Quaterniond quat(f.placement.R);
+              nb::dict d;
+              d["name"] = c.name;
+              d["body"] = f.body >= 0 ? nb::object(nb::str(s.model.body_names[f.body].c_str())) : nb::none();
+              d["pos"] = nb::make_tuple(f.placement.p.x(), f.placement.p.y(), f.placement.p.z());
+              d["quat"] = nb::make_tuple(quat.x(), quat.y(), quat.z(), quat.w());
+              d["fovy"] = c.fovy;
+              d["unsupported"] = c.unsupported;
+              d["where"] = c.where.str();
+              out.append(d);
+            }
+            return out;
+          },
+          "Cameras declared with the model (MJCF <camera>), each a dict: name, body (None: fixed in the world), "
+          "pos and quat (x, y, z, w) of the camera frame in that body's frame (it looks along its -z axis, x to the "
+          "right of the image, y up), fovy, the vertical field of view in degrees, unsupported, what of its "
+          "declaration gradyn's renderer does not reproduce (a tracking mode, focal, ...; '' for nothing: "
+          "gradyn.Camera.named warns about it), and where it was declared. gradyn.render takes a name: "
+          "gradyn.render(model, q, gradyn.Camera.named(model, 'top', width=96, height=32)).")
       .def_prop_ro("q_rest", vector_property(&Model::q_rest), "Spring rest configuration, shape (nq,).")
       .def_prop_ro("lower_limit", vector_property(&Model::lower_limit),
                    "Lower position limits, shape (nq,); -inf where none.")
@@ -444,6 +469,21 @@ is in the reference configuration q0. Enforced by the contact models 'pgs' and '
 Couple two hinge or slide joints (MJCF <equality><joint>): joint1 - ref1 = c0 + c1 x + ... + c4 x^4 with
 x = joint2 - ref2, the references being the joints' values in q0; without joint2, joint1 is held at
 ref1 + c0. polycoef: 1 to 5 coefficients (c0, c1, ...), the rest 0. Returns the builder.
+)doc")
+      .def(
+          "add_camera",
+          [](ModelBuilder& b, const std::string& name, const std::string& link, nb::handle xyz, nb::handle rpy,
+             double fovy) -> ModelBuilder& {
+            return b.add_camera(name, link,
+                                Pose<double>(rpy_to_matrix<double>(vector3_arg(rpy, "rpy")), vector3_arg(xyz, "xyz")),
+                                fovy);
+          },
+          nb::arg("name"), nb::arg("link"), nb::arg("xyz") = nb::make_tuple(0.0, 0.0, 0.0),
+          nb::arg("rpy") = nb::make_tuple(0.0, 0.0, 0.0), nb::arg("fovy") = 45.0, nb::rv_policy::reference_internal,
+          R"doc(
+A camera fixed on a link (MJCF <camera>; model.cameras): its frame at xyz, rpy (URDF convention) in
+the link's frame looks along its -z axis, x to the right of the image, y up; fovy is the vertical
+field of view in degrees. Render through it with gradyn.render(model, q, name). Returns the builder.
 )doc")
       .def(
           "set_gravity", [](ModelBuilder& b, nb::handle g) -> ModelBuilder& { return b.set_gravity(vector3_arg(g, "gravity")); },

@@ -34,6 +34,13 @@
 //    boundmass, boundinertia and settotalmass are applied as MuJoCo does. A tensor no rigid body
 //    has is refused, repaired (LoadOptions::inertia = Repair, or <compiler balanceinertia="true">,
 //    as MuJoCo's balanceinertia) or accepted as written, by ModelBuilder::add_link.
+//  * <camera>s become model.cameras (parse_camera): a frame of kind Camera on their body's link and
+//    the vertical field of view fovy; unnamed ones are named "camera<k>", k their MuJoCo id (the
+//    world's first, then each body's in tree order). Modes other than fixed (track, targetbody...)
+//    and the intrinsics gradyn's pinhole camera has no room for (focal, principal, sensorsize,
+//    resolution, ipd, orthographic) are kept in ModelCamera::unsupported and said when the camera
+//    is used (gradyn.Camera.named): it stays fixed to its body, square pixels, the principal point
+//    at the image centre.
 //  * Named <site>s become frames (kind Site) of their body's link (parse_site). <sensor>: jointpos,
 //    jointvel, framepos, framequat, framelinvel, frameangvel (objtype/reftype site, xbody or a
 //    primitive geom, whose frame becomes a model frame of kind Geom), gyro, accelerometer and touch
@@ -43,7 +50,7 @@
 //    collision_geom, parse_body, parse_sensors, parse_equality): <equality> weld, tendon, flex
 //    and inactive ones, <tendon>, <keyframe>, <deformable>,
 //    <extension>, body <plugin>, gravcomp and mocap, geom condim != 3 and softness, the sensors above;
-//    silent: drawing (<visual>, <statistic>, <camera>, <light>), <size>, <custom> and <option>'s solver
+//    silent: drawing (<visual>, <statistic>, <light>, <camera> at load), <size>, <custom> and <option>'s solver
 //    settings.
 //  * Collision meshes: <asset><mesh name file|vertex scale> (file: STL, OBJ or any format
 //    Open Asset Import reads, relative to <compiler meshdir>, else assetdir, else the main
@@ -699,6 +706,9 @@ class MjcfParser {
   };
 
   void parse_children(const XMLElement* e, const std::string& link, int active_class, bool world) {
+    if (world)  // MuJoCo numbers the world's cameras before any body's
+      for (const XMLElement* c : children(e))
+        if (std::string(c->Name()) == "camera") parse_camera(c, link, active_class);
     for (const XMLElement* c : children(e)) {
       const std::string kind = c->Name();
       if (kind == "body")
@@ -759,7 +769,7 @@ class MjcfParser {
         warn("plugin", c, "<body><plugin>", "(an engine plugin's forces) is not simulated by gradyn");
       } else if (kind != "body" && kind != "site" && kind != "camera" && kind != "light" && kind != "frame" &&
                  kind != "replicate" && kind != "composite" && kind != "flexcomp" && kind != "attach") {
-        // <site>s become frames (parse_site); <camera> and <light> are drawing: no dynamics, silent
+        // <site>s and <camera>s become frames (parse_site, parse_camera); <light> is drawing: silent
         warn("unknown body element", c, "<body><" + kind + ">",
              "is not an element of an MJCF body that gradyn reads, and is ignored");
       }
@@ -820,6 +830,7 @@ class MjcfParser {
     for (const XMLElement* c : children(e)) {
       const std::string kind = c->Name();
       if (kind == "site") parse_site(c, name, active_class);
+      if (kind == "camera") parse_camera(c, name, active_class);
     }
     for (const XMLElement* c : children(e)) {
       const std::string kind = c->Name();
@@ -966,6 +977,28 @@ class MjcfParser {
     info.size = Vec3(size[0], size[1], size[2]);
     sites_[n] = info;
     result_.builder.add_site(SiteSpec{n, FrameKind::Site, link, Pose<double>(quat.toRotationMatrix(), pos), where(e)});
+  }
+
+  void parse_camera(const XMLElement* e, const std::string& link, int active_class) {
+    const Attrs a = with_defaults(e, "camera", active_class);
+    const char* n = e->Attribute("name");
+    const std::string name = n ? std::string(n) : "camera" + std::to_string(cameras_);
+    ++cameras_;
+    // What the renderer does not reproduce is said when the camera is used (gradyn.Camera.named),
+    // not here: a camera is drawing, and most MuJoCo models carry a tracking camera.
+    std::string unsupported;
+    const std::string mode = keyword(a, "mode", "fixed", {"fixed", "track", "trackcom", "targetbody", "targetbodycom"});
+    if (mode != "fixed") unsupported = "mode=\"" + mode + "\" (gradyn keeps the camera fixed to its body)";
+    for (const char* attr : {"focal", "focalpixel", "principal", "principalpixel", "sensorsize", "resolution", "ipd",
+                             "orthographic"})
+      if (a.has(attr))
+        unsupported += std::string(unsupported.empty() ? "" : ", ") + attr +
+                       " (gradyn's pinhole camera: square pixels, the principal point at the image centre, fovy)";
+    const double fovy = number(a, "fovy", 45.0);
+    if (!(fovy > 0.0 && fovy < 180.0)) fail(e, "fovy must be in (0, 180) degrees, got " + std::to_string(fovy));
+    const Quat quat = orientation(a);
+    result_.builder.add_camera(name, link, Pose<double>(quat.toRotationMatrix(), vec3(a, "pos", Vec3::Zero())), fovy,
+                               where(e), unsupported);  // a repeated name: a ModelError at this element
   }
 
   // <sensor>: jointpos, jointvel, framepos, framequat, framelinvel, frameangvel (objtype site, xbody
@@ -1590,6 +1623,7 @@ class MjcfParser {
   mutable detail::GroupedWarnings notes_;
   std::map<std::string, std::shared_ptr<const ConvexHull>> meshes_;  // <asset><mesh> by name
   std::map<std::string, SiteInfo> sites_;  // named sites (parse_site)
+  int cameras_ = 0;                         // <camera>s read so far (parse_camera)
   std::set<std::string> body_names_, joint_names_;  // what sensors may name
   struct GeomPlace {
     std::string link;

@@ -201,17 +201,35 @@ ModelBuilder& ModelBuilder::add_link(LinkSpec link) {
 }
 
 ModelBuilder& ModelBuilder::add_site(SiteSpec site) {
+  if (site.kind == FrameKind::Camera)
+    throw ModelError(or_named(site.where, "camera", site.name), "add a camera with add_camera (it needs its field of view)");
+  return push_site(std::move(site));
+}
+
+ModelBuilder& ModelBuilder::push_site(SiteSpec site) {
   const SourceLocation where = or_named(site.where, "site", site.name);
-  if (site.name.empty()) throw ModelError(where, "a site needs a name");
-  if (site.kind != FrameKind::Site && site.kind != FrameKind::Geom)
-    throw ModelError(where, "a site's frame is of kind Site or Geom");
+  if (site.name.empty())
+    throw ModelError(where, site.kind == FrameKind::Camera ? "a camera needs a name" : "a site needs a name");
+  if (site.kind != FrameKind::Site && site.kind != FrameKind::Geom && site.kind != FrameKind::Camera)
+    throw ModelError(where, "a site's frame is of kind Site, Geom or Camera");
   for (const auto& x : sites_)
     if (x.name == site.name && x.kind == site.kind)
-      throw ModelError(where, std::string("duplicate ") + (site.kind == FrameKind::Site ? "site" : "geom frame") +
+      throw ModelError(where, std::string("duplicate ") +
+                                  (site.kind == FrameKind::Site ? "site" : site.kind == FrameKind::Geom ? "geom frame" : "camera") +
                                   " name '" + site.name + "'");
   if (!site.placement.R.allFinite() || !site.placement.p.allFinite()) throw ModelError(where, "placement is not finite");
   site.where = where;
   sites_.push_back(std::move(site));
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::add_camera(const std::string& name, const std::string& link, const Pose<double>& placement,
+                                       double fovy, const SourceLocation& where_, const std::string& unsupported) {
+  const SourceLocation where = or_named(where_, "camera", name);
+  if (!(fovy > 0.0 && fovy < 180.0))
+    throw ModelError(where, "fovy: expected a vertical field of view in (0, 180) degrees, got " + std::to_string(fovy));
+  push_site(SiteSpec{name, FrameKind::Camera, link, placement, where});
+  cameras_.emplace_back(fovy, unsupported);
   return *this;
 }
 
@@ -710,7 +728,12 @@ Model ModelBuilder::build(const BuildOptions& options) const {
   // Sites: frames after the links' and joints' frames, on the bodies their links were merged into.
   for (const SiteSpec& site : sites_) {
     auto it = link_index.find(site.link);
-    if (it == link_index.end()) throw ModelError(site.where, "site '" + site.name + "' is on unknown link '" + site.link + "'");
+    if (it == link_index.end())
+      throw ModelError(site.where, std::string(site.kind == FrameKind::Camera ? "camera '" : "site '") + site.name +
+                                       "' is on unknown link '" + site.link + "'");
+    if (site.kind == FrameKind::Camera)
+      m.cameras.push_back({site.name, static_cast<int>(m.frames.size()), cameras_[m.cameras.size()].first,
+                           cameras_[m.cameras.size()].second, site.where});
     m.frames.push_back({site.name, site.kind, link_body[it->second], link_in_body[it->second] * site.placement});
   }
   add_sensors(sensors_, m);

@@ -30,8 +30,9 @@ namespace gradyn {
   static_assert(sizeof(type) == (bytes), #type " changed size: extend the model format in src/model/serialize.cpp " \
                                                 "(write_payload, read_payload), bump kModelFormatVersion, then update " \
                                                 "this size")
-GRADYN_SERIALIZED_SIZE(Model, 944);
+GRADYN_SERIALIZED_SIZE(Model, 968);
 GRADYN_SERIALIZED_SIZE(BodyConnection, 160);
+GRADYN_SERIALIZED_SIZE(ModelCamera, 152);
 GRADYN_SERIALIZED_SIZE(JointCoupling, 168);
 GRADYN_SERIALIZED_SIZE(Sensor, 168);
 GRADYN_SERIALIZED_SIZE(Frame, 136);
@@ -296,6 +297,15 @@ void write_payload(const Model& m, Writer& w) {
     w.where(c.where);
   }
 
+  w.count(m.cameras.size());
+  for (const ModelCamera& c : m.cameras) {
+    w.str(c.name);
+    w.i32(c.frame);
+    w.f64(c.fovy);
+    w.str(c.unsupported);
+    w.where(c.where);
+  }
+
   w.count(m.body_connections.size());
   for (const BodyConnection& c : m.body_connections) {
     w.str(c.name);
@@ -469,7 +479,7 @@ Model read_payload(Reader& r) {
   m.frames.resize(r.count("frames", 8 + 1 + 4 + kPoseBytes));
   for (Frame& f : m.frames) {
     f.name = r.str("frame name");
-    f.kind = r.enumeration("frame kind", FrameKind::Geom);
+    f.kind = r.enumeration("frame kind", FrameKind::Camera);
     f.body = r.i32("frame body");
     check_index(f.body, -1, m.nbodies(), "the body of frame '" + f.name + "'");
     f.placement = r.pose("frame placement");
@@ -536,6 +546,19 @@ Model read_payload(Reader& r) {
     c.q1_ref = r.f64("joint coupling q1_ref");
     c.q2_ref = r.f64("joint coupling q2_ref");
     c.where = r.where("joint coupling source location");
+  }
+
+  m.cameras.resize(r.count("cameras", 8 + 4 + 8 + 8 + 8 + 4 + 8));
+  for (ModelCamera& c : m.cameras) {
+    c.name = r.str("camera name");
+    c.frame = r.i32("camera frame");
+    check_index(c.frame, 0, static_cast<int>(m.frames.size()), "the frame of camera '" + c.name + "'");
+    if (m.frames[static_cast<size_t>(c.frame)].kind != FrameKind::Camera)
+      Reader::inconsistent("camera '" + c.name + "' names a frame that is not a camera's");
+    c.fovy = r.f64("camera fovy");
+    if (!(c.fovy > 0.0 && c.fovy < 180.0)) Reader::inconsistent("camera '" + c.name + "' has a fovy outside (0, 180)");
+    c.unsupported = r.str("camera unsupported");
+    c.where = r.where("camera source location");
   }
 
   m.body_connections.resize(r.count("body connections", 8 + 4 + 4 + 6 * 8 + 8));

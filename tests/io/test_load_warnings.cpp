@@ -171,7 +171,8 @@ TEST(LoadWarnings, HarmlessMjcfElementsAreSilent) {
       "data='1'/></custom><option timestep='0.002' integrator='RK4' cone='elliptic' impratio='10'><flag "
       "gravity='enable' eulerdamp='disable' warmstart='disable'/></option>",
       "margin='0.1' solreflimit='0.02 1'", "rgba='1 0 0 1' group='1'", "", "",
-      "<site name='s'/><camera name='c'/><light name='l'/>");  // an unlimited joint's limit softness: moot
+      "<site name='s'/><camera name='c' mode='trackcom' focal='0.01 0.01'/><light name='l'/>");  // an unlimited
+  // joint's limit softness: moot; a camera's mode and intrinsics are said when it is used (Camera.named)
   std::vector<std::string> w = mjcf_warnings(xml);
   EXPECT_TRUE(w.empty()) << joined(w);
   w = mjcf_warnings(mjcf("", "", "contype='0' conaffinity='0' condim='1' solref='0.02 1'"));

@@ -188,6 +188,16 @@ void expect_models_equal(const Model& a, const Model& b) {
     expect_same(x.where, y.where, what + " where");
   }
 
+  ASSERT_EQ(a.cameras.size(), b.cameras.size());
+  for (size_t k = 0; k < a.cameras.size(); ++k) {
+    EXPECT_EQ(a.cameras[k].name, b.cameras[k].name);
+    EXPECT_EQ(a.cameras[k].frame, b.cameras[k].frame);
+    EXPECT_EQ(a.cameras[k].fovy, b.cameras[k].fovy);
+    EXPECT_EQ(a.cameras[k].unsupported, b.cameras[k].unsupported);
+    EXPECT_EQ(a.cameras[k].where.file, b.cameras[k].where.file);
+    EXPECT_EQ(a.cameras[k].where.line, b.cameras[k].where.line);
+  }
+
   ASSERT_EQ(a.networks.size(), b.networks.size());
   for (size_t k = 0; k < a.networks.size(); ++k) {
     const Network &x = a.networks[k], &y = b.networks[k];
@@ -378,6 +388,13 @@ Model everything() {
   push.outputs = {"force.x", "normal"};
   push.zero_last_layer = false;
   m = with_network(m, push);
+  {
+    Frame eye{"eye", FrameKind::Camera, 1, Pose<double>(rpy_to_matrix<double>(Vector3<double>(0.1, -0.2, 0.3)),
+                                                          Vector3<double>(0.05, 0.0, 0.2))};
+    m.cameras.push_back({"eye", static_cast<int>(m.frames.size()), 62.5, "mode=\"track\"",
+                         SourceLocation{"arm.xml", 80, "<camera name='eye'>"}});
+    m.frames.push_back(eye);
+  }
   m.excluded_pairs.emplace_back(-1, 0);
   m.collide_parent_child = true;
   m.max_contacts = 40;

@@ -357,7 +357,8 @@ def render_good(m, *bar):
 _render_extra = [
     Case("q-extra-dims", setarg("q", lambda x, m: np.asarray(x, dtype=float)[..., None, None]), raises("q", "expected shape")),
     Case("q-nan", setarg("q", lambda x, m: with_entry(x, np.nan)), valid(lambda r: True, "the world geoms only")),
-    Case("camera-a-string", setarg("camera", "front"), raises("camera", "gradyn.Camera", types=(TypeError,))),
+    Case("camera-unknown-name", setarg("camera", "front"), raises("no camera named 'front'", "its cameras")),
+    Case("camera-a-number", setarg("camera", 3), raises("camera", "gradyn.Camera", types=(TypeError,))),
     Case("camera-zero-width", setarg("camera", dict(width=0, height=4)), raises("width", "positive")),
     Case("camera-unknown-body", setarg("camera", dict(width=8, height=6, body="wheel")), raises("Camera.body", "wheel")),
     Case("appearance-colours-per-geom", setarg("appearance", dict(colors=np.zeros((2, 3)))),
@@ -686,6 +687,14 @@ row("gradyn.ModelBuilder.add_connection", builder_method("add_connection"),
      Case("anchor1-nan", setarg("anchor1", (np.nan, 0, 0)), raises("anchor1", "finite")),
      Case("anchor2-inf", setarg("anchor2", (0, 0, np.inf)), raises("anchor2", "finite"))])
 
+row("gradyn.ModelBuilder.add_camera", builder_method("add_camera"),
+    fresh_builder(dict(name="eye", link="bob", xyz=(0.1, 0, 0), rpy=(0, 0.3, 0), fovy=60.0)),
+    [Case("fovy-zero", setarg("fovy", 0.0), raises("fovy", "(0, 180)", types=(gradyn.ModelError,))),
+     Case("fovy-nan", setarg("fovy", float("nan")), raises("fovy", types=(gradyn.ModelError,))),
+     Case("xyz-wrong-shape", setarg("xyz", (0.1, 0)), raises("xyz", "expected shape")),
+     Case("rpy-inf", setarg("rpy", (0, np.inf, 0)), raises("rpy", "finite")),
+     Case("name-empty", setarg("name", ""), raises("a camera needs a name", types=(gradyn.ModelError,)))])
+
 row("gradyn.ModelBuilder.set_gravity", builder_method("set_gravity"), fresh_builder(dict(gravity=(0, 0, -1.0))),
     [Case("gravity-wrong-shape", setarg("gravity", (0, -1.0)), raises("gravity", "expected shape")),
      Case("gravity-nan", setarg("gravity", (0, 0, np.nan)), raises("gravity", "finite"))])
@@ -870,7 +879,8 @@ def torch_rows():
     yield Row("gradyn.torch.render", model_first(gt.render), lambda m: dict(model=m.sens, q=t([0.3]), camera=camera), [
         Case("q-wrong-shape", setarg("q", t([0.3, 0.0])), raises("q", "expected")),
         Case("q-complex", setarg("q", torch.tensor([0.3 + 1j])), raises("q", "real", types=(TypeError,))),
-        Case("camera-a-string", setarg("camera", "front"), raises("camera", types=(TypeError,))),
+        Case("camera-unknown-name", setarg("camera", "front"), raises("no camera named 'front'")),
+        Case("camera-a-number", setarg("camera", 3), raises("camera", types=(TypeError,))),
         Case("model-None", setarg("model", None), raises("model", types=(TypeError,)))])
     yield Row("gradyn.torch.policy_rollout", lambda m, **kw: gt.policy_rollout(**kw),
               lambda m: dict(policy=m.policy, q0=t([0.3]), v0=t([0.0]), steps=3, dt=0.01, task=t([1.0])), [
@@ -898,7 +908,8 @@ def jax_rows():
     camera = gradyn.Camera.look_at((0.25, -2, 0), (0.25, 0, 0), width=8, height=6)
     yield Row("gradyn.jax.render", model_first(gj.render), lambda m: dict(model=m.sens, q=a([0.3]), camera=camera), [
         Case("q-wrong-shape", setarg("q", a([0.3, 0.0])), raises("q", "expected")),
-        Case("camera-a-string", setarg("camera", "front"), raises("camera", types=(TypeError,))),
+        Case("camera-unknown-name", setarg("camera", "front"), raises("no camera named 'front'")),
+        Case("camera-a-number", setarg("camera", 3), raises("camera", types=(TypeError,))),
         Case("model-None", setarg("model", None), raises("model", types=(TypeError,)))])
     yield Row("gradyn.jax.policy_rollout", lambda m, **kw: gj.policy_rollout(**kw),
               lambda m: dict(policy=m.policy, q0=a([0.3]), v0=a([0.0]), steps=3, dt=0.01, task=a([1.0])), [

@@ -239,7 +239,7 @@ def test_damaged_bytes_raise_model_error_saying_what_is_wrong():
     with pytest.raises(gradyn.ModelError, match="not a gradyn model pickle"):
         pickle.loads(pickle.dumps(model).replace(b"GRADYN-MODEL", b"SOMETHING-EL"))
     other_version = state[:12] + (99).to_bytes(4, "little") + state[16:]
-    with pytest.raises(gradyn.ModelError, match="made by format version 99, this gradyn reads format version 4"):
+    with pytest.raises(gradyn.ModelError, match=r"made by format version 99, this gradyn reads format version \d+: unpickle it with the gradyn"):
         pickle.loads(pickle.dumps(model).replace(state, other_version))
     for cut in (20, len(state) // 2, len(state) - 1):
         with pytest.raises(gradyn.ModelError, match="truncated"):

@@ -3,6 +3,7 @@ plane's colour times the Lambert factor, the background), gradients against cent
 images where no silhouette moves, the edge behaviour, batches, and errors in the user's terms."""
 
 import math
+import pathlib
 
 import numpy as np
 import pytest
@@ -246,3 +247,92 @@ def test_jax_render_gradients_and_vmap(scene):
     qs = np.stack([q, q + 0.05 * np.eye(model.nq)[7]])
     images = jax.vmap(lambda q_: gj.render(model, q_, cam, look))(jnp.asarray(qs))
     np.testing.assert_allclose(images, gradyn.render(model, qs, cam, look), rtol=0, atol=0)
+
+
+CAMERAS = pathlib.Path(__file__).resolve().parents[1] / "data" / "mjcf" / "cameras.xml"
+
+
+def _quat_matrix(x, y, z, w):
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def test_mjcf_cameras_are_where_mujoco_puts_them():
+    """MJCF <camera>s in the world, on a hinged arm, on a link welded to it (merged) and unnamed:
+    model.cameras gives MuJoCo's names (unnamed: 'camera<id>'), fields of view and world poses at
+    random configurations; the tracking camera loads silently (cameras are drawing) and warns when
+    it is used that it stays fixed to its body; a render through the named camera equals one through
+    an explicit camera at MuJoCo's pose."""
+    mujoco = pytest.importorskip("mujoco")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = gradyn.load(str(CAMERAS))
+    m = mujoco.MjModel.from_xml_path(str(CAMERAS))
+    d = mujoco.MjData(m)
+    cams = model.cameras
+    assert [c["name"] for c in cams] == [m.cam(i).name or f"camera{i}" for i in range(m.ncam)]
+    assert [c["name"] for c in cams] == ["top", "camera1", "wrist", "camera3", "tracker"]
+    assert [c["body"] for c in cams] == [None, None, "arm", "arm", "finger"]
+    np.testing.assert_allclose([c["fovy"] for c in cams], m.cam_fovy)
+    rng = np.random.default_rng(0)
+    for trial in range(4):
+        q = np.zeros(model.nq) if trial == 0 else rng.uniform(-1, 1, size=model.nq)
+        d.qpos[:] = q  # both models order q as hinge, slide
+        mujoco.mj_forward(m, d)
+        poses = gradyn.forward_kinematics(model, q)["body_poses"]
+        names = list(model.body_names)
+        for i, c in enumerate(cams):
+            if c["name"] == "tracker" and trial > 0:
+                continue  # MuJoCo moves it with the subtree's centre of mass; gradyn does not (the warning)
+            X = np.eye(4) if c["body"] is None else poses[names.index(c["body"])]
+            R = X[:3, :3] @ _quat_matrix(*c["quat"])
+            p = X[:3, :3] @ np.array(c["pos"]) + X[:3, 3]
+            np.testing.assert_allclose(p, d.cam_xpos[i], atol=1e-12, err_msg=c["name"])
+            np.testing.assert_allclose(R, d.cam_xmat[i].reshape(3, 3), atol=1e-12, err_msg=c["name"])
+    q = np.array([0.3, 0.05])
+    d.qpos[:] = q
+    mujoco.mj_forward(m, d)
+    R = d.cam_xmat[2].reshape(3, 3)
+    quat = np.empty(4)
+    mujoco.mju_mat2Quat(quat, d.cam_xmat[2])  # w, x, y, z
+    explicit = gradyn.Camera(48, 32, m.cam_fovy[2], d.cam_xpos[2], (quat[1], quat[2], quat[3], quat[0]))
+    by_name = gradyn.render(model, q, gradyn.Camera.named(model, "wrist", width=48, height=32))
+    np.testing.assert_allclose(by_name, gradyn.render(model, q, explicit), atol=1e-9)
+    assert gradyn.render(model, q, "wrist").shape == (64, 64, 3)
+    with pytest.warns(UserWarning, match=r"cameras.xml:\d+: <camera name='tracker'>: not reproduced by gradyn's renderer: "
+                                         r"mode=\"trackcom\" \(gradyn keeps the camera fixed to its body\)"):
+        gradyn.Camera.named(model, "tracker")
+    with pytest.raises(ValueError, match=r"no camera named 'side'; its cameras: 'top', 'camera1', 'wrist'"):
+        gradyn.render(model, q, "side")
+    assert gradyn.load(str(CAMERAS)).cameras == cams  # and the model pickles with them
+    import pickle
+    assert pickle.loads(pickle.dumps(model)).cameras == cams
+
+
+def test_builder_cameras_are_model_cameras():
+    """ModelBuilder.add_camera: the camera's body, pose (xyz, rpy in the link frame) and fovy in
+    model.cameras; bad requests name the camera."""
+    b = gradyn.ModelBuilder()
+    b.add_link("base")
+    b.add_link("bob", mass=1.0, com=(0, 0, -0.5), inertia=(0.01, 0.01, 0.01, 0, 0, 0))
+    b.add_joint("hinge", "revolute", parent="base", child="bob", xyz=(0, 0, 1), axis=(0, 1, 0))
+    b.add_camera("eye", "bob", xyz=(0.1, 0, -0.2), rpy=(0, 0.3, 0), fovy=60)
+    b.add_camera("fixed", "base", xyz=(0, -2, 1), rpy=(np.pi / 2, 0, 0))
+    m = b.build()
+    eye, fixed = m.cameras
+    assert (eye["name"], eye["body"], eye["fovy"], fixed["body"], fixed["fovy"]) == ("eye", "bob", 60.0, None, 45.0)
+    np.testing.assert_allclose(eye["pos"], (0.1, 0, -0.2), atol=1e-15)
+    c, s = np.cos(0.15), np.sin(0.15)  # rpy (0, 0.3, 0): half the pitch about y
+    np.testing.assert_allclose(eye["quat"], (0, s, 0, c), atol=1e-15)
+    with pytest.raises(gradyn.ModelError, match=r"<camera name='wide'>: fovy: expected a vertical field of view in \(0, 180\)"):
+        gradyn.ModelBuilder().add_camera("wide", "base", fovy=180)
+    with pytest.raises(gradyn.ModelError, match="duplicate camera name 'eye'"):
+        b.add_camera("eye", "bob")
+    lost = gradyn.ModelBuilder()
+    lost.add_link("base")
+    lost.add_camera("c", "nowhere")
+    with pytest.raises(gradyn.ModelError, match="camera 'c' is on unknown link 'nowhere'"):
+        lost.build()

@@ -73,7 +73,7 @@ struct ActuatorSpec {
 /// (kind Geom). It becomes a model frame of that kind.
 struct SiteSpec {
   std::string name;
-  FrameKind kind = FrameKind::Site;  // Site or Geom
+  FrameKind kind = FrameKind::Site;  // Site, Geom or Camera (add_camera)
   std::string link;        // the link it is fixed on
   Pose<double> placement;  // in the link frame
   SourceLocation where;
@@ -172,6 +172,11 @@ class ModelBuilder {
   const std::vector<JointSpec>& joints() const { return joints_; }
   const std::vector<ActuatorSpec>& actuators() const { return actuators_; }
   const std::vector<SiteSpec>& sites() const { return sites_; }
+  /// A camera (ModelCamera): its frame at placement on link (it looks along its -z axis, x to the
+  /// right of the image, y up) and its vertical field of view in degrees, in (0, 180).
+  /// unsupported: what of the declaration the renderer does not reproduce (ModelCamera).
+  ModelBuilder& add_camera(const std::string& name, const std::string& link, const Pose<double>& placement,
+                           double fovy = 45.0, const SourceLocation& where = {}, const std::string& unsupported = "");
   const std::vector<SensorSpec>& sensors() const { return sensors_; }
   const std::vector<JointCouplingSpec>& joint_couplings() const { return couplings_; }
   const std::vector<ConnectionSpec>& connections() const { return connections_; }
@@ -184,6 +189,8 @@ class ModelBuilder {
   std::vector<JointSpec> joints_;
   std::vector<ActuatorSpec> actuators_;
   std::vector<SiteSpec> sites_;
+  std::vector<std::pair<double, std::string>> cameras_;  // per site of kind Camera, in order: fovy, unsupported
+  ModelBuilder& push_site(SiteSpec site);  // add_site's and add_camera's checks
   std::vector<SensorSpec> sensors_;
   std::vector<JointCouplingSpec> couplings_;
   std::vector<ConnectionSpec> connections_;

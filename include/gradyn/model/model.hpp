@@ -17,7 +17,8 @@
 
 namespace gradyn {
 
-enum class FrameKind : std::uint8_t { Link, Joint, Site, Geom };  // Geom: an MJCF geom's frame a sensor reads
+// Geom: an MJCF geom's frame a sensor reads; Camera: an MJCF <camera>'s frame (model.cameras)
+enum class FrameKind : std::uint8_t { Link, Joint, Site, Geom, Camera };
 
 /// A named frame rigidly attached to a body (a URDF link, an MJCF body or site, a joint frame).
 template <class S>
@@ -215,6 +216,19 @@ struct JointCoupling {
 // Holds a point of body1 on a point of body2 (or of the world), a ball joint that closes a loop:
 //   oM(body1) anchor1 = oM(body2) anchor2  (three rows along the world axes).
 // Pgs and Ipm enforce it as three bilateral constraint rows, Penalty as a stiff spring-damper.
+/// A camera declared with the model (MJCF <camera>): its frame, model.frames[frame] (kind Camera),
+/// is the camera frame (it looks along its -z axis, x to the right of the image, y up), and fovy
+/// its vertical field of view. The image size is the renderer's choice.
+struct ModelCamera {
+  std::string name;
+  int frame = -1;
+  double fovy = 45.0;  // degrees
+  // What of the declaration gradyn's renderer does not reproduce (MJCF mode="trackcom", focal, ...),
+  // said when the camera is used, not at load (cameras are drawing); empty: nothing.
+  std::string unsupported;
+  SourceLocation where;
+};
+
 struct BodyConnection {
   std::string name;
   int body1 = -1;  // a moving body
@@ -266,6 +280,9 @@ struct ModelTpl {
   Vector3<S> gravity = Vector3<S>(S(0), S(0), S(-9.81));
 
   std::vector<FrameTpl<S>> frames;
+
+  // Cameras declared with the model (MJCF <camera>), for render (render/camera.hpp).
+  std::vector<ModelCamera> cameras;
 
   // --- joint couplings (contact/joint_constraints.hpp) ------------------------------------------
   std::vector<JointCoupling> joint_couplings;
@@ -381,6 +398,7 @@ ModelTpl<T> ModelTpl<S>::cast() const {
   m.frictionloss = frictionloss.template cast<T>();
   m.joint_couplings = joint_couplings;
   m.body_connections = body_connections;
+  m.cameras = cameras;
   m.q_rest = q_rest.template cast<T>();
   m.lower_limit = lower_limit.template cast<T>();
   m.upper_limit = upper_limit.template cast<T>();
