@@ -62,9 +62,8 @@ def true_friction(x, y):
 def with_weights(model, values):
     """A copy of the model with the parameters named in `values` set."""
     p = np.array(model.params)
-    names = model.param_names
     for name, value in values.items():
-        p[names.index(name)] = value
+        p[gradyn.param_index(model, name)] = value
     return model.with_params(p)
 
 
@@ -196,8 +195,7 @@ def main(argv=None):
     true_train = block_poses(simulate(truth, *train_set)[:, ::EVERY])
     true_test = simulate(truth, *test_set)
 
-    names = plain.param_names
-    ground = names.index("ground.friction")
+    ground = gradyn.param_index(plain, "ground.friction")
     start = time.perf_counter()
     tuned_params, tune_losses = train(plain, np.array(plain.params), np.array([ground]), *train_set, true_train,
                                       args.tune_iterations, 0.02, "tune mu")

@@ -325,6 +325,16 @@ def test_contact_site_networks_train_through_rollouts():
                                ctrls=np.tile(q[7:9] + 0.002, (T, 1)))
     for n in h.networks:  # each network's weights have a gradient
         assert np.abs(grads[3][n["param_offset"]:n["param_offset"] + n["param_count"]]).max() > 1e-6, n["name"]
+    # a NaN weight in one world's contact network flags that world only, the others stay bitwise
+    B, steps = 3, 20
+    p = np.tile(h.params, (B, 1))
+    info = h.networks[1]
+    p[1, info["param_offset"] + 2] = np.nan
+    qs, vs, status = gradyn.rollout(h, np.tile(q, (B, 1)), np.tile(v, (B, 1)), None, 1e-3,
+                                    ctrls=np.tile(q[7:9] + 0.002, (B, steps, 1)), params=p, return_status=True)
+    alone = gradyn.rollout(h, q, v, None, 1e-3, ctrls=np.tile(q[7:9] + 0.002, (steps, 1)))
+    assert (status[1] & int(gradyn.Status.NON_FINITE)).any() and not status[[0, 2]].any()
+    assert np.array_equal(qs[0], alone[0]) and np.array_equal(qs[2], alone[0])
     with pytest.raises(ValueError, match="network 'surface' is at site 'contact_friction', which only the penalty"):
         gradyn.step(h.with_contact(model="pgs"), q, v, np.zeros(h.nv), 1e-3)
     with pytest.raises(ValueError, match="other: expected 'world' or the body on the contacts' other side; body 'table'"):
