@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import pathlib
 import sys
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -246,6 +247,7 @@ class ConvexMPC:
         self.inv_inertia_body = np.linalg.inv(robot.inertia)
         self.last_status = None
         self.last_iterations = 0
+        self.solve_times = []  # wall time of each OSQP update + solve [s]
 
     def solve(self, state, feet, contacts, x_ref):
         """state: (12,), feet: (N, 4, 3) foot positions per horizon step, contacts: (N, 4) 0/1,
@@ -282,8 +284,10 @@ class ConvexMPC:
         self.u[self.fz_rows] = F_MAX * contacts.ravel()
         qvec = np.zeros(self.nx + self.nf)
         qvec[:self.nx] = -(self.Q[None, :] * x_ref).ravel()
+        t0 = time.perf_counter()
         self.solver.update(q=qvec, l=self.l, u=self.u, Ax=data)
         res = self.solver.solve()
+        self.solve_times.append(time.perf_counter() - t0)
         self.last_status = res.info.status
         self.last_iterations = res.info.iter
         x = res.x

@@ -351,3 +351,32 @@ def test_pushing_friction_network_beats_every_constant_coefficient():
     assert loss and tuned and hybrid, out
     assert float(loss.group(2)) < 0.2 * float(loss.group(1)), out
     assert float(hybrid.group(1)) < 0.5 * float(tuned.group(1)), out
+
+
+def test_laikago_mpc_smoke_run_trots_and_times_both_controllers(tmp_path):
+    """examples/control/laikago_mpc.py --quick: the OSQP MPC trots 0.6 s from rest without falling
+    (base up, toes lifting), a network is trained on its transitions (one DAgger round), and both
+    controllers' times per control step are written, finite and positive."""
+    pytest.importorskip("torch")
+    pytest.importorskip("osqp")
+    out = run("examples/control/laikago_mpc.py", "--quick", "--out", str(tmp_path))
+    md = (tmp_path / "laikago_mpc.md").read_text()
+    assert (tmp_path / "laikago_mpc.png").stat().st_size > 0
+    number = r"(-?[0-9.]+|nan)"
+    rows = {m.group(1): [m.group(i) for i in range(2, 9)] for m in re.finditer(
+        rf"^\| (MPC|network) \| 0\.40 \| {number} \| {number} \| {number} \| {number} \| {number}% \| {number} \| "
+        r"(yes|no) \|", md, re.M)}
+    assert set(rows) == {"MPC", "network"}, md
+    mpc = [float(x) for x in rows["MPC"][:6]]
+    assert all(np.isfinite(mpc)), md
+    _, _, z_mean, z_min, lifted, toe_peak = mpc
+    assert rows["MPC"][-1] == "no" and z_min > 0.45, md  # stands up and trots (stance base: 0.506 m)
+    assert 20 <= lifted <= 80 and toe_peak > 3.0, md  # the feet lift (a trot: about half the time)
+    assert all(np.isfinite([float(x) for x in rows["network"][:6]])), md
+    times = re.search(r"\| MPC \(OSQP\) \| (\d+) \| ([0-9.]+) \|.*\n\| network \| (\d+) \| ([0-9.]+) \|", md)
+    assert times and int(times.group(1)) == 600 and float(times.group(2)) > 0 and float(times.group(4)) > 0, md
+    speedup = re.search(r"per control step \(median MPC / median network\): \*\*([0-9.]+)x\*\*", md)
+    assert speedup and float(speedup.group(1)) == pytest.approx(float(times.group(2)) / float(times.group(4)),
+                                                               rel=0.01), md
+    assert "DAgger: 1 rounds" in md and "QP solves not reported 'solved' by OSQP (demonstrations and evaluation): 0" in md
+    assert "MPC transitions" in out
