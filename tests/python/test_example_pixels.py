@@ -230,3 +230,69 @@ def test_quick_reverse_curriculum_run(ex, tmp_path):
     text = (tmp_path / "results_swingup.md").read_text()
     assert "Reverse curriculum (along the swing-up" in text and "Truncated backpropagation" in text
     assert "(1 - cos theta)" in text and "switched by height" in text
+
+
+def test_quick_shac_run(ex, tmp_path):
+    """--method shac: windows through renderer and physics, a critic on the true state, episodes carried across
+    windows (0.2 s episodes in 3-step windows: some end inside a window); the results say what the critic sees."""
+    history, qs, times = ex.main(["--quick", "--quiet", "--stage", "swingup", "--method", "shac", "--shac-energy", "1",
+                                  "--noise", "0.1", "--critic-warmup", "1", "--out", str(tmp_path)])
+    assert len(history) == 3 and all(np.isfinite(h["loss"]) and np.isfinite(h["value_loss"]) for h in history)
+    assert history[-1]["episodes"] > 3, "episodes should end and restart inside the windows"
+    assert [h["check"] is not None for h in history] == [False, True, True]
+    assert np.all(np.abs(np.abs(qs[:, 0, 1]) - np.pi) < 0.11), "swing-up evaluations start hanging"
+    text = (tmp_path / "results_swingup.md").read_text()
+    assert "SHAC" in text and "true state" in text and "Episodes to success" in text and "energy-shaping" in text
+
+
+def test_shac_reward_pushes_away_from_hanging(ex):
+    """The wrapped angle: theta and theta + 2 pi score alike, and hanging is not a stationary point."""
+    q = torch.tensor([[0.0, 0.3], [0.0, 0.3 + 2 * np.pi], [0.0, np.pi - 0.05]], dtype=torch.float64, requires_grad=True)
+    v, u = torch.zeros(3, 2, dtype=torch.float64), torch.zeros(3, dtype=torch.float64)
+    r = ex.shac_reward(q, v, u)
+    assert r[0].item() == pytest.approx(r[1].item()) and r[0].item() == pytest.approx(-0.09)
+    r[2].backward()
+    assert q.grad[2, 1].item() == pytest.approx(-2 * (np.pi - 0.05)), "the reward grows as the pole leaves hanging"
+
+
+def test_quick_distill_run(ex, tmp_path):
+    """--method distill: DAgger from the classical teacher (true state) onto the pixel policy; the results say
+    that the teacher sees the true state and that the physics is not differentiated."""
+    history, qs, times = ex.main(["--quick", "--quiet", "--stage", "swingup", "--method", "distill", "--out", str(tmp_path)])
+    assert len(history) == 3 and all(np.isfinite(h["loss"]) for h in history)
+    assert [h["beta"] for h in history] == [1.0, 0.5, 0.25]
+    assert history[-1]["samples"] == 3 * 3 * 5, "3 rounds of 3 episodes of 5 control steps"
+    text = (tmp_path / "results_swingup.md").read_text()
+    assert "DAgger" in text and "**true state**" in text and "not end to end through the physics" in text
+
+
+def test_classical_force_is_the_classical_controller(ex, scene):
+    """classical_force (the DAgger teacher) is the --classical controller: LQR near upright, pumping below, clipped."""
+    model, _, _ = scene
+    K = ex.classical_gain(model)
+    assert K.shape == (1, 4)
+    q = np.array([[0.0, 0.1], [0.0, np.pi], [0.0, np.pi - 0.2]])
+    v = np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0]])
+    u = ex.classical_force(q, v, K)
+    assert u[0] == pytest.approx(-float(K[0] @ np.array([0.0, 0.1, 0.0, 0.0])))
+    assert u[1] == 0.0 and u[2] != 0.0 and np.all(np.abs(u) <= ex.FORCE)
+
+
+def test_methods_other_than_bptt_are_for_the_swingup(ex, tmp_path):
+    with pytest.raises(SystemExit):
+        ex.main(["--method", "shac", "--stage", "balance", "--out", str(tmp_path)])
+
+
+def test_quick_shac_variants(ex, tmp_path):
+    """--detach-pixels (the actor's gradient through the physics only) writes its results and says so;
+    --state-actor (the diagnostic on the true state) prints its checks, writes nothing and leaves the renderer in place."""
+    history, _, _ = ex.main(["--quick", "--quiet", "--stage", "swingup", "--method", "shac", "--detach-pixels",
+                             "--out", str(tmp_path / "detached")])
+    assert len(history) == 3 and all(np.isfinite(h["loss"]) for h in history)
+    assert "through the physics only" in (tmp_path / "detached" / "results_swingup.md").read_text()
+    frames_of = ex.frames_of
+    history, qs, times = ex.main(["--quick", "--quiet", "--stage", "swingup", "--method", "shac", "--state-actor",
+                                  "--out", str(tmp_path / "state")])
+    assert len(history) == 3 and qs is None and times is None
+    assert not (tmp_path / "state" / "results_swingup.md").exists()
+    assert ex.frames_of is frames_of
