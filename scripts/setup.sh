@@ -28,10 +28,10 @@ if [[ $profile == test ]]; then
                  clang-14 libclang-rt-14-dev libomp-14-dev llvm-14)
   # Oracles (Pinocchio, MuJoCo) and Pinocchio's robot collection (example-robot-data: real URDFs,
   # tests/python/test_robot_collection.py); the examples' libraries; the browser driver of the
-  # viewer's test; the docs build; Ray for the distributed populations.
+  # viewer's test; the docs build; Ray for the distributed populations; OSQP for the MPC example.
   PY_PACKAGES+=(pytest scipy pin example-robot-data mujoco gymnasium ale-py cma selenium sphinx myst-parser
-                sphinx-argparse ray)
-  PY_MODULES+=", pytest, scipy, pinocchio, mujoco, gymnasium, ale_py, cma, selenium, sphinx, myst_parser, sphinxarg, ray"
+                sphinx-argparse ray osqp)
+  PY_MODULES+=", pytest, scipy, pinocchio, mujoco, gymnasium, ale_py, cma, selenium, sphinx, myst_parser, sphinxarg, ray, osqp"
 fi
 
 missing=()
