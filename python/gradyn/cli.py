@@ -193,7 +193,8 @@ def _info(args) -> int:
         rows = [["dry friction", f"{frictional} DoF(s)", "model.frictionloss"]] if frictional else []
         rows += [["coupling", c["name"], f"{c['joint1']} <- {c['joint2'] or 'its reference'}"]
                  for c in model.joint_couplings]
-        rows += [["connection", c["name"], f"{c['body1']} - {c['body2'] or 'world'}"] for c in model.body_connections]
+        rows += [["weld" if c["weld"] else "connection", c["name"], f"{c['body1']} - {c['body2'] or 'world'}"]
+                 for c in model.body_connections]
         lines += _table(["kind", "name", "what"], rows)
 
     lines.append(f"actuators ({model.nu}):")

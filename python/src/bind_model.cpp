@@ -75,7 +75,7 @@ std::unique_ptr<PyModel> load_file(nb::handle path_like, bool floating_base, std
     if (!model.joint_couplings.empty()) what += std::to_string(model.joint_couplings.size()) + " joint coupling(s)";
     if (!model.body_connections.empty())
       what += std::string(what.empty() ? "" : " and ") + std::to_string(model.body_connections.size()) +
-              " body connection(s) (closed loops)";
+              " body connection(s) (closed loops and welds)";
     warnings.push_back(path + ": its " + what + " are enforced by the contact models 'pgs' and 'ipm' (couplings by "
                        "'penalty' too); with none (contact=None, the default) the model moves without them: load "
                        "it with contact='pgs', or use Model.with_contact(model='pgs')");
@@ -237,13 +237,16 @@ format version, truncated or changed bytes raise gradyn.ModelError saying which.
               d["body2"] = c.body2 >= 0 ? nb::object(nb::str(s.model.body_names[c.body2].c_str())) : nb::none();
               d["anchor1"] = nb::make_tuple(c.anchor1.x(), c.anchor1.y(), c.anchor1.z());
               d["anchor2"] = nb::make_tuple(c.anchor2.x(), c.anchor2.y(), c.anchor2.z());
+              d["weld"] = c.weld;
+              d["rotation"] = c.weld ? nb::object(owned(matrix_to_numpy(c.rotation))) : nb::none();
               out.append(d);
             }
             return out;
           },
-          "Body connections (MJCF <equality><connect>), each a dict: the point anchor1 of body1 (in its body "
-          "frame) is held on the point anchor2 of body2 (None: the world), a ball joint that closes a loop. "
-          "Enforced by the contact models 'pgs' and 'ipm'; 'penalty' refuses such a model.")
+          "Body connections (MJCF <equality><connect> and <weld>), each a dict: the point anchor1 of body1 (in its "
+          "body frame) is held on the point anchor2 of body2 (None: the world), a ball joint that closes a loop; "
+          "with weld True, body2's orientation in body1's frame is also held at rotation (3 x 3; None without "
+          "weld). Enforced by the contact models 'pgs' and 'ipm'; 'penalty' refuses such a model.")
       .def_prop_ro(
           "cameras",
           [](const PyModel& s) {
@@ -433,20 +436,28 @@ Add a joint that moves `child` relative to `parent`. Returns the builder.
       .def(
           "add_connection",
           [](ModelBuilder& b, const std::string& frame1, const std::string& frame2, nb::handle anchor1,
-             nb::handle anchor2, const std::string& name) -> ModelBuilder& {
+             nb::handle anchor2, const std::string& name, bool weld, nb::handle rpy) -> ModelBuilder& {
             ConnectionSpec c;
             c.name = name;
             c.frame1 = frame1;
             c.frame2 = frame2;
             c.anchor1 = vector3_arg(anchor1, "anchor1");
             if (!anchor2.is_none()) c.anchor2 = vector3_arg(anchor2, "anchor2");
+            c.weld = weld;
+            if (!rpy.is_none()) {
+              if (!weld) throw nb::value_error("add_connection: rpy (a held orientation) needs weld=True");
+              c.rotation = rpy_to_matrix<double>(vector3_arg(rpy, "rpy"));
+            }
             return b.add_connection(std::move(c));
           },
           nb::arg("frame1"), nb::arg("frame2") = "", nb::arg("anchor1") = nb::make_tuple(0.0, 0.0, 0.0),
-          nb::arg("anchor2").none() = nb::none(), nb::arg("name") = "", nb::rv_policy::reference_internal, R"doc(
+          nb::arg("anchor2").none() = nb::none(), nb::arg("name") = "", nb::arg("weld") = false,
+          nb::arg("rpy").none() = nb::none(), nb::rv_policy::reference_internal, R"doc(
 Hold a point of one link on a point of another (MJCF <equality><connect>): anchor1 in frame1 (a link
 or site) meets anchor2 in frame2 (a link or site; "" or "world": the world). anchor2 None: where anchor1
-is in the reference configuration q0. Enforced by the contact models 'pgs' and 'ipm'. Returns the builder.
+is in the reference configuration q0. weld=True also holds frame2's orientation in frame1 (MJCF
+<equality><weld>): at rpy (roll, pitch, yaw about fixed x, y, z), or as in q0 when rpy is None.
+Enforced by the contact models 'pgs' and 'ipm'. Returns the builder.
 )doc")
       .def(
           "add_joint_coupling",

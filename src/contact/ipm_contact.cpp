@@ -111,7 +111,7 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
   const int N = settings.ipm_friction_directions;
   const int nf = joint_friction_rows<S>(model);                  // DoFs with dry friction: 3 rows each
   const int ncouplings = static_cast<int>(model.joint_couplings.size());
-  const int nconn = static_cast<int>(model.body_connections.size());
+  const int nconn = model.connection_blocks();  // blocks of three rows (for_each_connection_block)
   // equality rows: every coupling, then each connection's rows along the directions it keeps
   // (rotate_connection_rows: a direction the joints can hardly move has no row)
   if (static_cast<int>(data.ipm->eq_source.size()) != ncouplings + 3 * nconn)  // Data sizes them once
@@ -121,14 +121,14 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
   for (int c = 0; c < ncouplings; ++c) data.ipm->eq_source[static_cast<size_t>(c)] = c;
   if (nconn > 0) {
     data.ipm->connection_JT.setZero();
-    for (int k = 0; k < nconn; ++k) {
+    for_each_connection_block<S>(model, [&](int k, const BodyConnection& c, bool rotational) {
       auto rows = data.ipm->connection_JT.middleCols(3 * k, 3);
-      add_connection_rows<S>(model, data, model.body_connections[static_cast<size_t>(k)], rows);
+      add_connection_block_rows<S>(model, data, c, rotational, rows);
       Eigen::Matrix3d& axes = data.ipm->connection_axes[static_cast<size_t>(k)];
       rotate_connection_rows<S>(rows, axes);
       for (int r = 0; r < 3; ++r)  // a direction left out has no row
         if (!axes.col(r).isZero(0.0)) data.ipm->eq_source[static_cast<size_t>(ne++)] = ncouplings + 3 * k + r;
-    }
+    });
   }
   data.ipm->neq = ne;
   const int ni = (N + 2) * nc + nl + 3 * nf;
@@ -260,11 +260,14 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     lcp.b[c] = joint_coupling_target<S>(model, coupling, q, v, dt);
   }
   // Body connections: an equality row per kept direction, J v+ = target along it.
+  for_each_connection_block<S>(model, [&](int k, const BodyConnection& c, bool rotational) {
+    data.ipm->block_target[static_cast<size_t>(k)] = connection_block_target<S>(model, data, c, rotational, dt);
+  });
   for (int e = ncouplings; e < ne; ++e) {
     const int r = data.ipm->eq_source[static_cast<size_t>(e)] - ncouplings, k = r / 3;
     lcp.A.row(e) = data.ipm->connection_JT.col(r).transpose();
     lcp.b[e] = data.ipm->connection_axes[static_cast<size_t>(k)].col(r % 3).template cast<S>().dot(
-        connection_target<S>(model, data, model.body_connections[static_cast<size_t>(k)], dt));
+        data.ipm->block_target[static_cast<size_t>(k)]);
   }
 
   LcpIpmSettings<double> options;

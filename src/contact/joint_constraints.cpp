@@ -93,9 +93,23 @@ void add_point_adjoint(Data& data, int body, const Eigen::Vector3d& x, const Eig
   data.adj_pose_bar[body].tail<3>() += x_bar;
 }
 
+// Adjoint of the spatial bias acceleration A = sum_j oc_j over body b's joints given A_bar: the
+// world velocities' adjoints (data.adj_ow_bar, velocities data.adj_ow under v), every joint's term
+// oc_j = ow_parent x s_j (s_j = ow_j - ow_parent) through both.
+void bias_acceleration_vjp(const Model& model, Data& data, int b, const Vector6<double>& A_bar) {
+  const std::vector<Vector6<double>>& ow = data.adj_ow;
+  for (int j = b; j >= 0; j = model.parent[j]) {
+    const int pj = model.parent[j];
+    if (pj < 0) continue;  // the root's parent is at rest: no term
+    const Vector6<double> s = ow[j] - ow[pj];
+    const Vector6<double> s_bar = -cross_force<double>(ow[pj], A_bar);
+    data.adj_ow_bar[pj] += cross_force<double>(s, A_bar) - s_bar;
+    data.adj_ow_bar[j] += s_bar;
+  }
+}
+
 // Adjoint of a = point_bias_acceleration(b, p) given a_bar: p_bar (returned), and the world
-// velocities' adjoints (data.adj_ow_bar, velocities data.adj_ow under v): the body's own velocity
-// directly, and every joint's bias term oc_j = ow_parent x s_j (s_j = ow_j - ow_parent) through both.
+// velocities' adjoints: the body's own velocity directly, and the bias terms (bias_acceleration_vjp).
 Eigen::Vector3d point_bias_acceleration_vjp(const Model& model, Data& data, int b, const Eigen::Vector3d& p,
                                             const Eigen::Vector3d& a_bar) {
   const std::vector<Vector6<double>>& ow = data.adj_ow;
@@ -118,16 +132,19 @@ Eigen::Vector3d point_bias_acceleration_vjp(const Model& model, Data& data, int 
   p_bar += u_bar.cross(w);
   data.adj_ow_bar[b].head<3>() += w_bar;
   data.adj_ow_bar[b].tail<3>() += v0_bar;
-  // A = sum_j parent_j x s_j
-  for (int j = b; j >= 0; j = model.parent[j]) {
-    const int pj = model.parent[j];
-    if (pj < 0) continue;  // the root's parent is at rest: no term
-    const Vector6<double> s = ow[j] - ow[pj];
-    const Vector6<double> s_bar = -cross_force<double>(ow[pj], A_bar);
-    data.adj_ow_bar[pj] += cross_force<double>(s, A_bar) - s_bar;
-    data.adj_ow_bar[j] += s_bar;
-  }
+  bias_acceleration_vjp(model, data, b, A_bar);
   return p_bar;
+}
+
+// Adjoint of a weld's orientation error g = axial(skew(T)), T = R1 R_c R2^T, given g_bar, into the
+// bodies' pose adjoints (rotations about the world axes: R -> exp(d) R): dg = D1 d1 + D2 d2 with
+// D1 = (tr T I - T) / 2 and D2 = -(tr T I - T^T) / 2.
+void weld_rotation_error_vjp(Data& data, const BodyConnection& c, const Eigen::Vector3d& g_bar) {
+  Eigen::Matrix3d T = data.oMi[c.body1].R * c.rotation;
+  if (c.body2 >= 0) T = T * data.oMi[c.body2].R.transpose();
+  const Eigen::Matrix3d trace = T.trace() * Eigen::Matrix3d::Identity();
+  data.adj_pose_bar[c.body1].head<3>() += 0.5 * (trace - T).transpose() * g_bar;
+  if (c.body2 >= 0) data.adj_pose_bar[c.body2].head<3>() -= 0.5 * (trace - T.transpose()).transpose() * g_bar;
 }
 
 }  // namespace
@@ -136,19 +153,23 @@ void connection_rows_vjp(const Model& model, Data& data, const std::vector<Eigen
                          const Eigen::VectorXd& a, double a_scale, int first, const VecRef<double>& z,
                          Eigen::VectorXd& z_bar_scratch, ModelTangent& model_bar) {
   const int nb = model.nbodies();
-  const int nconn = static_cast<int>(model.body_connections.size());
-  if (nconn == 0) return;
+  if (model.body_connections.empty()) return;
   // J w = u_b1(p1) - u_b2(p2), u_b(p) = v0_b + omega_b x p: a . u_b(p) reads the world velocity of b
-  // against the wrench [p x a; a], and p against a x omega_b (contact_jacobian.hpp's derivation)
+  // against the wrench [p x a; a], and p against a x omega_b (contact_jacobian.hpp's derivation);
+  // a weld's rotation rows J w = omega_b1 - omega_b2 read it against [a; 0], and nothing else
   world_velocities<double>(model, data, z, data.adj_ow);
   for (int i = 0; i < nb; ++i) data.adj_ow_bar[i].setZero();
   bool any = false;
-  for (int k = 0; k < nconn; ++k) {
-    const BodyConnection& c = model.body_connections[static_cast<size_t>(k)];
+  for_each_connection_block(model, [&](int block, const BodyConnection& c, bool rotational) {
     // rows along axes' columns: their weights are a world-axis weight vector axes a
-    const Eigen::Vector3d w = a_scale * (axes[static_cast<size_t>(k)] * a.segment<3>(first + 3 * k));
-    if (w.isZero(0.0)) continue;
+    const Eigen::Vector3d w = a_scale * (axes[static_cast<size_t>(block)] * a.segment<3>(first + 3 * block));
+    if (w.isZero(0.0)) return;
     any = true;
+    if (rotational) {
+      data.adj_ow_bar[c.body1].head<3>() += w;
+      if (c.body2 >= 0) data.adj_ow_bar[c.body2].head<3>() -= w;
+      return;
+    }
     Eigen::Vector3d p1, p2;
     connection_points<double>(data, c, p1, p2);
     Vector6<double> wrench;
@@ -160,7 +181,7 @@ void connection_rows_vjp(const Model& model, Data& data, const std::vector<Eigen
       data.adj_ow_bar[c.body2] -= wrench;
       add_point_adjoint(data, c.body2, p2, -w.cross(data.adj_ow[c.body2].head<3>()));
     }
-  }
+  });
   if (!any) return;
   z_bar_scratch.setZero();
   world_velocities_vjp<double>(model, data, z, data.adj_ow_bar, z_bar_scratch, data.adj_pose_bar, &model_bar);
@@ -170,25 +191,33 @@ void connection_targets_vjp(const Model& model, Data& data, const std::vector<Ei
                             const double* target_bar, double target_scale, const VecRef<double>& v, double dt,
                             VecOut<double> v_bar, ModelTangent& model_bar) {
   const int nb = model.nbodies();
-  const int nconn = static_cast<int>(model.body_connections.size());
-  if (nconn == 0) return;
+  if (model.body_connections.empty()) return;
   world_velocities<double>(model, data, v, data.adj_ow);
   for (int i = 0; i < nb; ++i) data.adj_ow_bar[i].setZero();
-  for (int k = 0; k < nconn; ++k) {
-    const BodyConnection& c = model.body_connections[static_cast<size_t>(k)];
-    const Eigen::Vector3d t_bar = target_scale * (axes[static_cast<size_t>(k)] *
-                                                  Eigen::Vector3d(target_bar[3 * k], target_bar[3 * k + 1], target_bar[3 * k + 2]));
-    if (t_bar.isZero(0.0)) continue;
+  for_each_connection_block(model, [&](int block, const BodyConnection& c, bool rotational) {
+    const double* tb = target_bar + 3 * block;
+    const Eigen::Vector3d t_bar = target_scale * (axes[static_cast<size_t>(block)] * Eigen::Vector3d(tb[0], tb[1], tb[2]));
+    if (t_bar.isZero(0.0)) return;
+    const Eigen::Vector3d g_bar = -model.contact.erp / dt * t_bar, drift_bar = -0.5 * dt * t_bar;
+    if (rotational) {
+      // target = -erp / dt g - dt / 2 (alpha1 - alpha2)
+      model_bar.contact.erp -= t_bar.dot(weld_rotation_error<double>(data, c)) / dt;
+      weld_rotation_error_vjp(data, c, g_bar);
+      Vector6<double> A_bar = Vector6<double>::Zero();
+      A_bar.head<3>() = drift_bar;
+      bias_acceleration_vjp(model, data, c.body1, A_bar);
+      if (c.body2 >= 0) bias_acceleration_vjp(model, data, c.body2, -A_bar);
+      return;
+    }
     Eigen::Vector3d p1, p2;
     connection_points<double>(data, c, p1, p2);
     // target = -erp / dt (p1 - p2) - dt / 2 (a1 - a2)
     model_bar.contact.erp -= t_bar.dot(p1 - p2) / dt;
-    const Eigen::Vector3d g_bar = -model.contact.erp / dt * t_bar, drift_bar = -0.5 * dt * t_bar;
     add_point_adjoint(data, c.body1, p1, g_bar + point_bias_acceleration_vjp(model, data, c.body1, p1, drift_bar));
     if (c.body2 >= 0)
       add_point_adjoint(data, c.body2, p2,
                         -g_bar + point_bias_acceleration_vjp(model, data, c.body2, p2, -drift_bar));
-  }
+  });
   world_velocities_vjp<double>(model, data, v, data.adj_ow_bar, v_bar, data.adj_pose_bar, &model_bar);
 }
 

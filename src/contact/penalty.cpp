@@ -171,7 +171,8 @@ const VectorX<S>& contact_generalized_forces(const ModelTpl<S>& model, DataTpl<S
     return data.contact_tau;
   }
   if (!model.body_connections.empty())
-    throw ArgumentError("contact model 'penalty' does not enforce body connections (MJCF <equality><connect>) yet: "
+    throw ArgumentError("contact model 'penalty' does not enforce body connections (MJCF <equality><connect> and "
+                        "<weld>) yet: "
                         "use contact model 'pgs' or 'ipm' (Model.with_contact(model='pgs'))");
   forward_kinematics<S>(model, data, q, v);
   collide<S>(model, data, model.contact.margin);

@@ -128,12 +128,12 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
     data.pgs->JT(model.idx_v[coupling.joint1], row_joint + nf + c) = S(1);
     if (coupling.joint2 >= 0) data.pgs->JT(model.idx_v[coupling.joint2], row_joint + nf + c) = -slope;
   }
-  const int row_connection = row_joint + nf + ncouplings;  // three rows per connection
-  for (size_t c = 0; c < model.body_connections.size(); ++c) {
-    auto rows = data.pgs->JT.middleCols(row_connection + 3 * static_cast<int>(c), 3);
-    add_connection_rows<S>(model, data, model.body_connections[c], rows);
-    rotate_connection_rows<S>(rows, data.pgs->connection_axes[c]);  // a direction left out: an inert row
-  }
+  const int row_connection = row_joint + nf + ncouplings;  // three rows per connection block
+  for_each_connection_block<S>(model, [&](int block, const BodyConnection& c, bool rotational) {
+    auto rows = data.pgs->JT.middleCols(row_connection + 3 * block, 3);
+    add_connection_block_rows<S>(model, data, c, rotational, rows);
+    rotate_connection_rows<S>(rows, data.pgs->connection_axes[static_cast<size_t>(block)]);  // a direction left out: an inert row
+  });
   // M^-1 J^T by the O(n) solve on the articulated inertias of the forward_dynamics call at q.
   for (int r = 0; r < n; ++r) minv_solve<S>(model, data, data.pgs->JT.col(r), data.pgs->MinvJT.col(r));
   lcp.A.topLeftCorner(n, n).noalias() = data.pgs->JT.leftCols(n).transpose() * data.pgs->MinvJT.leftCols(n);
@@ -190,11 +190,12 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
   for (int c = 0; c < ncouplings; ++c)  // Baumgarte on the coupling error
     bilateral(row_joint + nf + c,
               joint_coupling_target<S>(model, model.joint_couplings[static_cast<size_t>(c)], q, v, dt));
-  for (size_t c = 0; c < model.body_connections.size(); ++c) {  // Baumgarte on the gap, along the rows' directions
-    const Vector3<S> target = data.pgs->connection_axes[c].template cast<S>().transpose() *
-                              connection_target<S>(model, data, model.body_connections[c], dt);
-    for (int r = 0; r < 3; ++r) bilateral(row_connection + 3 * static_cast<int>(c) + r, target[r]);
-  }
+  // Baumgarte on the gap or the orientation error, along the rows' directions
+  for_each_connection_block<S>(model, [&](int block, const BodyConnection& c, bool rotational) {
+    const Vector3<S> target = data.pgs->connection_axes[static_cast<size_t>(block)].template cast<S>().transpose() *
+                              connection_block_target<S>(model, data, c, rotational, dt);
+    for (int r = 0; r < 3; ++r) bilateral(row_connection + 3 * block + r, target[r]);
+  });
 
   // Warm start from the memory of the last step.
   auto lambda = data.pgs->lambda.head(n);

@@ -59,7 +59,7 @@ void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
   // the first connection row (contact_constraints.hpp: after the friction and coupling rows)
   const int row_connection =
       3 * nc + nl + joint_friction_rows(model) + static_cast<int>(model.joint_couplings.size());
-  const int nconn_rows = 3 * static_cast<int>(model.body_connections.size());
+  const int nconn_rows = 3 * model.connection_blocks();
   // 3 nc contact rows, nl joint-limit rows, then the friction, coupling and connection rows
   const int n = nc + nl + data.pgs->njoint_rows == 0 ? 0 : lcp.size();
   // v+ = v_free + X lambda, v_free = v + dt a_free

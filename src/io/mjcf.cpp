@@ -24,8 +24,8 @@
 //    pull toward the identity, as MuJoCo's (qpos_spring = qpos0 = identity). Stiffness on a free
 //    joint and springdamper are not supported (ModelError). actuatorgravcomp and MuJoCo's
 //    constraint softness (solref*, solimp*, margin) are not simulated: they warn (note_joint_attributes).
-//  * <equality><joint joint1 joint2 polycoef> -> model.joint_couplings, <equality><connect> ->
-//    model.body_connections (parse_equality).
+//  * <equality><joint joint1 joint2 polycoef> -> model.joint_couplings, <equality><connect> and
+//    <weld> -> model.body_connections (parse_equality).
 //  * Inertia: <inertial pos quat mass diaginertia|fullinertia>, or from the geoms following
 //    <compiler inertiafromgeom> (auto: only when the body has no <inertial>) and
 //    inertiagrouprange: sphere, capsule, cylinder, ellipsoid, box, by density (default 1000)
@@ -75,9 +75,8 @@
 //          accelerations: gradyn a_lin = R^T qacc_lin - omega x (R^T p_dot); a_ang = qacc_ang
 //          generalized forces: gradyn tau_lin = R^T qfrc_lin; tau_ang = qfrc_ang
 // Free joints are only allowed in top-level bodies (as in MuJoCo), so p and R are the joint's
-// own position and rotation. load_mjcf() sets the free joints' entries of q0 (and q_rest) to the
-// body's initial pose, like MuJoCo's qpos0; parse_mjcf() cannot carry that through the builder
-// (JointSpec.reference is scalar), so a model built from parse_mjcf() has q0 = identity there.
+// own position and rotation. The free joints' entries of q0 (and q_rest) are the body's initial
+// pose, like MuJoCo's qpos0 (JointSpec::free_pose).
 #include <tinyxml2.h>
 
 #include <Eigen/Eigenvalues>
@@ -126,16 +125,8 @@ struct DefaultClass {
   std::map<std::string, AttrMap> attributes;  // element kind (joint, geom, ...) -> attributes
 };
 
-// Free joints' initial pose (MuJoCo qpos0), kept aside because JointSpec cannot carry it.
-struct FreeJointPose {
-  std::string joint;
-  Vec3 position;
-  Quat orientation;
-};
-
 struct ParseResult {
   ModelBuilder builder;
-  std::vector<FreeJointPose> free_poses;
 };
 
 class MjcfParser {
@@ -800,7 +791,7 @@ class MjcfParser {
       js.parent = previous;
       js.child = child;
       if (js.type == JointType::Free) {
-        result_.free_poses.push_back(FreeJointPose{js.name, placement.p, orientation(body_attrs)});
+        js.free_pose = Pose<double>(orientation(body_attrs).toRotationMatrix(), placement.p);
         js.origin = Pose<double>();  // q is the body's pose in the world, like MuJoCo's qpos
       } else {
         js.origin = previous_offset * js.origin;
@@ -1361,14 +1352,14 @@ class MjcfParser {
 
   // <contact>: <exclude body1 body2/> becomes an excluded body pair; <pair> is not supported.
   // <equality>: <joint> couplings become model.joint_couplings, <connect> (body1 body2 anchor, or
-  // site1 site2) model.body_connections (stiff: MuJoCo's solref and solimp softness warns); <weld>,
-  // <tendon>, <flex> and inactive equalities (active="false") warn and are skipped.
+  // site1 site2) and <weld> (parse_weld) model.body_connections (stiff: MuJoCo's solref and solimp
+  // softness warns); <tendon>, <flex> and inactive equalities (active="false") warn and are skipped.
   void parse_equality(const XMLElement* section) {
     for (const XMLElement* c : children(section)) {
       const std::string kind = c->Name();
-      if (kind != "joint" && kind != "connect") {
+      if (kind != "joint" && kind != "connect" && kind != "weld") {
         warn("equality", c, "<equality><" + kind + ">",
-             "is not simulated by gradyn (welds and tendon equalities are not constraints yet): the model moves "
+             "is not simulated by gradyn (tendon and flex equalities are not constraints yet): the model moves "
              "without it, unlike in MuJoCo");
         continue;
       }
@@ -1382,6 +1373,8 @@ class MjcfParser {
       const std::string name = c->Attribute("name") ? c->Attribute("name") : "";
       if (kind == "connect")
         parse_connect(c, a, name);
+      else if (kind == "weld")
+        parse_weld(c, a, name);
       else
         parse_joint_equality(c, a, name);
     }
@@ -1403,11 +1396,63 @@ class MjcfParser {
       if (!s2) fail(c, "<connect site1> needs 'site2'");
       spec.frame1 = s1;
       spec.frame2 = s2;
-      spec.anchor2 = Vec3::Zero();  // the two sites' origins meet
+      spec.anchor1 = spec.anchor2 = Vec3::Zero();  // the two sites' origins meet
     } else {
       fail(c, "<connect> needs 'body1' and 'anchor', or 'site1' and 'site2'");
     }
     spec.where = where(c);
+    result_.builder.add_connection(std::move(spec));
+  }
+
+  // <weld body1 body2 anchor relpose torquescale> (MuJoCo's rule: anchor, in body2's frame, meets
+  // relpose's pos, in body1's frame, and body2's orientation in body1's is relpose's quat; a zero
+  // quat, the default, takes both from qpos0), or <weld site1 site2> (the sites' frames coincide).
+  // torquescale 0 holds no orientation (a connect); other values weigh MuJoCo's soft rows only.
+  void parse_weld(const XMLElement* c, const Attrs& a, const std::string& name) {
+    ConnectionSpec spec;
+    spec.name = name;
+    spec.weld = true;
+    spec.where = where(c);
+    const double torquescale = number(a, "torquescale", 1);
+    if (!(torquescale >= 0)) fail(c, "torquescale must be non-negative");
+    if (torquescale == 0)
+      spec.weld = false;
+    else if (torquescale != 1)
+      warn("weld torquescale", c, "torquescale of <weld" + (name.empty() ? std::string() : " name='" + name + "'") + ">",
+           "weighs the orientation rows of MuJoCo's soft weld; gradyn's weld is stiff and holds the orientation fully");
+    const char* b1 = c->Attribute("body1");
+    const char* s1 = c->Attribute("site1");
+    if (b1 && s1) fail(c, "<weld> takes body1 (with body2, anchor, relpose) or site1 (with site2), not both");
+    if (s1) {
+      const char* s2 = c->Attribute("site2");
+      if (!s2) fail(c, "<weld site1> needs 'site2'");
+      spec.frame1 = s1;
+      spec.frame2 = s2;
+      spec.anchor1 = spec.anchor2 = Vec3::Zero();
+      if (spec.weld) spec.rotation = Mat3::Identity();
+      result_.builder.add_connection(std::move(spec));
+      return;
+    }
+    if (!b1) fail(c, "<weld> needs 'body1' (and optionally body2, anchor, relpose), or 'site1' and 'site2'");
+    const char* b2 = c->Attribute("body2");
+    const auto is_world = [](const char* b) { return !b || std::string(b) == "world"; };
+    spec.anchor2 = vec3(a, "anchor", Vec3::Zero());
+    const std::vector<double> relpose = numbers(a, "relpose", {0, 1, 0, 0, 0, 0, 0});
+    const Quat rel(relpose[3], relpose[4], relpose[5], relpose[6]);
+    const bool given = rel.coeffs().norm() > 0;
+    if (given) {
+      spec.anchor1 = Vec3(relpose[0], relpose[1], relpose[2]);
+      if (spec.weld) spec.rotation = rel.normalized().toRotationMatrix();
+    }
+    if (!is_world(b1)) {
+      spec.frame1 = b1;
+      if (!is_world(b2)) spec.frame2 = b2;
+    } else {  // body1 is the world: body2 is the moving one, the roles swap
+      if (is_world(b2)) fail(c, "<weld> welds the world to itself: name a moving body as body1 or body2");
+      spec.frame1 = b2;
+      std::swap(spec.anchor1, spec.anchor2);
+      if (spec.rotation) spec.rotation = Mat3(spec.rotation->transpose());
+    }
     result_.builder.add_connection(std::move(spec));
   }
 
@@ -1651,21 +1696,6 @@ class MjcfParser {
   ParseResult result_;
 };
 
-Model build_with_free_poses(ParseResult parsed) {
-  Model model = parsed.builder.build();
-  for (const FreeJointPose& f : parsed.free_poses) {
-    const int j = model.joint_id(f.joint);
-    if (j < 0) continue;
-    const int iq = model.idx_q[j];
-    const Quat& q = f.orientation;
-    Eigen::Matrix<double, 7, 1> pose;
-    pose << f.position, q.x(), q.y(), q.z(), q.w();
-    model.q0.segment<7>(iq) = pose;
-    model.q_rest.segment<7>(iq) = pose;
-  }
-  return model;
-}
-
 }  // namespace
 
 ModelBuilder parse_mjcf(const std::string& path, const LoadOptions& options) {
@@ -1684,7 +1714,7 @@ ModelBuilder parse_mjcf_string(const std::string& xml, const std::string& source
 Model load_mjcf(const std::string& path, const LoadOptions& options) {
   if (options.floating_base)
     throw ModelError(SourceLocation{path, 0, ""}, "floating_base must be false for MJCF: free joints are declared in the file");
-  return build_with_free_poses(MjcfParser(options).parse_file(path));
+  return MjcfParser(options).parse_file(path).builder.build();
 }
 
 }  // namespace gradyn

@@ -244,7 +244,8 @@ ModelBuilder& ModelBuilder::add_joint_coupling(JointCouplingSpec coupling) {
 ModelBuilder& ModelBuilder::add_connection(ConnectionSpec connection) {
   if (connection.where.element.empty())
     connection.where = SourceLocation{connection.where.file.empty() ? source_ : connection.where.file,
-                                      connection.where.line, "<connection '" + connection.name + "'>"};
+                                      connection.where.line,
+                                      (connection.weld ? "<weld '" : "<connection '") + connection.name + "'>"};
   connections_.push_back(std::move(connection));
   return *this;
 }
@@ -408,42 +409,77 @@ void add_joint_couplings(const std::vector<JointCouplingSpec>& specs, Model& m) 
 
 void add_connections(const std::vector<ConnectionSpec>& specs, Model& m) {
   if (specs.empty()) return;
-  // world poses of the bodies at q0 (the body form's anchor2 is where anchor1 is there)
+  // world poses of the bodies at q0 (the anchor not given is where the other one is there)
   std::vector<Pose<double>> world(m.nbodies());
   for (int b = 0; b < m.nbodies(); ++b) {
     const Pose<double> X = m.joint_placement[b] * joint_transform<double>(m.joint_type[b], m.joint_axis[b],
                                                                           m.q0.segment(m.idx_q[b], m.joint_nq(b)));
     world[b] = m.parent[b] < 0 ? X : world[m.parent[b]] * X;
   }
+  const auto world_pose = [&](int body) { return body < 0 ? Pose<double>() : world[body]; };
+  int welds = 0;
   for (const ConnectionSpec& spec : specs) {
     BodyConnection c;
-    c.name = spec.name.empty() ? "connection" + std::to_string(m.body_connections.size()) : spec.name;
+    const int count = spec.weld ? welds++ : static_cast<int>(m.body_connections.size()) - welds;
+    c.name = !spec.name.empty() ? spec.name : (spec.weld ? "weld" : "connection") + std::to_string(count);
     c.where = spec.where;
+    const std::string what = (spec.weld ? "weld '" : "connection '") + c.name + "'";
     const auto frame_of = [&](const std::string& name, const char* role) {
       for (const Frame& f : m.frames)
         if (f.name == name && (f.kind == FrameKind::Link || f.kind == FrameKind::Site)) return f;
-      throw ModelError(spec.where, "connection '" + c.name + "': unknown " + role + " '" + name + "' (a link or site)" +
+      throw ModelError(spec.where, what + ": unknown " + role + " '" + name + "' (a link or site)" +
                                        (name.empty() ? ": give it one" : ""));
     };
-    if (!spec.anchor1.allFinite() || (spec.anchor2 && !spec.anchor2->allFinite()))
-      throw ModelError(spec.where, "connection '" + c.name + "': anchors must be finite");
+    if ((spec.anchor1 && !spec.anchor1->allFinite()) || (spec.anchor2 && !spec.anchor2->allFinite()))
+      throw ModelError(spec.where, what + ": anchors must be finite");
+    if (!spec.anchor1 && !spec.anchor2)
+      throw ModelError(spec.where, what + ": give anchor1 (in frame1) or anchor2 (in frame2), or both");
+    if (spec.rotation && !spec.weld)
+      throw ModelError(spec.where, what + ": a rotation is held by a weld only (set weld)");
+    if (spec.rotation && !(spec.rotation->allFinite() &&
+                           (spec.rotation->transpose() * *spec.rotation - Matrix3<double>::Identity()).norm() < 1e-6 &&
+                           spec.rotation->determinant() > 0.0))
+      throw ModelError(spec.where, what + ": the rotation is not a rotation matrix");
     const Frame f1 = frame_of(spec.frame1, "body1");
     const bool to_world = spec.frame2.empty() || spec.frame2 == "world";
     const Frame f2 = to_world ? Frame{"world", FrameKind::Link, -1, Pose<double>()} : frame_of(spec.frame2, "body2");
     if (f1.body < 0)
-      throw ModelError(spec.where, "connection '" + c.name + "': body1 '" + spec.frame1 +
+      throw ModelError(spec.where, what + ": body1 '" + spec.frame1 +
                                        "' is welded to the world: name the moving body as body1");
     if (f1.body == f2.body)
-      throw ModelError(spec.where, "connection '" + c.name + "': '" + spec.frame1 + "' and '" + f2.name +
+      throw ModelError(spec.where, what + ": '" + spec.frame1 + "' and '" + f2.name +
                                        "' move as one body; there is nothing to connect");
     c.body1 = f1.body;
     c.body2 = f2.body;
-    c.anchor1 = f1.placement.act_point(spec.anchor1);
-    if (spec.anchor2) {
-      c.anchor2 = f2.placement.act_point(*spec.anchor2);
-    } else {
-      const Vector3<double> p = world[c.body1].act_point(c.anchor1);
-      c.anchor2 = c.body2 < 0 ? p : world[c.body2].act_inv_point(p);
+    const Pose<double> o1 = world_pose(c.body1), o2 = world_pose(c.body2);
+    if (spec.anchor1) c.anchor1 = f1.placement.act_point(*spec.anchor1);
+    if (spec.anchor2) c.anchor2 = f2.placement.act_point(*spec.anchor2);
+    if (!spec.anchor2) c.anchor2 = o2.act_inv_point(o1.act_point(c.anchor1));
+    if (!spec.anchor1) c.anchor1 = o1.act_inv_point(o2.act_point(c.anchor2));
+    c.weld = spec.weld;
+    if (spec.weld) {  // R(body1) rotation = R(body2): frame2 at `rotation` in frame1, or as in q0
+      c.rotation = spec.rotation ? Matrix3<double>(f1.placement.R * *spec.rotation * f2.placement.R.transpose())
+                                 : Matrix3<double>(o1.R.transpose() * o2.R);
+      // Where a weld holds, every point of body1 meets its mate of body2 (x in body1's frame meets
+      // rotation^T (x - anchor1) + anchor2 in body2's), so the point rows may use any pair: they use
+      // the centre of mass of the body that turns most easily (the smaller largest principal moment;
+      // the world never turns), which keeps them apart from its rotation rows: PGS did not converge
+      // in 1000 iterations on a 1 kg box welded by a point 0.34 m from its centre.
+      const auto largest_moment = [&](int b) {
+        return b < 0 ? std::numeric_limits<double>::infinity()
+                     : Eigen::SelfAdjointEigenSolver<Matrix3<double>>(m.body_inertia[b].inertia_com,
+                                                                      Eigen::EigenvaluesOnly).eigenvalues().maxCoeff();
+      };
+      const bool at_body2 = largest_moment(c.body2) < largest_moment(c.body1);
+      if (at_body2) {
+        const Vector3<double> y = m.body_inertia[c.body2].com;
+        c.anchor1 = c.rotation * (y - c.anchor2) + c.anchor1;
+        c.anchor2 = y;
+      } else {
+        const Vector3<double> x = m.body_inertia[c.body1].com;
+        c.anchor2 = c.rotation.transpose() * (x - c.anchor1) + c.anchor2;
+        c.anchor1 = x;
+      }
     }
     m.body_connections.push_back(std::move(c));
   }
@@ -568,6 +604,10 @@ Model ModelBuilder::build(const BuildOptions& options) const {
     }
     Eigen::VectorXd qn(nq);
     joint_neutral<double>(type, qn);
+    if (type == JointType::Free && js && js->free_pose) {  // position, then the quaternion x, y, z, w
+      const Eigen::Quaterniond rotation(js->free_pose->R);
+      qn << js->free_pose->p, rotation.x(), rotation.y(), rotation.z(), rotation.w();
+    }
     const bool scalar = nq == 1;
     for (int k = 0; k < nq; ++k) {
       const bool limited = scalar && js && type != JointType::Continuous;

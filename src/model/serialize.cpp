@@ -31,7 +31,7 @@ namespace gradyn {
                                                 "(write_payload, read_payload), bump kModelFormatVersion, then update " \
                                                 "this size")
 GRADYN_SERIALIZED_SIZE(Model, 968);
-GRADYN_SERIALIZED_SIZE(BodyConnection, 160);
+GRADYN_SERIALIZED_SIZE(BodyConnection, 240);
 GRADYN_SERIALIZED_SIZE(ModelCamera, 152);
 GRADYN_SERIALIZED_SIZE(JointCoupling, 168);
 GRADYN_SERIALIZED_SIZE(Sensor, 168);
@@ -313,6 +313,8 @@ void write_payload(const Model& m, Writer& w) {
     w.i32(c.body2);
     w.fixed(c.anchor1);
     w.fixed(c.anchor2);
+    w.flag(c.weld);
+    w.fixed(c.rotation);
     w.where(c.where);
   }
 
@@ -561,7 +563,7 @@ Model read_payload(Reader& r) {
     c.where = r.where("camera source location");
   }
 
-  m.body_connections.resize(r.count("body connections", 8 + 4 + 4 + 6 * 8 + 8));
+  m.body_connections.resize(r.count("body connections", 8 + 4 + 4 + 6 * 8 + 1 + 9 * 8 + 8));
   for (BodyConnection& c : m.body_connections) {
     c.name = r.str("body connection name");
     c.body1 = r.i32("body connection body1");
@@ -570,6 +572,11 @@ Model read_payload(Reader& r) {
     check_index(c.body2, -1, m.nbodies(), "body2 of body connection '" + c.name + "'");
     c.anchor1 = r.fixed<3, 1>("body connection anchor1");
     c.anchor2 = r.fixed<3, 1>("body connection anchor2");
+    c.weld = r.flag("body connection weld");
+    c.rotation = r.fixed<3, 3>("body connection rotation");
+    if (c.weld && !((c.rotation.transpose() * c.rotation - Matrix3<double>::Identity()).norm() < 1e-9 &&
+                    c.rotation.determinant() > 0.0))
+      Reader::inconsistent("weld '" + c.name + "' holds a rotation that is not a rotation matrix");
     c.where = r.where("body connection source location");
   }
 

@@ -122,8 +122,8 @@ std::string mjcf(const std::string& head = "", const std::string& joint_attrs = 
 
 TEST(LoadWarnings, EachUnsupportedMjcfElementWarns) {
   const std::vector<Case> cases = {
-      {"equality weld", mjcf("", "", "", "<equality><weld name='e' body1='b'/></equality>"), 8,
-       {"<weld name='e'>", "<equality><weld>", "welds", "not simulated"}},
+      {"weld torquescale", mjcf("", "", "", "<equality><weld name='e' body1='b' torquescale='0.5'/></equality>"), 8,
+       {"<weld name='e'>", "torquescale", "stiff"}},
       {"equality tendon", mjcf("", "", "", "<equality><tendon name='e' tendon1='t'/></equality>"), 8,
        {"<tendon name='e'>", "<equality><tendon>", "not simulated"}},
       {"inactive connect", mjcf("", "", "", "<equality><connect name='e' body1='b' anchor='0 0 0' active='false'/></equality>"),
@@ -177,20 +177,20 @@ TEST(LoadWarnings, HarmlessMjcfElementsAreSilent) {
   EXPECT_TRUE(w.empty()) << joined(w);
   w = mjcf_warnings(mjcf("", "", "contype='0' conaffinity='0' condim='1' solref='0.02 1'"));
   EXPECT_TRUE(w.empty()) << joined(w);
-  // simulated: dry friction, joint couplings and connections
+  // simulated: dry friction, joint couplings, connections and welds
   w = mjcf_warnings(mjcf("", "frictionloss='2'", "", "<equality><joint name='e' joint1='h' polycoef='0.1'/>"
-                                                      "<connect body1='b' anchor='0 0 0.3'/></equality>"));
+                                                      "<connect body1='b' anchor='0 0 0.3'/><weld body1='b'/></equality>"));
   EXPECT_TRUE(w.empty()) << joined(w);
 }
 
 TEST(LoadWarnings, MjcfGroupsPerKindAcrossElements) {
-  const std::string xml = mjcf("", "", "", "<equality><tendon tendon1='t'/>\n<weld body1='b'/>\n"
+  const std::string xml = mjcf("", "", "", "<equality><tendon tendon1='t'/>\n<tendon tendon1='u'/>\n"
                                            "<flex flex='f'/></equality>\n<sensor><subtreecom body='b'/></sensor>");
   const std::vector<std::string> w = mjcf_warnings(xml);
   ASSERT_EQ(w.size(), 2u) << joined(w);
   EXPECT_NE(w[0].find("w.xml:8: <tendon>: <equality><tendon>"), std::string::npos) << w[0];
   EXPECT_NE(w[0].find("3 in all"), std::string::npos) << w[0];
-  EXPECT_NE(w[0].find("<equality><weld> at line 9 <weld>"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("<equality><tendon> at line 9 <tendon>"), std::string::npos) << w[0];
   EXPECT_NE(w[0].find("<equality><flex> at line 10 <flex>"), std::string::npos) << w[0];
   EXPECT_NE(w[1].find("w.xml:11: <subtreecom>: <sensor><subtreecom>"), std::string::npos) << w[1];
 }

@@ -132,6 +132,8 @@ void expect_models_equal(const Model& a, const Model& b) {
     EXPECT_EQ(x.body2, y.body2) << x.name;
     expect_same(x.anchor1, y.anchor1, x.name + " anchor1");
     expect_same(x.anchor2, y.anchor2, x.name + " anchor2");
+    EXPECT_EQ(x.weld, y.weld) << x.name;
+    expect_same(x.rotation, y.rotation, x.name + " rotation");
     expect_same(x.where, y.where, x.name + " where");
   }
   expect_same(a.effort_limit, b.effort_limit, "effort_limit");
@@ -320,6 +322,7 @@ Model everything() {
     loop.where = SourceLocation{"arm.xml", 70, "<connect name='loop'>"};
     BodyConnection pin;
     pin.name = "pin", pin.body1 = 0, pin.anchor1 = Vector3<double>(0.1, 0, 0), pin.anchor2 = Vector3<double>(0.1, 0, 0.5);
+    pin.weld = true, pin.rotation = rpy_to_matrix<double>(Vector3<double>(0.3, -0.2, 0.1));
     m.body_connections = {loop, pin};
   }
   m.frames.push_back({"tool", FrameKind::Site, 1, Pose<double>(rpy_to_matrix<double>(Vector3<double>(0.1, 0.2, 0.3)),

@@ -30,7 +30,8 @@
 // rows, then the beta- rows, then the gamma rows): a friction cone of directions +-e_k with the
 // bound f_k dt in place of mu lambda_n (m = f_k dt on its gamma row); per coupling c one equality
 // row A_c x = b_c, A_c = J_c, b_c = its target (the solver's A, b; y its multipliers, impulse -y);
-// then per connection its rows along the directions it keeps (joint_constraints.hpp,
+// then per block of three connection rows (every connection's point rows, then every weld's
+// rotation rows) its rows along the directions it keeps (joint_constraints.hpp,
 // rotate_connection_rows: one the joints can hardly move has no row), data.ipm->eq_source naming each.
 //
 // In lcp_ipm's notation (M x + G^T z = -q, G x + F z + s = m, s, z >= 0, s.z = kappa), unknown

@@ -37,11 +37,12 @@ struct IpmDataTpl {
   std::vector<int> limit_side;   // per limit row: +1 lower limit, -1 upper limit
   VectorX<S> v_free;         // v + dt a_free (nv)
   // equality rows: the joint couplings, then the body connections' rows along the directions
-  // rotate_connection_rows keeps (joint_constraints.hpp)
-  MatrixX<S> connection_JT;    // nv x (3 connections): every connection row, built each step
-  std::vector<Eigen::Matrix3d> connection_axes;  // per connection: its rows' directions (joint_constraints.hpp)
+  // rotate_connection_rows keeps (joint_constraints.hpp: blocks of three rows, for_each_connection_block)
+  MatrixX<S> connection_JT;    // nv x (3 blocks): every connection row, built each step
+  std::vector<Eigen::Matrix3d> connection_axes;  // per block: its rows' directions (joint_constraints.hpp)
+  std::vector<Vector3<S>> block_target;          // per block: the rates its rows must reach (world axes)
   std::vector<int> eq_source;  // per equality row: its joint row (c: coupling c; ncouplings + 3 k + r:
-                               // row r of connection k); capacity ncouplings + 3 connections
+                               // row r of block k); capacity ncouplings + 3 blocks
   int neq = 0;                 // equality rows of the last step
   // per contact: which term set its normal row's target (IpmTargetBranch, contact/ipm_contact.hpp)
   std::vector<std::uint8_t> target_branch;
@@ -56,7 +57,7 @@ struct IpmDataTpl {
   Eigen::VectorXd adj_row;   // per Jacobian basis row (normal, tangent1, tangent2 of each contact): a weight
   Eigen::VectorXd adj_v_free_bar, adj_lambda_x, adj_column, adj_scratch;  // (nv)
   Eigen::VectorXd adj_none;  // empty: the cotangents of z, y, s (only v+ leaves the stage)
-  Eigen::VectorXd adj_eq_a, adj_eq_b;  // per joint row (ncouplings + 3 connections): equality adjoints
+  Eigen::VectorXd adj_eq_a, adj_eq_b;  // per joint row (ncouplings + 3 blocks): equality adjoints
 };
 
 template <class S>
@@ -71,10 +72,11 @@ IpmDataTpl<S>::IpmDataTpl(const ModelTpl<S>& model, int contacts, int limit_rows
   warm_pair.assign(contacts, {-1, -1});
   warm_limit_coord.assign(limit_rows, -1);
   warm_limit_side.assign(limit_rows, 0);
-  const Eigen::Index nconn = static_cast<Eigen::Index>(model.body_connections.size());
+  const Eigen::Index nconn = static_cast<Eigen::Index>(model.connection_blocks());  // blocks of three rows
   const Eigen::Index njoint = static_cast<Eigen::Index>(model.joint_couplings.size()) + 3 * nconn;
   connection_JT = MatrixX<S>::Zero(model.nv, 3 * nconn);
   connection_axes.assign(static_cast<size_t>(nconn), Eigen::Matrix3d::Identity());
+  block_target.assign(static_cast<size_t>(nconn), Vector3<S>::Zero());
   eq_source.assign(static_cast<size_t>(njoint), -1);
   adj_eq_a = adj_eq_b = Eigen::VectorXd::Zero(njoint);
 }

@@ -12,6 +12,12 @@
 //   error     g = p1 - p2 (3, world axes),  p1 = oM(b1) a1,  p2 = oM(b2) a2
 //   Jacobian  rows e_r . (u_b1(p1) - u_b2(p2)), u_b(p) the velocity of b's material point at p
 //             (contact/detail/contact_jacobian.hpp's point rows along the world axes)
+// A weld (c.weld, rotation R_c: body2's orientation in body1's frame) adds three rotation rows:
+//   error     g = axial(T - T^T) / 2,  T = R_b1 R_c R_b2^T  (sin(angle) axis of the rotation that takes
+//             body2 to where the weld holds it: the rotation vector to first order, world axes)
+//   Jacobian  rows e_r . (omega_b1 - omega_b2)  (g_dot = J v where g = 0)
+//   MuJoCo's weld error is the quaternion's 2 sin(angle/2) axis; the two agree to first order, and
+//   stiff rows hold either at 0.
 //
 // Per contact model (ContactSettings::model):
 //   None:    neither is enforced (step() stays the plain articulated dynamics, as for joint limits).
@@ -28,7 +34,9 @@
 //                        contact's friction with 2 directions, +-e_k, bound f_k dt instead of mu lambda_n:
 //                        beta+, beta- >= 0 with J v+ + gamma >= 0, -J v+ + gamma >= 0 and
 //                        f_k dt - beta+ - beta- >= 0, each complementary to its multiplier)
-//              connection  three bilateral rows per connection after the coupling rows, impulse
+//              connection  three bilateral rows per connection after the coupling rows (every
+//                        connection's point rows, then every weld's rotation rows: the blocks of
+//                        for_each_connection_block; all that follows holds for both), impulse
 //                        unbounded, target J v+ = -erp / dt g (PGS: rows in (-inf, inf); Ipm: equality
 //                        rows after the couplings'), along the world axes, except that a principal
 //                        direction of the connection's Jacobian J (3 x nv; an eigenvector of J J^T)
@@ -80,12 +88,24 @@ void for_each_joint_friction_row(const ModelTpl<S>& model, Visit&& visit) {
     if (value_of(model.frictionloss[k]) > 0.0) visit(row++, k);
 }
 
+/// Calls visit(block, connection, rotational) for each row block of the body connections
+/// (model.connection_blocks(), three rows each), in row order: every connection's point rows, in
+/// connection order, then every weld's rotation rows, in connection order.
+template <class S, class Visit>
+void for_each_connection_block(const ModelTpl<S>& model, Visit&& visit) {
+  const int n = static_cast<int>(model.body_connections.size());
+  for (int k = 0; k < n; ++k) visit(k, model.body_connections[static_cast<size_t>(k)], false);
+  int block = n;
+  for (int k = 0; k < n; ++k)
+    if (model.body_connections[static_cast<size_t>(k)].weld) visit(block++, model.body_connections[static_cast<size_t>(k)], true);
+}
+
 /// Rows the velocity-level models add for friction, couplings and connections (PGS: all of them;
 /// Ipm: the friction ones as 3-row cones, the others as equality rows).
 template <class S>
 int joint_constraint_rows(const ModelTpl<S>& model) {
   return joint_friction_rows<S>(model) + static_cast<int>(model.joint_couplings.size()) +
-         3 * static_cast<int>(model.body_connections.size());
+         3 * model.connection_blocks();
 }
 
 /// World points p1 = oM(body1) anchor1 and p2 of a connection; needs data.oMi at the current q.
@@ -152,6 +172,49 @@ void add_connection_rows(const ModelTpl<S>& model, const DataTpl<S>& data, const
   if (c.body2 >= 0) detail::add_point_jacobian<S>(model, data, c.body2, p2, axes, S(-1), JT);
 }
 
+/// Adds a weld's three rotation rows, about the world axes (omega_body1 - omega_body2), into the
+/// 3 columns of JT (nv x 3). Needs data.oMi at the current q.
+template <class S, class Block>
+void add_weld_rotation_rows(const ModelTpl<S>& model, const DataTpl<S>& data, const BodyConnection& c, Block&& JT) {
+  const auto add = [&](int body, const S& sign) {
+    for (int i = body; i >= 0; i = model.parent[i])
+      for (int j = 0; j < model.joint_nv(i); ++j)
+        JT.row(model.idx_v[i] + j) += sign * (data.oMi[i].R * data.joint_S[i].col(j).template head<3>()).transpose();
+  };
+  add(c.body1, S(1));
+  if (c.body2 >= 0) add(c.body2, S(-1));
+}
+
+/// A weld's orientation error about the world axes, the axial vector of the skew part of
+/// T = R(body1) rotation R(body2)^T (the rotation that takes body2 to where the weld holds it):
+/// sin(angle) axis, the rotation vector to first order. Needs data.oMi at the current q.
+template <class S>
+Vector3<S> weld_rotation_error(const DataTpl<S>& data, const BodyConnection& c) {
+  Matrix3<S> T = data.oMi[c.body1].R * c.rotation.cast<S>();
+  if (c.body2 >= 0) T = T * data.oMi[c.body2].R.transpose();
+  return S(0.5) * Vector3<S>(T(2, 1) - T(1, 2), T(0, 2) - T(2, 0), T(1, 0) - T(0, 1));
+}
+
+/// Angular acceleration of body b when no joint accelerates: the angular part of sum_j oc_j over
+/// b's joints. Needs data.oc at (q, v).
+template <class S>
+Vector3<S> angular_bias_acceleration(const ModelTpl<S>& model, const DataTpl<S>& data, int b) {
+  Vector3<S> alpha = Vector3<S>::Zero();
+  for (int j = b; j >= 0; j = model.parent[j]) alpha += data.oc[j].template head<3>();
+  return alpha;
+}
+
+/// The rates a weld's rotation rows must reach: -erp / dt g - 1/2 dt (alpha1 - alpha2), g the
+/// orientation error (weld_rotation_error), alpha the bodies' angular bias accelerations: as
+/// connection_target, for the orientation. Needs data.oMi, ov and oc at (q, v).
+template <class S>
+Vector3<S> weld_rotation_target(const ModelTpl<S>& model, const DataTpl<S>& data, const BodyConnection& c,
+                                const NoDeduce<S>& dt) {
+  Vector3<S> drift = angular_bias_acceleration<S>(model, data, c.body1);
+  if (c.body2 >= 0) drift -= angular_bias_acceleration<S>(model, data, c.body2);
+  return -S(model.contact.erp) / dt * weld_rotation_error<S>(data, c) - S(0.5) * dt * drift;
+}
+
 /// Classical acceleration of body b's material point p when no joint accelerates: the spatial bias
 /// acceleration sum_j oc_j over b's joints (oc_j = ov x oS_j v_j) plus omega x (the point's velocity).
 /// Needs data.ov and data.oc at (q, v), as forward_dynamics leaves them.
@@ -179,16 +242,36 @@ Vector3<S> connection_target(const ModelTpl<S>& model, const DataTpl<S>& data, c
   return -S(model.contact.erp) / dt * (p1 - p2) - S(0.5) * dt * drift;
 }
 
-/// Adjoint of the connection rows for J_bar += a_scale a z^T, a holding 3 weights per connection
-/// (a[first + 3 c + r]) along its row directions (axes[c], rotate_connection_rows; held fixed):
+/// The rows of one block of for_each_connection_block into the 3 columns of JT (nv x 3): a
+/// connection's point rows, or a weld's rotation rows.
+template <class S, class Block>
+void add_connection_block_rows(const ModelTpl<S>& model, const DataTpl<S>& data, const BodyConnection& c,
+                               bool rotational, Block&& JT) {
+  if (rotational)
+    add_weld_rotation_rows<S>(model, data, c, JT);
+  else
+    add_connection_rows<S>(model, data, c, JT);
+}
+
+/// The rates one block's rows must reach, along the world axes (connection_target or
+/// weld_rotation_target).
+template <class S>
+Vector3<S> connection_block_target(const ModelTpl<S>& model, const DataTpl<S>& data, const BodyConnection& c,
+                                   bool rotational, const NoDeduce<S>& dt) {
+  return rotational ? weld_rotation_target<S>(model, data, c, dt) : connection_target<S>(model, data, c, dt);
+}
+
+/// Adjoint of the connection rows for J_bar += a_scale a z^T, a holding 3 weights per block of
+/// for_each_connection_block (a[first + 3 block + r]) along its row directions (axes[block],
+/// rotate_connection_rows; held fixed):
 /// accumulates data.adj_pose_bar (body_poses_vjp then takes it to q) and model_bar (joint axes). Uses
 /// data.adj_ow, adj_ow_bar and z_bar_scratch (nv).
 void connection_rows_vjp(const Model& model, Data& data, const std::vector<Eigen::Matrix3d>& axes,
                          const Eigen::VectorXd& a, double a_scale, int first, const VecRef<double>& z,
                          Eigen::VectorXd& z_bar_scratch, ModelTangent& model_bar);
 
-/// Adjoint of the connections' targets along their row directions (axes^T connection_target) given
-/// target_scale target_bar (3 per connection from target_bar[0]) at (q, v): accumulates
+/// Adjoint of the connections' targets along their row directions (axes^T connection_block_target)
+/// given target_scale target_bar (3 per block from target_bar[0]) at (q, v): accumulates
 /// data.adj_pose_bar, v_bar and model_bar (erp, joint axes). Uses data.adj_ow and adj_ow_bar.
 void connection_targets_vjp(const Model& model, Data& data, const std::vector<Eigen::Matrix3d>& axes,
                             const double* target_bar, double target_scale, const VecRef<double>& v, double dt,

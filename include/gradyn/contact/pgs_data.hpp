@@ -42,7 +42,7 @@ struct PgsDataTpl {
   int memory_ncontacts = 0;
   VectorX<S> memory_limit;  // 2 nq: impulse of the lower (2k) and upper (2k + 1) limit of coordinate k, 0 if none
   VectorX<S> memory_joint_rows;  // per friction, coupling and connection row: its last impulse (0: none yet)
-  std::vector<Eigen::Matrix3d> connection_axes;  // per connection: its rows' directions (joint_constraints.hpp)
+  std::vector<Eigen::Matrix3d> connection_axes;  // per connection block: its rows' directions (joint_constraints.hpp)
   PgsResult result;       // the last solve
   VectorX<S> v_free;      // v + dt a_free (nv)
   VectorX<S> column;      // scratch (nv)
@@ -69,7 +69,7 @@ PgsDataTpl<S>::PgsDataTpl(const ModelTpl<S>& model, int contacts, int limit_rows
   memory_impulse.assign(contacts, Vector3<S>::Zero());
   memory_limit = VectorX<S>::Zero(2 * model.nq);
   memory_joint_rows = VectorX<S>::Zero(joint_rows);
-  connection_axes.assign(model.body_connections.size(), Eigen::Matrix3d::Identity());
+  connection_axes.assign(static_cast<size_t>(model.connection_blocks()), Eigen::Matrix3d::Identity());
   v_free = VectorX<S>::Zero(model.nv);
   column = VectorX<S>::Zero(model.nv);
   for (VectorX<S>* x : {&adj_v_free_bar, &adj_y_bar, &adj_x, &adj_column, &adj_scratch})

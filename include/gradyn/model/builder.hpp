@@ -51,6 +51,9 @@ struct JointSpec {
   double upper = std::numeric_limits<double>::infinity();
   double rest = 0;       // spring rest position
   double reference = 0;  // value of q in the model's reference configuration q0
+  // Free joints only: their pose in q0 and q_rest (MJCF qpos0: the body's initial pose in the
+  // world); none: the identity.
+  std::optional<Pose<double>> free_pose;
   SourceLocation where;
 };
 
@@ -109,15 +112,20 @@ struct JointCouplingSpec {
   SourceLocation where;
 };
 
-/// A point of one link held on a point of another (model.hpp, BodyConnection; MJCF <equality><connect>).
+/// A point of one link held on a point of another (model.hpp, BodyConnection; MJCF <equality><connect>),
+/// or, with weld, the two frames held together (MJCF <equality><weld>).
 /// frame1, frame2 name links or sites (frame2 empty or "world": the world). anchor1 is in frame1;
-/// anchor2 in frame2, or, when not given, the point of frame2 where anchor1 is in the reference
-/// configuration q0 (MuJoCo's rule for connect's body form).
+/// anchor2 in frame2. The one not given is the point of its frame where the other one is in the
+/// reference configuration q0 (MuJoCo's rule for connect's body form, and weld's anchor without
+/// relpose); not giving either is an error. A weld's rotation is frame2's orientation in frame1's
+/// frame, as in q0 when not given; its model anchors are then moved to an equivalent pair, the
+/// centre of mass of the body that turns most easily and its mate (builder.cpp says why).
 struct ConnectionSpec {
-  std::string name;  // empty: "connection<k>"
+  std::string name;  // empty: "connection<k>" ("weld<k>" for a weld)
   std::string frame1, frame2;
-  Vector3<double> anchor1 = Vector3<double>::Zero();
-  std::optional<Vector3<double>> anchor2;
+  std::optional<Vector3<double>> anchor1, anchor2;
+  bool weld = false;
+  std::optional<Matrix3<double>> rotation;  // weld only
   SourceLocation where;
 };
 

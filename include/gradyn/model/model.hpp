@@ -212,10 +212,6 @@ struct JointCoupling {
   SourceLocation where;
 };
 
-// --- body connections (contact/joint_constraints.hpp): MJCF <equality><connect> -----------------
-// Holds a point of body1 on a point of body2 (or of the world), a ball joint that closes a loop:
-//   oM(body1) anchor1 = oM(body2) anchor2  (three rows along the world axes).
-// Pgs and Ipm enforce it as three bilateral constraint rows, Penalty as a stiff spring-damper.
 /// A camera declared with the model (MJCF <camera>): its frame, model.frames[frame] (kind Camera),
 /// is the camera frame (it looks along its -z axis, x to the right of the image, y up), and fovy
 /// its vertical field of view. The image size is the renderer's choice.
@@ -229,12 +225,23 @@ struct ModelCamera {
   SourceLocation where;
 };
 
+// --- body connections (contact/joint_constraints.hpp): MJCF <equality><connect> and <weld> -------
+// Holds a point of body1 on a point of body2 (or of the world), a ball joint that closes a loop:
+//   oM(body1) anchor1 = oM(body2) anchor2  (three rows along the world axes);
+// a weld also holds body2's orientation relative to body1 (three more rows, about the world axes):
+//   R(body1) rotation = R(body2).
+// Pgs and Ipm enforce them as bilateral constraint rows; Penalty refuses them.
 struct BodyConnection {
   std::string name;
   int body1 = -1;  // a moving body
   int body2 = -1;  // -1: the world
   Vector3<double> anchor1 = Vector3<double>::Zero();  // in body1's frame
   Vector3<double> anchor2 = Vector3<double>::Zero();  // in body2's frame (the world's when body2 = -1)
+  // A weld also holds the relative orientation: rotation is body2's orientation in body1's frame.
+  // Its anchors are any pair that meets where it holds (ModelBuilder picks one for well-conditioned
+  // rows; MJCF's anchor and relpose give an equivalent pair).
+  bool weld = false;
+  Matrix3<double> rotation = Matrix3<double>::Identity();
   SourceLocation where;
 };
 
@@ -287,6 +294,12 @@ struct ModelTpl {
   // --- joint couplings (contact/joint_constraints.hpp) ------------------------------------------
   std::vector<JointCoupling> joint_couplings;
   std::vector<BodyConnection> body_connections;
+  // Their row blocks of three in the constraint stage: one per connection, one more per weld.
+  int connection_blocks() const {
+    int n = static_cast<int>(body_connections.size());
+    for (const BodyConnection& c : body_connections) n += c.weld ? 1 : 0;
+    return n;
+  }
 
   // --- actuators (dynamics/actuation.hpp), in control order ---------------------------------------
   std::vector<ActuatorTpl<S>> actuators;
