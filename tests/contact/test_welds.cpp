@@ -6,10 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <functional>
 #include <tuple>
 
 #include "../support/contact_scenes.hpp"
+#include "../support/erp_gradient.hpp"
+#include "../support/error_of.hpp"
 #include "gradyn/contact/ipm_data.hpp"
 #include "gradyn/contact/joint_constraints.hpp"
 #include "gradyn/contact/pgs_data.hpp"
@@ -232,31 +233,14 @@ TEST(Welds, ErpAdjointThroughTheOrientationMatchesCentralDifferences) {
   for (ContactModel contact : {ContactModel::Pgs, ContactModel::Ipm}) {
     const Model model = box_welded_to_world(contact);  // 0.37 rad off its held tilt
     const Eigen::VectorXd q = model.q0, v = Eigen::VectorXd::LinSpaced(6, 0.1, -0.1), tau = Eigen::VectorXd::Zero(6);
-    const test::Loss loss(model, 7);
-    Data fresh(model);
-    Eigen::VectorXd q_bar = Eigen::VectorXd::Zero(model.nq), v_bar = Eigen::VectorXd::Zero(6), tau_bar = v_bar;
-    ModelTangent bar(model);
-    step_vjp<double>(model, fresh, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, loss.wq, loss.wv, q_bar, v_bar,
-                     tau_bar, bar);
-    const double h = 1e-6;
-    Model mp = model, mm = model;
-    mp.contact.erp += h;
-    mm.contact.erp -= h;
-    const double fd = (loss(mp, q, v, tau) - loss(mm, q, v, tau)) / (2 * h);
+    const auto [adjoint, fd] = test::erp_gradient_and_central_difference(model, q, v, tau, 7);
     EXPECT_GT(std::abs(fd), 1e-3) << contact_model_name(contact);
-    EXPECT_NEAR(bar.contact.erp, fd, 1e-6 * std::max(1.0, std::abs(fd))) << contact_model_name(contact);
+    EXPECT_NEAR(adjoint, fd, 1e-6 * std::max(1.0, std::abs(fd))) << contact_model_name(contact);
   }
 }
 
 TEST(Welds, BadSpecsAndPenaltyAreRefusedWithAClearMessage) {
-  const auto message = [](const std::function<void()>& f) {
-    try {
-      f();
-    } catch (const std::exception& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  using test::error_of;
   ModelBuilder b;
   b.add_link({"world", std::nullopt, {}});
   b.add_link({"box", Inertia<double>(1.0, V3::Zero(), Matrix3<double>::Identity() * 0.01), {}});
@@ -271,18 +255,18 @@ TEST(Welds, BadSpecsAndPenaltyAreRefusedWithAClearMessage) {
   bad.weld = true;
   ModelBuilder no_anchor = b;
   no_anchor.add_connection(bad);
-  EXPECT_NE(message([&] { no_anchor.build(); }).find("give anchor1"), std::string::npos);
+  EXPECT_NE(error_of([&] { no_anchor.build(); }).find("give anchor1"), std::string::npos);
   bad.anchor1 = V3::Zero();
   bad.rotation = Matrix3<double>::Identity() * 2.0;
   ModelBuilder not_a_rotation = b;
   not_a_rotation.add_connection(bad);
-  EXPECT_NE(message([&] { not_a_rotation.build(); }).find("weld 'weld0': the rotation is not a rotation matrix"),
+  EXPECT_NE(error_of([&] { not_a_rotation.build(); }).find("weld 'weld0': the rotation is not a rotation matrix"),
             std::string::npos);
   const Model penalty = box_welded_to_world(ContactModel::Penalty);
   Data d(penalty);
   Eigen::VectorXd q = penalty.q0, v = Eigen::VectorXd::Zero(6);
   const std::string refused =
-      message([&] { step<double>(penalty, d, q, v, v, 1e-3, Integrator::SemiImplicitEuler, q, v); });
+      error_of([&] { step<double>(penalty, d, q, v, v, 1e-3, Integrator::SemiImplicitEuler, q, v); });
   EXPECT_NE(refused.find("<weld>"), std::string::npos) << refused;
   EXPECT_NE(refused.find("'pgs' or 'ipm'"), std::string::npos) << refused;
 }
