@@ -728,6 +728,47 @@ class MjcfParser {
     ~NestingGuard() { --depth; }
   };
 
+  // The body's chain of joints (every joint but the last moves an intermediate massless link), or
+  // a fixed joint when it has none. Out of line, so that its JointSpecs stay off parse_body's
+  // recursive frame (deeply nested bodies overflowed the stack under AddressSanitizer).
+  [[gnu::noinline]] void add_body_joints(const XMLElement* e, const std::string& name, const std::string& parent_link,
+                                          const std::vector<const XMLElement*>& joints, const Pose<double>& placement,
+                                          int active_class, bool parent_is_world) {
+    std::string previous = parent_link;
+    Pose<double> previous_offset = placement;  // pose of the next joint's frame origin before T(p)
+    if (joints.empty()) {
+      JointSpec weld;
+      weld.name = "weld:" + name;
+      weld.type = JointType::Fixed;
+      weld.parent = parent_link;
+      weld.child = name;
+      weld.origin = placement;
+      weld.where = where(e);
+      pending_joints_.push_back(std::move(weld));
+    }
+    for (size_t k = 0; k < joints.size(); ++k) {
+      const std::string child = k + 1 == joints.size() ? name : name + "/" + joint_name(joints[k], joint_count_);
+      JointSpec js = parse_joint(joints[k], active_class, parent_is_world, joints.size(), e);
+      js.parent = previous;
+      js.child = child;
+      if (js.type == JointType::Free) {
+        js.free_pose = placement;
+        js.origin = Pose<double>();  // q is the body's pose in the world, like MuJoCo's qpos
+      } else {
+        js.origin = previous_offset * js.origin;
+      }
+      if (k + 1 < joints.size()) pending_.push_back(PendingLink{LinkSpec{child, std::nullopt, where(joints[k]), {}}, nullptr});
+      pending_joints_.push_back(std::move(js));
+      previous = child;
+      previous_offset = Pose<double>();
+    }
+
+    // MuJoCo never lets a body's geoms touch its parent body's (unless the parent is the world).
+    // gradyn filters parent and child bodies too, but a chain of joints puts massless links
+    // between this body and its MJCF parent: exclude the pair explicitly.
+    if (joints.size() > 1 && !parent_is_world) result_.builder.exclude_collision(parent_link, name, where(e));
+  }
+
   void parse_body(const XMLElement* e, const std::string& parent_link, int parent_class, bool parent_is_world) {
     const NestingGuard nesting(body_depth_);
     if (body_depth_ > kMaxNesting)
@@ -772,40 +813,7 @@ class MjcfParser {
       warn("mocap", e, "body mocap=\"true\"",
            "(a body the user moves) is welded to its parent by gradyn, which has no mocap bodies");
 
-    // Chain of joints: every joint but the last moves an intermediate massless link.
-    std::string previous = parent_link;
-    Pose<double> previous_offset = placement;  // pose of the next joint's frame origin before T(p)
-    if (joints.empty()) {
-      JointSpec weld;
-      weld.name = "weld:" + name;
-      weld.type = JointType::Fixed;
-      weld.parent = parent_link;
-      weld.child = name;
-      weld.origin = placement;
-      weld.where = where(e);
-      pending_joints_.push_back(std::move(weld));
-    }
-    for (size_t k = 0; k < joints.size(); ++k) {
-      const std::string child = k + 1 == joints.size() ? name : name + "/" + joint_name(joints[k], joint_count_);
-      JointSpec js = parse_joint(joints[k], active_class, parent_is_world, joints.size(), e);
-      js.parent = previous;
-      js.child = child;
-      if (js.type == JointType::Free) {
-        js.free_pose = Pose<double>(orientation(body_attrs).toRotationMatrix(), placement.p);
-        js.origin = Pose<double>();  // q is the body's pose in the world, like MuJoCo's qpos
-      } else {
-        js.origin = previous_offset * js.origin;
-      }
-      if (k + 1 < joints.size()) pending_.push_back(PendingLink{LinkSpec{child, std::nullopt, where(joints[k]), {}}, nullptr});
-      pending_joints_.push_back(std::move(js));
-      previous = child;
-      previous_offset = Pose<double>();
-    }
-
-    // MuJoCo never lets a body's geoms touch its parent body's (unless the parent is the world).
-    // gradyn filters parent and child bodies too, but a chain of joints puts massless links
-    // between this body and its MJCF parent: exclude the pair explicitly.
-    if (joints.size() > 1 && !parent_is_world) result_.builder.exclude_collision(parent_link, name, where(e));
+    add_body_joints(e, name, parent_link, joints, placement, active_class, parent_is_world);
 
     // The body's own link; its inertia is filled in by finish_masses().
     body_links_.push_back(pending_.size());
