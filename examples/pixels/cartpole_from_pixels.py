@@ -557,6 +557,38 @@ class StatePolicy(PixelPolicy):
         return torch.stack([e0[:, 0] / 2, torch.sin(e0[:, 1]), torch.cos(e0[:, 1]), d[:, 0] / 3, d[:, 1] / 8], -1).float()
 
 
+
+class CheckKeeper:
+    """The training checks of --method shac and distill: runs check_policy, keeps the weights of the
+    best check (most worlds balanced >= 10 s, then the longest median, then the latest) and the first
+    update at which every check world balanced, and hands them to args at the end (finish)."""
+
+    def __init__(self):
+        self.best, self.best_key = None, None
+        self.success_update, self.success_episodes = None, None
+
+    def check(self, args, model, policy, cam, look, it, episodes, rec):
+        """Checks the policy after update it (0-based); fills rec's check fields; returns the balance times."""
+        held = check_policy(args, model, policy, cam, look)
+        n_ok = sum(s >= 10.0 for s in held)
+        rec["check"], rec["check_median"] = n_ok, float(np.median(held))
+        key = (n_ok, float(np.median(held)), it)
+        if self.best_key is None or key >= self.best_key:
+            self.best_key = key
+            self.best = (it + 1, {k: v.detach().clone() for k, v in policy.state_dict().items()})
+        if self.success_update is None and n_ok == args.check_worlds:
+            self.success_update, self.success_episodes = it + 1, episodes
+        return held
+
+    def finish(self, args, policy, updates):
+        """Loads the best checked weights into policy; returns the update they come from."""
+        args.success_update, args.success_episodes = self.success_update, self.success_episodes
+        args.kept_check = self.best_key
+        if self.best is None:
+            return updates
+        policy.load_state_dict(self.best[1])
+        return self.best[0]
+
 def setup_policy(args, model, cam, look, rng, log=print):
     """The swing-up's pixel policy for train_shac / train_distill: from --init, or the encoder from
     --init-encoder (the controller from zero), or the encoder pre-trained here; the encoder frozen."""
@@ -624,8 +656,7 @@ def train_shac(args, model, cam, look, log=print):
     # the worlds' episodes start out of step (each at a random point of its first episode's clock)
     steps = rng.integers(0, ep_len, N)
     episodes, ep_return, returns = N, np.zeros(N), []
-    history, best, best_key = [], None, None
-    success_episodes, success_update = None, None
+    history, keeper = [], CheckKeeper()
     zeros = torch.zeros(N, dtype=torch.float64)
     try:
         from tqdm import tqdm
@@ -724,27 +755,14 @@ def train_shac(args, model, cam, look, log=print):
                "episodes": episodes, "return": float(np.mean(returns[-N:])) if returns else float("nan"),
                "seconds": time.time() - t0, "check": None}
         if (it + 1) % args.check_every == 0 or it + 1 == args.updates:
-            held = check_policy(args, model, policy, cam, look)
-            n_ok = sum(s >= 10.0 for s in held)
-            rec["check"] = n_ok
-            rec["check_median"] = float(np.median(held))
-            key = (n_ok, float(np.median(held)), it)
-            if best_key is None or key >= best_key:
-                best_key = key
-                best = (it + 1, {kk: vv.detach().clone() for kk, vv in policy.state_dict().items()})
-            if success_update is None and n_ok == args.check_worlds:
-                success_update, success_episodes = it + 1, episodes
+            held = keeper.check(args, model, policy, cam, look, it, episodes, rec)
+            n_ok = rec["check"]
             log(f"update {it + 1}: episodes {episodes}, mean return {rec['return']:.1f}, check {n_ok}/{args.check_worlds} "
                 f"balanced >= 10 s (median {np.median(held):.2f} s), value loss {rec['value_loss']:.3f}, {rec['seconds']:.0f} s")
         history.append(rec)
         if hasattr(bar, "set_postfix"):
             bar.set_postfix(ret=f"{rec['return']:.1f}", upright=f"{rec['final_upright']:.2f}")
-    args.success_update, args.success_episodes = success_update, success_episodes
-    kept = len(history)
-    if best is not None:
-        kept = best[0]
-        policy.load_state_dict(best[1])
-    args.kept_check = best_key
+    kept = keeper.finish(args, policy, len(history))
     return policy, history, init_from, kept
 
 
@@ -766,8 +784,7 @@ def train_distill(args, model, cam, look, log=print):
     N = args.worlds
     steps = max(1, int(round(args.episode_seconds / (DT * SUBSTEPS))))
     X, Y = [], []
-    history, best, best_key = [], None, None
-    success_update = success_episodes = None
+    history, keeper = [], CheckKeeper()
     episodes = 0
     zeros = torch.zeros(N, dtype=torch.float64)
     t0 = time.time()
@@ -806,25 +823,13 @@ def train_distill(args, model, cam, look, log=print):
                "final_upright": float(np.mean(np.abs(wrap(tail[:, 1])) < BALANCED_ANGLE)), "episodes": episodes,
                "samples": int(data_x.shape[0]), "beta": beta, "seconds": time.time() - t0, "check": None}
         if (it + 1) % args.check_every == 0 or it + 1 == args.updates:
-            held = check_policy(args, model, policy, cam, look)
-            n_ok = sum(s >= 10.0 for s in held)
-            rec["check"], rec["check_median"] = n_ok, float(np.median(held))
-            key = (n_ok, float(np.median(held)), it)
-            if best_key is None or key >= best_key:
-                best_key = key
-                best = (it + 1, {kk: vv.detach().clone() for kk, vv in policy.state_dict().items()})
-            if success_update is None and n_ok == args.check_worlds:
-                success_update, success_episodes = it + 1, episodes
+            held = keeper.check(args, model, policy, cam, look, it, episodes, rec)
+            n_ok = rec["check"]
             log(f"update {it + 1}: beta {beta:.3g}, episodes {episodes}, samples {rec['samples']}, fit loss {rec['loss']:.4f}, "
                 f"upright at the end {rec['final_upright']:.2f}; check {n_ok}/{args.check_worlds} balanced >= 10 s "
                 f"(median {np.median(held):.2f} s), {rec['seconds']:.0f} s")
         history.append(rec)
-    args.success_update, args.success_episodes = success_update, success_episodes
-    kept = len(history)
-    if best is not None:
-        kept = best[0]
-        policy.load_state_dict(best[1])
-    args.kept_check = best_key
+    kept = keeper.finish(args, policy, len(history))
     return policy, history, None if args.init is None and args.init_encoder is None else str(args.init or args.init_encoder), kept
 
 
