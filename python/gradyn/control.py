@@ -195,11 +195,11 @@ class GradynDynamics:
         q_from, q_to = np.broadcast_arrays(q_from, q_to)
         flat_from = q_from.reshape(-1, self.nq)
         flat_to = q_to.reshape(-1, self.nq)
-        out = np.empty((flat_from.shape[0], self.nv))
-        for i in range(flat_from.shape[0]):
-            # a diverged state (NaN or inf, which difference refuses) gives NaN tangents: its cost is NaN
-            finite = np.isfinite(flat_from[i]).all() and np.isfinite(flat_to[i]).all()
-            out[i] = _core.difference(self.model, flat_from[i], flat_to[i]) if finite else np.nan
+        out = np.full((flat_from.shape[0], self.nv), np.nan)
+        # a diverged state (NaN or inf, which difference refuses) gives NaN tangents: its cost is NaN
+        finite = np.isfinite(flat_from).all(axis=1) & np.isfinite(flat_to).all(axis=1)
+        if finite.any():
+            out[finite] = _core.difference(self.model, flat_from[finite], flat_to[finite])
         return out.reshape(q_from.shape[:-1] + (self.nv,))
 
 

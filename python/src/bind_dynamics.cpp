@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <sstream>
 #include <vector>
 
 #include "common.hpp"
@@ -14,6 +15,48 @@
 namespace gradyn::python {
 
 namespace {
+
+// A configuration or tangent argument: one (n,) row, or (B, n) rows (batched). Refuses non-finite
+// entries, naming the row and index.
+struct StateRows {
+  StateRows(nb::handle h, const char* name, Eigen::Index n) : array(as_array(h, name)), cols(n), name(name) {
+    batched = array.ndim() == 2;
+    if (batched) rows = static_cast<Eigen::Index>(array.shape(0));
+    if ((array.ndim() != 1 && array.ndim() != 2) || static_cast<Eigen::Index>(array.shape(array.ndim() - 1)) != n)
+      throw ArgumentError(std::string(name) + ": expected shape (" + std::to_string(n) + ",) or (B, " +
+                          std::to_string(n) + ") for B rows, got " + shape_string(array));
+    for (Eigen::Index i = 0; i < rows * cols; ++i)
+      if (!std::isfinite(array.data()[i])) {
+        std::ostringstream msg;
+        msg << name << ": expected finite numbers, got " << array.data()[i] << " at ";
+        if (batched) msg << "row " << i / cols << ", ";
+        msg << "index " << i % cols;
+        throw ArgumentError(msg.str());
+      }
+  }
+  Eigen::Map<const Eigen::VectorXd> row(Eigen::Index r) const {
+    return {array.data() + (batched ? r * cols : 0), cols};
+  }
+  ConstArray array;
+  Eigen::Index cols, rows = 1;
+  const char* name;
+  bool batched = false;
+};
+
+// Rows of a two-argument batch: each argument one row (shared) or the same B rows.
+Eigen::Index shared_rows(const StateRows& a, const StateRows& b) {
+  if (a.batched && b.batched && a.rows != b.rows)
+    throw ArgumentError(std::string(a.name) + " and " + b.name + ": expected the same number of rows (or one of "
+                        "them 1-D, shared by every row), got " + std::to_string(a.rows) + " and " +
+                        std::to_string(b.rows));
+  return a.batched ? a.rows : b.rows;
+}
+
+// (rows, n) when batched, else the one row as (n,).
+nb::object rows_to_numpy(MatrixXr<double>&& m, bool batched) {
+  if (batched) return nb::cast(take_numpy(std::move(m)));
+  return nb::cast(to_numpy(Eigen::VectorXd(m.row(0).transpose())));
+}
 
 int frame_or_raise(const Model& model, const std::string& name) {
   const int f = model.frame_id(name);
@@ -237,27 +280,36 @@ reference: 'local_world_aligned' (velocity of the frame's origin in world axes, 
   m.def(
       "integrate",
       [](PyModel& s, nb::handle q, nb::handle dv) {
-        VectorArg q_(q, "q", s.model.nq), dv_(dv, "dv", s.model.nv);
-        check_finite(q_.x, "q");
-        check_finite(dv_.x, "dv");
-        Eigen::VectorXd out(s.model.nq);
-        gradyn::integrate<double>(s.model, q_.x, dv_.x, out);
-        return to_numpy(out);
+        const StateRows q_(q, "q", s.model.nq), dv_(dv, "dv", s.model.nv);
+        const Eigen::Index rows = shared_rows(q_, dv_);
+        MatrixXr<double> out(rows, s.model.nq);
+        for (Eigen::Index r = 0; r < rows; ++r) {
+          Eigen::Map<Eigen::VectorXd> row(out.data() + r * s.model.nq, s.model.nq);
+          gradyn::integrate<double>(s.model, q_.row(r), dv_.row(r), row);
+        }
+        return rows_to_numpy(std::move(out), q_.batched || dv_.batched);
       },
       model_, nb::arg("q"), nb::arg("dv"),
-      "q (+) dv: move q along the tangent vector dv (e.g. dt * v) on each joint's manifold, shape (nq,).");
+      "q (+) dv: move q along the tangent vector dv (e.g. dt * v) on each joint's manifold, shape "
+      "(nq,).\n\nBatches: q (B, nq) and/or dv (B, nv) give (B, nq), a 1-D argument shared by every "
+      "row.");
 
   m.def(
       "difference",
       [](PyModel& s, nb::handle q0, nb::handle q1) {
-        VectorArg q0_(q0, "q0", s.model.nq), q1_(q1, "q1", s.model.nq);
-        check_finite(q0_.x, "q0");
-        check_finite(q1_.x, "q1");
-        Eigen::VectorXd out(s.model.nv);
-        gradyn::difference<double>(s.model, q0_.x, q1_.x, out);
-        return to_numpy(out);
+        const StateRows q0_(q0, "q0", s.model.nq), q1_(q1, "q1", s.model.nq);
+        const Eigen::Index rows = shared_rows(q0_, q1_);
+        MatrixXr<double> out(rows, s.model.nv);
+        for (Eigen::Index r = 0; r < rows; ++r) {
+          Eigen::Map<Eigen::VectorXd> row(out.data() + r * s.model.nv, s.model.nv);
+          gradyn::difference<double>(s.model, q0_.row(r), q1_.row(r), row);
+        }
+        return rows_to_numpy(std::move(out), q0_.batched || q1_.batched);
       },
-      model_, nb::arg("q0"), nb::arg("q1"), "q1 (-) q0: the tangent vector d with integrate(q0, d) = q1, shape (nv,).");
+      model_, nb::arg("q0"), nb::arg("q1"),
+      "q1 (-) q0: the tangent vector d with integrate(q0, d) = q1, shape (nv,).\n\nBatches: q0 "
+      "and/or q1 of shape (B, nq) give (B, nv), a 1-D argument shared by every row (one call in "
+      "C++ instead of a Python loop).");
 
   nb::enum_<StatusFlag>(m, "Status", nb::is_flag(), nb::is_arithmetic(), R"doc(
 What went wrong in a step, as bits (an enum.IntFlag); step(..., return_status=True) and

@@ -36,11 +36,12 @@ bool ilqr_backward_pass(const LqrProblem& p, double mu, RowsOut<double> k, RowsO
                         std::to_string(T) + " x " + std::to_string(nu) + " and " + std::to_string(T * nu) + " x " +
                         std::to_string(nx));
 
+  // Every matrix is sized once here: the sweep allocates nothing per step.
   Eigen::VectorXd Vx = p.lx.row(T).transpose();
   Eigen::MatrixXd Vxx = p.lxx.middleRows(T * nx, nx);
-  Eigen::VectorXd Qx(nx), Qu(nu), kt(nu), lower(nu), upper(nu);
+  Eigen::VectorXd Qx(nx), Qu(nu), kt(nu), lower(nu), upper(nu), Quu_k(nu);
   Eigen::MatrixXd Qxx(nx, nx), Quu(nu, nu), Qux(nu, nx), Quu_reg(nu, nu), Qux_reg(nu, nx), VxxA(nx, nx), VxxB(nx, nu),
-      Kt(nu, nx), free_rows(nu, nx);
+      Kt(nu, nx), free_rows(nu, nx), M(nu, nx);
   Eigen::Array<bool, Eigen::Dynamic, 1> free(nu);
   BoxQpWorkspace qp(static_cast<int>(nu));
   expected.setZero();
@@ -53,11 +54,13 @@ bool ilqr_backward_pass(const LqrProblem& p, double mu, RowsOut<double> k, RowsO
     Qu += p.lu.row(t).transpose();
     VxxA.noalias() = Vxx * A;
     VxxB.noalias() = Vxx * B;
-    Qxx.noalias() = A.transpose() * VxxA;
-    Qxx += p.lxx.middleRows(t * nx, nx);
+    // Qxx = lxx + A^T Vxx A is symmetric: its lower half is computed, then mirrored.
+    Qxx.triangularView<Eigen::Lower>() = p.lxx.middleRows(t * nx, nx);
+    Qxx.triangularView<Eigen::Lower>() += A.transpose() * VxxA;
+    Qxx.triangularView<Eigen::StrictlyUpper>() = Qxx.transpose();
     Quu.noalias() = B.transpose() * VxxB;
     Quu += p.luu.middleRows(t * nu, nu);
-    Qux.noalias() = B.transpose() * VxxA;
+    Qux.noalias() = VxxB.transpose() * A;  // B^T Vxx A, Vxx symmetric
     Qux += p.lux.middleRows(t * nu, nu);
     // State-space regularisation: the sweep as if V_xx had mu I added (Tassa et al. 2012).
     Quu_reg = Quu;
@@ -81,12 +84,22 @@ bool ilqr_backward_pass(const LqrProblem& p, double mu, RowsOut<double> k, RowsO
     }
     k.row(t) = kt.transpose();
     K.middleRows(t * nu, nu) = Kt;
+    Quu_k.noalias() = Quu * kt;
     expected[0] += kt.dot(Qu);
-    expected[1] += 0.5 * kt.dot(Quu * kt);
-    // The value function at step t (unregularised Q: Tassa et al.'s improved value update).
-    Vx = Qx + Kt.transpose() * (Quu * kt) + Kt.transpose() * Qu + Qux.transpose() * kt;
-    Vxx = Qxx + Kt.transpose() * Quu * Kt + Kt.transpose() * Qux + Qux.transpose() * Kt;
-    Vxx = 0.5 * (Vxx + Vxx.transpose()).eval();
+    expected[1] += 0.5 * kt.dot(Quu_k);
+    // The value function at step t (unregularised Q: Tassa et al.'s improved value update):
+    //   Vx  = Qx + Kt^T Quu kt + Kt^T Qu + Qux^T kt
+    //   Vxx = Qxx + Kt^T (Quu Kt + Qux) + Qux^T Kt, symmetric: its lower half, then mirrored.
+    Vx = Qx;
+    Quu_k += Qu;
+    Vx.noalias() += Kt.transpose() * Quu_k;
+    Vx.noalias() += Qux.transpose() * kt;
+    M = Qux;
+    M.noalias() += Quu * Kt;
+    Vxx.triangularView<Eigen::Lower>() = Qxx;
+    Vxx.triangularView<Eigen::Lower>() += Kt.transpose() * M;
+    Vxx.triangularView<Eigen::Lower>() += Qux.transpose() * Kt;
+    Vxx.triangularView<Eigen::StrictlyUpper>() = Vxx.transpose();
   }
   return true;
 }

@@ -425,3 +425,36 @@ def test_integrate_difference_round_trip(ant):
     q1 = gradyn.integrate(ant, q0, dv)
     np.testing.assert_allclose(gradyn.difference(ant, q0, q1), dv, atol=1e-9)
     assert np.linalg.norm(q1[3:7]) == pytest.approx(1.0)
+
+
+def test_integrate_and_difference_take_batches_of_rows(ant):
+    rng = np.random.default_rng(7)
+    qs = np.stack([random_state(ant, rng)[0] for _ in range(4)])
+    dvs = rng.normal(size=(4, ant.nv))
+    moved = gradyn.integrate(ant, qs, dvs)
+    assert moved.shape == (4, ant.nq)
+    for i in range(4):  # each row as the one-state call gives it
+        np.testing.assert_array_equal(moved[i], gradyn.integrate(ant, qs[i], dvs[i]))
+        np.testing.assert_array_equal(gradyn.difference(ant, qs[i], moved[i]),
+                                      gradyn.difference(ant, qs, moved)[i])
+    # a 1-D argument is shared by every row
+    shared = gradyn.difference(ant, qs[0], moved)
+    assert shared.shape == (4, ant.nv)
+    np.testing.assert_array_equal(shared[2], gradyn.difference(ant, qs[0], moved[2]))
+    np.testing.assert_array_equal(gradyn.integrate(ant, qs[1], dvs)[3], gradyn.integrate(ant, qs[1], dvs[3]))
+    assert gradyn.difference(ant, qs[:0], moved[:0]).shape == (0, ant.nv)
+
+
+def test_batched_difference_names_the_bad_row_and_the_shapes(ant):
+    rng = np.random.default_rng(8)
+    qs = np.stack([random_state(ant, rng)[0] for _ in range(3)])
+    with pytest.raises(ValueError, match=r"q0 and q1: expected the same number of rows .* got 3 and 2"):
+        gradyn.difference(ant, qs, qs[:2])
+    with pytest.raises(ValueError, match=rf"q1: expected shape \({ant.nq},\) or \(B, {ant.nq}\).*got \(3, {ant.nq + 1}\)"):
+        gradyn.difference(ant, qs, np.ones((3, ant.nq + 1)))
+    bad = qs.copy()
+    bad[2, 5] = np.nan
+    with pytest.raises(ValueError, match="q1: expected finite numbers, got nan at row 2, index 5"):
+        gradyn.difference(ant, qs, bad)
+    with pytest.raises(ValueError, match=r"dv: expected shape .* got \(3, 2, 1\)"):
+        gradyn.integrate(ant, qs, np.ones((3, 2, 1)))
