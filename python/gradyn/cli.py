@@ -186,8 +186,7 @@ def _info(args) -> int:
 
     frictional = int(np.count_nonzero(model.frictionloss))
     if frictional or model.joint_couplings or model.body_connections:
-        enforced = "pgs, ipm and penalty" if not model.body_connections else "pgs and ipm"
-        note = f"enforced by {enforced}" if model.contact_model else \
+        note = "enforced by pgs, ipm and penalty" if model.contact_model else \
             "not enforced without a contact model: --contact pgs|ipm enforces them"
         lines.append(f"constraints ({note}):")
         rows = [["dry friction", f"{frictional} DoF(s)", "model.frictionloss"]] if frictional else []
@@ -196,6 +195,14 @@ def _info(args) -> int:
         rows += [["weld" if c["weld"] else "connection", c["name"], f"{c['body1']} - {c['body2'] or 'world'}"]
                  for c in model.body_connections]
         lines += _table(["kind", "name", "what"], rows)
+
+    if model.tendons:
+        lines.append(f"fixed tendons ({len(model.tendons)}; range held as joint limits are, by pgs, ipm and "
+                     "penalty):")
+        rows = [[t["name"], " + ".join(f"{_number(c)} {j}" for j, c in zip(t["joints"], t["coefs"])),
+                 _range(t["range"]) if any(math.isfinite(x) for x in t["range"]) else "-",
+                 _number(t["stiffness"]), _number(t["damping"])] for t in model.tendons]
+        lines += _table(["name", "length", "range", "stiffness", "damping"], rows)
 
     lines.append(f"actuators ({model.nu}):")
     if model.nu:

@@ -76,8 +76,8 @@ std::unique_ptr<PyModel> load_file(nb::handle path_like, bool floating_base, std
     if (!model.body_connections.empty())
       what += std::string(what.empty() ? "" : " and ") + std::to_string(model.body_connections.size()) +
               " body connection(s) (closed loops and welds)";
-    warnings.push_back(path + ": its " + what + " are enforced by the contact models 'pgs' and 'ipm' (couplings by "
-                       "'penalty' too); with none (contact=None, the default) the model moves without them: load "
+    warnings.push_back(path + ": its " + what + " are enforced by the contact models 'pgs', 'ipm' and 'penalty' "
+                       "(as stiff springs); with none (contact=None, the default) the model moves without them: load "
                        "it with contact='pgs', or use Model.with_contact(model='pgs')");
   }
   for (const std::string& w : warnings)
@@ -246,7 +246,33 @@ format version, truncated or changed bytes raise gradyn.ModelError saying which.
           "Body connections (MJCF <equality><connect> and <weld>), each a dict: the point anchor1 of body1 (in its "
           "body frame) is held on the point anchor2 of body2 (None: the world), a ball joint that closes a loop; "
           "with weld True, body2's orientation in body1's frame is also held at rotation (3 x 3; None without "
-          "weld). Enforced by the contact models 'pgs' and 'ipm'; 'penalty' refuses such a model.")
+          "weld). Enforced by the contact models 'pgs' and 'ipm', and by 'penalty' as stiff spring-dampers (its limit_stiffness and limit_damping).")
+      .def_prop_ro(
+          "tendons",
+          [](const PyModel& s) {
+            nb::list out;
+            for (const FixedTendon& t : s.model.tendons) {
+              nb::dict d;
+              nb::list joints, coefs;
+              for (size_t i = 0; i < t.joints.size(); ++i) {
+                joints.append(s.model.joint_names[t.joints[i]]);
+                coefs.append(t.coefs[i]);
+              }
+              d["name"] = t.name;
+              d["joints"] = nb::tuple(joints);
+              d["coefs"] = nb::tuple(coefs);
+              d["range"] = nb::make_tuple(t.lower, t.upper);
+              d["stiffness"] = t.stiffness;
+              d["damping"] = t.damping;
+              d["spring_length"] = t.spring_length;
+              out.append(d);
+            }
+            return out;
+          },
+          "Fixed tendons (MJCF <tendon><fixed>), each a dict: the length L = sum of coefs[i] * joints[i] (hinge and "
+          "slide joints); range (lower, upper), -inf / inf where unlimited, held as the joint limits are (by the "
+          "contact models 'pgs', 'ipm' and 'penalty'; not without one); a spring-damper along L, tension "
+          "stiffness (L - spring_length) + damping dL/dt, under every contact model.")
       .def_prop_ro(
           "cameras",
           [](const PyModel& s) {
@@ -316,6 +342,15 @@ format version, truncated or changed bytes raise gradyn.ModelError saying which.
       .def("with_frictionloss", with_dof_parameter(&Model::frictionloss, "frictionloss"), nb::arg("frictionloss"),
            "A copy of this model with other dry joint friction (the most force each DoF's friction gives), "
            "shape (nv,), non-negative.")
+      .def(
+          "without_tendons",
+          [](const PyModel& s) {
+            Model copy = s.model;
+            copy.tendons.clear();
+            return std::make_unique<PyModel>(std::move(copy));
+          },
+          "A copy of this model without its fixed tendons (their limits and spring-dampers): for the paths that do "
+          "not simulate them yet (device='cuda'), as a choice you make rather than one made for you.")
       .def("__repr__", [](const PyModel& s) { return model_repr(s.model); });
 
   m.def("load", &load_file, nb::arg("path"), nb::arg("floating_base") = false, nb::arg("contact") = nb::none(),
@@ -458,6 +493,38 @@ or site) meets anchor2 in frame2 (a link or site; "" or "world": the world). anc
 is in the reference configuration q0. weld=True also holds frame2's orientation in frame1 (MJCF
 <equality><weld>): at rpy (roll, pitch, yaw about fixed x, y, z), or as in q0 when rpy is None.
 Enforced by the contact models 'pgs' and 'ipm'. Returns the builder.
+)doc")
+      .def(
+          "add_tendon",
+          [](ModelBuilder& b, const std::vector<std::string>& joints, nb::handle coefs, const std::string& name,
+             nb::handle range, double stiffness, double damping, std::optional<double> spring_length) -> ModelBuilder& {
+            TendonSpec t;
+            t.name = name;
+            t.joints = joints;
+            const ConstArray c = as_array(coefs, "coefs");
+            if (c.ndim() != 1 || static_cast<size_t>(c.size()) != joints.size())
+              throw ArgumentError("coefs: expected one coefficient per joint, shape (" + std::to_string(joints.size()) +
+                                  ",), got shape " + shape_string(c));
+            t.coefs.assign(c.data(), c.data() + c.size());
+            if (!range.is_none()) {
+              const ConstArray r = as_array(range, "range");
+              if (r.ndim() != 1 || r.size() != 2)
+                throw ArgumentError("range: expected (lower, upper), shape (2,), got shape " + shape_string(r));
+              t.lower = r.data()[0];
+              t.upper = r.data()[1];
+            }
+            t.stiffness = stiffness;
+            t.damping = damping;
+            t.spring_length = spring_length;
+            return b.add_tendon(std::move(t));
+          },
+          nb::arg("joints"), nb::arg("coefs"), nb::arg("name") = "", nb::arg("range").none() = nb::none(),
+          nb::arg("stiffness") = 0.0, nb::arg("damping") = 0.0, nb::arg("spring_length").none() = nb::none(),
+          nb::rv_policy::reference_internal, R"doc(
+A fixed tendon (MJCF <tendon><fixed>): the length L = sum of coefs[i] * q(joints[i]) over hinge and slide
+joints, each listed once. range (lower, upper): L is held within it as a joint limit is (-inf / inf: no
+bound on that side; None: unlimited). stiffness, damping: a spring-damper along L towards spring_length
+(None: L at the joints' spring rest positions, model.q_rest). Returns the builder.
 )doc")
       .def(
           "add_joint_coupling",

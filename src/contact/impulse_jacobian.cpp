@@ -140,17 +140,20 @@ void to_tangent(const Model& model, Data& data, const VecRef<double>& q, const E
   integrate_vjp<double>(model, q, zero_step, ambient, data.step_adj_q_bar, tangent);
 }
 
-// The limit rows' impulse forces J_l(q)^T z_l / dt: only a planar joint's x and y rows depend on q.
+// The limit rows' impulse forces J_l(q)^T z_l / dt: only a planar joint's x and y rows depend on q
+// (a tendon's row is constant).
 void add_limit_force_terms(const Model& model, Data& data, const VecRef<double>& q, double dt,
                            Eigen::Ref<Eigen::MatrixXd> dtau_dq) {
   Eigen::VectorXd& unit = data.dv_tmp;
   Eigen::VectorXd& ambient = data.q_tmp;
   Eigen::VectorXd& tangent = data.pgs->column;
   for (int l = 0; l < limit_rows(model, data); ++l) {
-    int coord, side, iv, nvj;
+    int coord, side, body, k;
     limit_row(model, data, l, coord, side);
+    limit_coordinate_owner(model, coord, body, k);
+    if (body < 0) continue;  // a tendon's row is constant
     const double weight = limit_impulse(model, data, l) / dt;
-    joint_limit_jacobian<double>(model, q, coord, side, iv, nvj);
+    const int iv = model.idx_v[body], nvj = model.joint_nv(body);
     for (int r = iv; r < iv + nvj; ++r) {
       unit.setZero();
       unit[r] = 1.0;
@@ -378,7 +381,7 @@ bool impulse_response(const Model& model, Data& data, const VecRef<double>& q, c
     limit_row(model, data, l, coord, side);
     ambient.setZero();
     joint_limit_jacobian_vjp(model, q, coord, side, 1.0, v_next, ambient);  // d(J_l v+)/dq, v+ held
-    ambient[coord] -= joint_limit_target_slope(model, q, coord, side, dt);
+    add_limit_coordinate_gradient<double>(model, coord, -joint_limit_target_slope(model, q, coord, side, dt), ambient);
     to_tangent(model, data, q, ambient, tangent);
     w.row(3 * nc + l).head(nv) += tangent.transpose();
   }

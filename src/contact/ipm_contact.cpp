@@ -230,9 +230,7 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
   for (int l = 0; l < nl; ++l) {
     const int r = row_limit + l;
     const int coord = data.ipm->limit_coord[static_cast<size_t>(l)], side = data.ipm->limit_side[static_cast<size_t>(l)];
-    int iv, nvj;
-    const Vector3<S> J = joint_limit_jacobian<S>(model, q, coord, side, iv, nvj);
-    for (int j = 0; j < nvj; ++j) lcp.G(r, iv + j) = -J[j];
+    for_each_limit_row_entry<S>(model, q, coord, side, [&](int dof, const S& value) { lcp.G(r, dof) = -value; });
     lcp.F(r, r) = S(-settings.cfm);
     lcp.m[r] = -joint_limit_target<S>(model, q, coord, side, dt);
   }

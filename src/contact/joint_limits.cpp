@@ -50,6 +50,26 @@ void for_each_pushing_limit(const ModelTpl<S>& model, const VecRef<S>& q, const 
   }
 }
 
+// The same law on the fixed tendons' lengths: visit(tendon, side, f) for each pushing tendon limit.
+template <class S, class Visit>
+void for_each_pushing_tendon_limit(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& v, Visit&& visit) {
+  const ContactSettings& settings = model.contact;
+  for (const FixedTendon& tendon : model.tendons) {
+    if (!tendon.limited()) continue;
+    const S length = tendon_length<S>(model, tendon, q);
+    for (int side : {1, -1}) {
+      const double bound = side > 0 ? tendon.lower : tendon.upper;
+      if (!std::isfinite(bound)) continue;
+      const S violation = S(side) * (bound - length);
+      if (!(value_of(violation) > 0.0)) continue;
+      const S f = S(settings.limit_stiffness) * violation -
+                  S(settings.limit_damping) * S(side) * tendon_rate<S>(model, tendon, v);
+      if (!(value_of(f) > 0.0)) continue;
+      visit(tendon, side, f);
+    }
+  }
+}
+
 }  // namespace
 
 template <class S>
@@ -57,6 +77,9 @@ void add_joint_limit_forces(const ModelTpl<S>& model, const VecRef<S>& q, const 
   for_each_pushing_limit<S>(model, q, v, [&](int i, int, int side, const Vector3<S>& r, const S& f) {
     const int iv = model.idx_v[i];
     for (int j = 0; j < model.joint_nv(i); ++j) tau[iv + j] += S(side) * f * r[j];
+  });
+  for_each_pushing_tendon_limit<S>(model, q, v, [&](const FixedTendon& tendon, int side, const S& f) {
+    add_tendon_force<S>(model, tendon, S(S(side) * f), tau);
   });
 }
 
@@ -89,19 +112,16 @@ void add_joint_limit_forces_vjp(const ModelTpl<S>& model, const VecRef<S>& q, co
       q_bar[iq + 2] += k == 0 ? S(-s * r_bar[0] - c * r_bar[1]) : S(c * r_bar[0] - s * r_bar[1]);
     }
   });
+  for_each_pushing_tendon_limit<S>(model, q, v, [&](const FixedTendon& tendon, int side, const S&) {
+    // tau += s f J_t,  f = k_l s (bound - J_t q) - c_l s J_t v  (J_t constant)
+    S f_bar = S(0);
+    for (size_t i = 0; i < tendon.joints.size(); ++i) f_bar += S(side) * tendon.coefs[i] * tau_bar[model.idx_v[tendon.joints[i]]];
+    for (size_t i = 0; i < tendon.joints.size(); ++i) {
+      q_bar[model.idx_q[tendon.joints[i]]] -= S(side) * k_l * f_bar * tendon.coefs[i];
+      v_bar[model.idx_v[tendon.joints[i]]] -= c_l * S(side) * f_bar * tendon.coefs[i];
+    }
+  });
 }
-
-namespace {
-
-// Body and index within its joint of coordinate iq (-1 when no joint owns it).
-template <class S>
-void coordinate_owner(const ModelTpl<S>& model, int iq, int& body, int& k) {
-  body = -1, k = 0;
-  for (int i = 0; i < model.nbodies(); ++i)
-    if (iq >= model.idx_q[i] && iq < model.idx_q[i] + model.joint_nq(i)) body = i, k = iq - model.idx_q[i];
-}
-
-}  // namespace
 
 template <class S>
 int select_joint_limit_rows(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& v_free, double dt,
@@ -129,23 +149,42 @@ int select_joint_limit_rows(const ModelTpl<S>& model, const VecRef<S>& q, const 
       }
     }
   }
+  for (int t = 0; t < static_cast<int>(model.tendons.size()); ++t) {
+    const FixedTendon& tendon = model.tendons[static_cast<size_t>(t)];
+    if (!tendon.limited()) continue;
+    const double length = value_of(tendon_length<S>(model, tendon, q));
+    const double rate = value_of(tendon_rate<S>(model, tendon, v_free));
+    for (int s : {1, -1}) {
+      const double bound = s > 0 ? tendon.lower : tendon.upper;
+      if (!std::isfinite(bound)) continue;
+      const double gap = s * (length - bound);
+      if (std::min(gap, gap + dt * s * rate) >= margin) continue;
+      coord[static_cast<size_t>(count)] = model.nq + t;
+      side[static_cast<size_t>(count)] = s;
+      ++count;
+    }
+  }
   return count;
 }
 
+namespace {
+
+// The gap side (value - bound) of limit coordinate coord (a coordinate of q, or a tendon's length).
 template <class S>
-Vector3<S> joint_limit_jacobian(const ModelTpl<S>& model, const VecRef<S>& q, int coord, int side, int& iv,
-                                int& nv_joint) {
-  int body, k;
-  coordinate_owner(model, coord, body, k);
-  iv = model.idx_v[body];
-  nv_joint = model.joint_nv(body);
-  return S(side) * joint_limit_rate_row<S>(model, body, k, q);
+S limit_gap(const ModelTpl<S>& model, const VecRef<S>& q, int coord, int side) {
+  if (coord >= model.nq) {
+    const FixedTendon& tendon = model.tendons[static_cast<size_t>(coord - model.nq)];
+    return S(side) * (tendon_length<S>(model, tendon, q) - (side > 0 ? tendon.lower : tendon.upper));
+  }
+  return S(side) * (q[coord] - (side > 0 ? model.lower_limit[coord] : model.upper_limit[coord]));
 }
+
+}  // namespace
 
 template <class S>
 S joint_limit_target(const ModelTpl<S>& model, const VecRef<S>& q, int coord, int side, const NoDeduce<S>& dt) {
   const ContactSettings& settings = model.contact;
-  const S gap = S(side) * (q[coord] - (side > 0 ? model.lower_limit[coord] : model.upper_limit[coord]));
+  const S gap = limit_gap<S>(model, q, coord, side);
   if (value_of(gap) >= 0.0) return -gap / dt;
   const S excess = -gap - S(settings.slop);
   return value_of(excess) > 0.0 ? S(settings.erp) / dt * excess : S(0);
@@ -153,7 +192,7 @@ S joint_limit_target(const ModelTpl<S>& model, const VecRef<S>& q, int coord, in
 
 double joint_limit_target_slope(const Model& model, const VecRef<double>& q, int coord, int side, double dt) {
   const ContactSettings& settings = model.contact;
-  const double gap = side * (q[coord] - (side > 0 ? model.lower_limit[coord] : model.upper_limit[coord]));
+  const double gap = limit_gap<double>(model, q, coord, side);
   if (gap >= 0.0) return -side / dt;  // -gap / dt
   const double excess = -gap - settings.slop;
   return excess > 0.0 ? -settings.erp / dt * side : 0.0;  // erp / dt (-side (q_k - bound) - slop)
@@ -162,8 +201,9 @@ double joint_limit_target_slope(const Model& model, const VecRef<double>& q, int
 void joint_limit_target_vjp(const Model& model, const VecRef<double>& q, int coord, int side, double dt,
                             double target_bar, VecOut<double> q_bar, ModelTangent& model_bar) {
   const ContactSettings& settings = model.contact;
-  q_bar[coord] += target_bar * joint_limit_target_slope(model, q, coord, side, dt);
-  const double gap = side * (q[coord] - (side > 0 ? model.lower_limit[coord] : model.upper_limit[coord]));
+  add_limit_coordinate_gradient<double>(model, coord, target_bar * joint_limit_target_slope(model, q, coord, side, dt),
+                                        q_bar);
+  const double gap = limit_gap<double>(model, q, coord, side);
   const double excess = -gap - settings.slop;
   if (gap >= 0.0 || !(excess > 0.0)) return;
   model_bar.contact.erp += target_bar * excess / dt;
@@ -173,7 +213,7 @@ void joint_limit_target_vjp(const Model& model, const VecRef<double>& q, int coo
 void joint_limit_jacobian_vjp(const Model& model, const VecRef<double>& q, int coord, int side, double weight,
                               const VecRef<double>& z, VecOut<double> q_bar) {
   int body, k;
-  coordinate_owner(model, coord, body, k);
+  limit_coordinate_owner(model, coord, body, k);
   if (weight == 0.0 || body < 0 || model.joint_type[body] != JointType::Planar || k == 2) return;
   const int iv = model.idx_v[body], itheta = model.idx_q[body] + 2;
   const double c = std::cos(q[itheta]), s = std::sin(q[itheta]);
@@ -189,7 +229,6 @@ void joint_limit_jacobian_vjp(const Model& model, const VecRef<double>& q, int c
                                               const VecRef<S>&, VecOut<S>, VecOut<S>);      \
   template int select_joint_limit_rows<S>(const ModelTpl<S>&, const VecRef<S>&, const VecRef<S>&, double,    \
                                           std::vector<int>&, std::vector<int>&);                              \
-  template Vector3<S> joint_limit_jacobian<S>(const ModelTpl<S>&, const VecRef<S>&, int, int, int&, int&);     \
   template S joint_limit_target<S>(const ModelTpl<S>&, const VecRef<S>&, int, int, const NoDeduce<S>&);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 

@@ -156,6 +156,27 @@ const VectorX<S>& penalty_contact_forces(const ModelTpl<S>& model, DataTpl<S>& d
     add_force(data, gb.body, c.point, f);
     add_force(data, ga.body, c.point, Vector3<S>(-f));
   }
+  // Body connections as stiff spring-dampers (joint_constraints.hpp's rows J, forces J^T f): at the
+  // anchors f = -(k g + c g_dot), g = p1 - p2, on body1 and -f on body2; a weld's rotation the torque
+  // t = -(k e + c (omega1 - omega2)), e its orientation error, on body1 and -t on body2; k, c the
+  // contact settings' limit_stiffness and limit_damping.
+  const S k_c = S(settings.limit_stiffness), c_c = S(settings.limit_damping);
+  for_each_connection_block<S>(model, [&](int, const BodyConnection& c, bool rotational) {
+    if (rotational) {
+      Vector3<S> rate = data.oMi[c.body1].R * data.v[c.body1].template head<3>();
+      if (c.body2 >= 0) rate -= data.oMi[c.body2].R * data.v[c.body2].template head<3>();
+      const Vector3<S> t = -(k_c * weld_rotation_error<S>(data, c) + c_c * rate);
+      data.contact_body_force[c.body1].template head<3>() += t;
+      if (c.body2 >= 0) data.contact_body_force[c.body2].template head<3>() -= t;
+      return;
+    }
+    Vector3<S> p1, p2;
+    connection_points<S>(data, c, p1, p2);
+    const Vector3<S> f = -(k_c * Vector3<S>(p1 - p2) +
+                           c_c * Vector3<S>(point_velocity(data, c.body1, p1) - point_velocity(data, c.body2, p2)));
+    add_force(data, c.body1, p1, f);
+    add_force(data, c.body2, p2, Vector3<S>(-f));
+  });
   // tau_c = J^T f
   data.contact_tau.setZero();
   detail::add_body_forces_to_tau(model, data, data.contact_body_force, data.contact_subtree_force, data.contact_tau);
@@ -170,10 +191,6 @@ const VectorX<S>& contact_generalized_forces(const ModelTpl<S>& model, DataTpl<S
     data.contact_tau.setZero();
     return data.contact_tau;
   }
-  if (!model.body_connections.empty())
-    throw ArgumentError("contact model 'penalty' does not enforce body connections (MJCF <equality><connect> and "
-                        "<weld>) yet: "
-                        "use contact model 'pgs' or 'ipm' (Model.with_contact(model='pgs'))");
   forward_kinematics<S>(model, data, q, v);
   collide<S>(model, data, model.contact.margin);
   penalty_contact_forces<S>(model, data);

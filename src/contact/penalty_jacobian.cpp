@@ -117,11 +117,15 @@ bool any_limit_violated(const Model& model, const VecRef<double>& q) {
     for (int k = 0; k < model.joint_nq(i); ++k)
       if (q[iq + k] < model.lower_limit[iq + k] || q[iq + k] > model.upper_limit[iq + k]) return true;
   }
+  for (const FixedTendon& tendon : model.tendons) {
+    const double length = tendon_length<double>(model, tendon, q);
+    if (length < tendon.lower || length > tendon.upper) return true;
+  }
   return false;
 }
 
-// The joint-limit forces act within one joint each, the joint friction within one DoF and a
-// coupling on its two joints: one adjoint per row of a limited, frictional or coupled joint gives
+// The joint-limit forces act within one joint each (a tendon's on its joints), the joint friction
+// within one DoF and a coupling on its two joints: one adjoint per row of a limited, frictional or coupled joint gives
 // that row of the Jacobian; integrate_vjp at dv = 0 turns the ambient q adjoint into a tangent one.
 void add_limit_terms(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
                      Eigen::Ref<Eigen::MatrixXd> dtau_dq, Eigen::Ref<Eigen::MatrixXd> dtau_dv) {

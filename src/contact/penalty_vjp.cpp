@@ -6,6 +6,7 @@
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide_vjp.hpp"
 #include "gradyn/contact/detail/contact_networks.hpp"
+#include "gradyn/contact/joint_constraints.hpp"
 #include "gradyn/contact/penalty.hpp"
 #include "gradyn/dynamics/kinematics_vjp.hpp"
 
@@ -162,6 +163,55 @@ void penalty_contact_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, cons
     cbar.frame.col(0) = n_bar;
     cbar.depth = d_bar;
   }
+  // The body connections' spring-dampers (penalty.cpp), backwards.
+  const S k_c = S(settings.limit_stiffness), c_c = S(settings.limit_damping);
+  for_each_connection_block<S>(model, [&](int, const BodyConnection& c, bool rotational) {
+    const int b1 = c.body1, b2 = c.body2;
+    const Vector6<S>& W1 = data.adj_ow[b1];
+    const Vector6<S>& W2 = b2 >= 0 ? data.adj_ow[b2] : at_rest;
+    const Vector6<S>& V1 = data.ov[b1];
+    const Vector6<S>& V2 = b2 >= 0 ? data.ov[b2] : at_rest;
+    if (rotational) {
+      // J^T [t; 0] on body1, [-t; 0] on body2: t_bar = omega_W1 - omega_W2;
+      // t = -(k e + c (omega1 - omega2))
+      const Vector3<S> t_bar = W1.template head<3>() - W2.template head<3>();
+      const Vector3<S> e_bar = -k_c * t_bar, rate_bar = -c_c * t_bar;
+      ov_bar[b1].template head<3>() += rate_bar;
+      if (b2 >= 0) ov_bar[b2].template head<3>() -= rate_bar;
+      // e = axial(skew(T)), T = R1 R_c R2^T: de = D1 d1 + D2 d2 (joint_constraints.cpp's weld adjoint)
+      Matrix3<S> T = data.oMi[b1].R * c.rotation.template cast<S>();
+      if (b2 >= 0) T = T * data.oMi[b2].R.transpose();
+      const Matrix3<S> trace = T.trace() * Matrix3<S>::Identity();
+      pose_bar[b1].template head<3>() += S(0.5) * (trace - T).transpose() * e_bar;
+      if (b2 >= 0) pose_bar[b2].template head<3>() -= S(0.5) * (trace - T.transpose()).transpose() * e_bar;
+      return;
+    }
+    Vector3<S> p1, p2;
+    connection_points<S>(data, c, p1, p2);
+    const Vector3<S> u = point_velocity(V1, p1) - point_velocity(V2, p2);
+    const Vector3<S> f = -(k_c * Vector3<S>(p1 - p2) + c_c * u);
+    // J^T f: f at p1 on body1, -f at p2 on body2
+    const Vector3<S> f_bar = point_velocity(W1, p1) - point_velocity(W2, p2);
+    Vector3<S> p1_bar = f.cross(Vector3<S>(W1.template head<3>()));
+    Vector3<S> p2_bar = Vector3<S>(-f).cross(Vector3<S>(W2.template head<3>()));
+    // f = -(k (p1 - p2) + c u), u = u1(p1) - u2(p2)
+    const Vector3<S> g_bar = -k_c * f_bar, u_bar = -c_c * f_bar;
+    p1_bar += g_bar;
+    p2_bar -= g_bar;
+    ov_bar[b1].template tail<3>() += u_bar;
+    ov_bar[b1].template head<3>() += p1.cross(u_bar);
+    p1_bar += u_bar.cross(Vector3<S>(V1.template head<3>()));
+    // the anchors ride on their bodies: p = oM(b) a, pose adjoint [p x p_bar; p_bar]
+    pose_bar[b1].template head<3>() += p1.cross(p1_bar);
+    pose_bar[b1].template tail<3>() += p1_bar;
+    if (b2 >= 0) {
+      ov_bar[b2].template tail<3>() -= u_bar;
+      ov_bar[b2].template head<3>() -= p2.cross(u_bar);
+      p2_bar -= u_bar.cross(Vector3<S>(V2.template head<3>()));
+      pose_bar[b2].template head<3>() += p2.cross(p2_bar);
+      pose_bar[b2].template tail<3>() += p2_bar;
+    }
+  });
   // Velocity adjoints -> v_bar and pose adjoints.
   world_velocities_vjp<S>(model, data, v, ov_bar, v_bar, pose_bar, &model_bar);
   // The Jacobians' q-dependence: sum_i W_i . ow_i(q; w) with the wrenches W fixed. Its w-adjoint

@@ -114,12 +114,10 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
     if (bb >= 0) add_point_rows<S>(model, data, bb, c.point, directions, S(1), 3 * k);
     if (ba >= 0) add_point_rows<S>(model, data, ba, c.point, directions, S(-1), 3 * k);
   }
-  for (int l = 0; l < nl; ++l) {
-    int iv, nvj;
-    const Vector3<S> J = joint_limit_jacobian<S>(model, q, data.pgs->limit_coord[static_cast<size_t>(l)],
-                                                 data.pgs->limit_side[static_cast<size_t>(l)], iv, nvj);
-    for (int j = 0; j < nvj; ++j) data.pgs->JT(iv + j, 3 * nc + l) = J[j];
-  }
+  for (int l = 0; l < nl; ++l)
+    for_each_limit_row_entry<S>(model, q, data.pgs->limit_coord[static_cast<size_t>(l)],
+                                data.pgs->limit_side[static_cast<size_t>(l)],
+                                [&](int dof, const S& value) { data.pgs->JT(dof, 3 * nc + l) = value; });
   for_each_joint_friction_row<S>(model, [&](int r, int dof) { data.pgs->JT(dof, row_joint + r) = S(1); });
   for (int c = 0; c < ncouplings; ++c) {
     const JointCoupling& coupling = model.joint_couplings[static_cast<size_t>(c)];

@@ -1,4 +1,5 @@
 #include "gradyn/dynamics/energy.hpp"
+#include "gradyn/dynamics/tendon.hpp"
 
 #include "gradyn/autodiff.hpp"
 #include "gradyn/dynamics/detail/spring.hpp"
@@ -26,6 +27,10 @@ S potential_energy(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& 
   for (int i = 0; i < model.nbodies(); ++i) {
     if (!detail::spring_displacement(model, q, i, d)) continue;
     e += S(0.5) * d.dot(model.stiffness.segment(model.idx_v[i], model.joint_nv(i)).cwiseProduct(d));
+  }
+  for (const FixedTendon& tendon : model.tendons) {
+    const S stretch = tendon_length<S>(model, tendon, q) - tendon.spring_length;
+    e += S(0.5 * tendon.stiffness) * stretch * stretch;
   }
   return e;
 }

@@ -3,6 +3,7 @@
 #include "gradyn/autodiff.hpp"
 #include "gradyn/dynamics/aba.hpp"
 #include "gradyn/dynamics/detail/spring.hpp"
+#include "gradyn/dynamics/tendon.hpp"
 
 namespace gradyn {
 
@@ -17,6 +18,12 @@ const VectorX<S>& passive_forces(const ModelTpl<S>& model, DataTpl<S>& data, con
     if (!detail::spring_displacement(model, q, i, d)) continue;
     const int iv = model.idx_v[i], nvi = model.joint_nv(i);
     data.tau_passive.segment(iv, nvi) -= model.stiffness.segment(iv, nvi).cwiseProduct(d);
+  }
+  for (const FixedTendon& tendon : model.tendons) {
+    if (tendon.stiffness == 0.0 && tendon.damping == 0.0) continue;
+    const S tension = tendon.stiffness * (tendon_length<S>(model, tendon, q) - tendon.spring_length) +
+                      tendon.damping * tendon_rate<S>(model, tendon, v);
+    add_tendon_force<S>(model, tendon, S(-tension), data.tau_passive);
   }
   return data.tau_passive;
 }

@@ -4,6 +4,7 @@
 #include "gradyn/autodiff.hpp"
 #include "gradyn/dynamics/aba.hpp"
 #include "gradyn/dynamics/passive.hpp"
+#include "gradyn/dynamics/tendon.hpp"
 #include "gradyn/model/params.hpp"
 
 namespace gradyn {
@@ -186,6 +187,17 @@ void passive_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef
         -model.stiffness.segment(iv, nvi).cwiseProduct(tau_passive_bar.segment(iv, nvi));
     joint_difference_vjp<S>(model.joint_type[i], model.q_rest.segment(iq, nqi), q.segment(iq, nqi), d_bar,
                             model_bar.q_rest.segment(iq, nqi), q_bar.segment(iq, nqi));
+  }
+  // tau_p -= J^T (k (J q - L0) + b J v), J constant
+  for (const FixedTendon& tendon : model.tendons) {
+    if (tendon.stiffness == 0.0 && tendon.damping == 0.0) continue;
+    S tension_bar = S(0);
+    for (size_t k = 0; k < tendon.joints.size(); ++k)
+      tension_bar -= tendon.coefs[k] * tau_passive_bar[model.idx_v[tendon.joints[k]]];
+    for (size_t k = 0; k < tendon.joints.size(); ++k) {
+      q_bar[model.idx_q[tendon.joints[k]]] += tendon.stiffness * tendon.coefs[k] * tension_bar;
+      v_bar[model.idx_v[tendon.joints[k]]] += tendon.damping * tendon.coefs[k] * tension_bar;
+    }
   }
 }
 

@@ -55,6 +55,10 @@ FlatArrays export_flat_model(const Model& model) {
   if (c.model != ContactModel::None && has_joint_constraints(model))
     refuse("it has dry joint friction (frictionloss), joint couplings or body connections, which the GPU kernels do not "
            "enforce yet; run it on the CPU");
+  if (!model.tendons.empty())
+    refuse("it has " + std::to_string(model.tendons.size()) + " fixed tendon(s) ('" + model.tendons[0].name +
+           "'" + (model.tendons.size() > 1 ? ", ..." : "") + "), which the GPU kernels do not simulate yet; run it on "
+           "the CPU, or drop them explicitly (Model.without_tendons())");
   if (!model.networks.empty())
     refuse("it has networks inside its dynamics (with_network), which the GPU kernels do not run yet; "
            "run it on the CPU");

@@ -26,6 +26,9 @@
 //    constraint softness (solref*, solimp*, margin) are not simulated: they warn (note_joint_attributes).
 //  * <equality><joint joint1 joint2 polycoef> -> model.joint_couplings, <equality><connect> and
 //    <weld> -> model.body_connections (parse_equality).
+//  * <tendon><fixed> (its <joint joint coef> on hinge and slide joints; range + limited (autolimits),
+//    stiffness, damping, springlength) -> model.tendons (parse_tendons). Spatial tendons, tendon
+//    frictionloss and armature, a springlength dead band and actuators on tendons warn.
 //  * Inertia: <inertial pos quat mass diaginertia|fullinertia>, or from the geoms following
 //    <compiler inertiafromgeom> (auto: only when the body has no <inertial>) and
 //    inertiagrouprange: sphere, capsule, cylinder, ellipsoid, box, by density (default 1000)
@@ -47,8 +50,8 @@
 //    become model.sensors (parse_sensors; sensors/sensors.hpp); other sensors, and frame sensors on
 //    body (inertial) frames, cameras and mesh geoms, warn and are skipped.
 //  * Not simulated, with one warning per kind and load (note_section, note_joint_attributes,
-//    collision_geom, parse_body, parse_sensors, parse_equality): <equality> weld, tendon, flex
-//    and inactive ones, <tendon>, <keyframe>, <deformable>,
+//    collision_geom, parse_body, parse_sensors, parse_equality, parse_tendons): <equality> tendon,
+//    flex and inactive ones, spatial tendons, <keyframe>, <deformable>,
 //    <extension>, body <plugin>, gravcomp and mocap, geom condim != 3 and softness, the sensors above;
 //    silent: drawing (<visual>, <statistic>, <light>, <camera> at load), <size>, <custom> and <option>'s solver
 //    settings.
@@ -430,7 +433,7 @@ class MjcfParser {
     if (const char* n = root->Attribute("model")) result_.builder.set_name(n);
     result_.builder.set_source(main_file_);
 
-    std::vector<const XMLElement*> worldbodies, defaults, assets, sensor_sections, equality_sections;
+    std::vector<const XMLElement*> worldbodies, defaults, assets, sensor_sections, equality_sections, tendon_sections;
     for (const XMLElement* s : children(root)) {
       const std::string name = s->Name();
       if (name == "asset")
@@ -447,6 +450,8 @@ class MjcfParser {
         sensor_sections.push_back(s);
       else if (name == "equality")
         equality_sections.push_back(s);
+      else if (name == "tendon")
+        tendon_sections.push_back(s);
       else
         note_section(s);
     }
@@ -464,6 +469,7 @@ class MjcfParser {
     for (const XMLElement* s : children(root))
       if (std::string(s->Name()) == "actuator") parse_actuators(s);
     for (const XMLElement* s : equality_sections) parse_equality(s);
+    for (const XMLElement* s : tendon_sections) parse_tendons(s);
     for (const XMLElement* s : sensor_sections) parse_sensors(s);
 
     finish_masses();
@@ -477,16 +483,13 @@ class MjcfParser {
   }
 
   // What gradyn does not simulate warns, once per kind. Top-level sections:
-  //  * warn: <tendon> (couplings, limits, springs),
-  //    <keyframe> (named states: model.q0 is qpos0, a key is
+  //  * warn: <keyframe> (named states: model.q0 is qpos0, a key is
   //    not read), <deformable> (flexes), <extension> (plugins), and any section MJCF does not define;
   //  * silent, as they change no dynamics: <visual> and <statistic> (drawing), <size> (MuJoCo's
   //    memory sizes), <custom> (user numbers and text). <contact> and <actuator> are read below.
   void note_section(const XMLElement* s) {
     const std::string name = s->Name();
     static const std::map<std::string, std::string> why = {
-        {"tendon", "is not simulated by gradyn (no tendon couplings, limits, springs or damping): the model moves "
-                   "without it, unlike in MuJoCo"},
         {"keyframe", "is not read by gradyn: model.q0 is qpos0, and no named state is kept (set q yourself)"},
         {"deformable", "(flexes, skins) is not simulated by gradyn"},
         {"extension", "(plugins) is not simulated by gradyn"},
@@ -1362,6 +1365,76 @@ class MjcfParser {
   // <equality>: <joint> couplings become model.joint_couplings, <connect> (body1 body2 anchor, or
   // site1 site2) and <weld> (parse_weld) model.body_connections (stiff: MuJoCo's solref and solimp
   // softness warns); <tendon>, <flex> and inactive equalities (active="false") warn and are skipped.
+  // <tendon>: fixed tendons become model.tendons; spatial ones (paths through sites and around geoms)
+  // warn and are skipped.
+  void parse_tendons(const XMLElement* section) {
+    for (const XMLElement* c : children(section)) {
+      const std::string kind = c->Name();
+      const std::string label = "<tendon><" + kind + (c->Attribute("name") ? std::string(" name='") + c->Attribute("name") + "'" : "") + ">";
+      if (kind != "fixed") {
+        warn("tendon " + kind, c, label,
+             kind == "spatial" ? "is not simulated by gradyn (spatial tendons, through sites and around geoms, are "
+                                 "not supported; fixed ones are): the model moves without it, unlike in MuJoCo"
+                               : "is not an element of MJCF's <tendon> that gradyn reads, and is ignored");
+        continue;
+      }
+      const Attrs a = with_defaults(c, "tendon", 0);
+      TendonSpec spec;
+      spec.name = c->Attribute("name") ? c->Attribute("name") : "";
+      spec.where = where(c);
+      for (const XMLElement* j : children(c)) {
+        if (std::string(j->Name()) != "joint") {
+          warn("tendon element", j, "<fixed><" + std::string(j->Name()) + ">",
+               "is not an element of a fixed tendon (only <joint joint coef>), and is ignored");
+          continue;
+        }
+        const char* joint = j->Attribute("joint");
+        if (!joint) fail(j, label + " <joint> needs 'joint' (the name of a hinge or slide joint)");
+        if (!j->Attribute("coef")) fail(j, label + " <joint joint='" + std::string(joint) + "'> needs 'coef'");
+        spec.joints.push_back(joint);
+        spec.coefs.push_back(number(Attrs{j, {}}, "coef", 0));
+      }
+      if (spec.joints.empty()) fail(c, label + " lists no <joint>; a fixed tendon needs at least one");
+      // range + limited with MuJoCo's autolimits rule; tendon lengths are not angles (no degrees)
+      const std::string limited = keyword(a, "limited", "auto", {"true", "false", "auto"});
+      const bool has_range = a.has("range");
+      bool is_limited = limited == "true";
+      if (limited == "auto") {
+        if (has_range && !compiler_.autolimits)
+          fail(c, "tendon has 'range' but not 'limited'; set limited, or <compiler autolimits=\"true\">");
+        is_limited = has_range;
+      }
+      if (is_limited) {
+        const auto r = numbers(a, "range", {0, 0});
+        if (!(r[0] < r[1])) fail(c, "range[0] must be smaller than range[1] in a limited tendon");
+        spec.lower = r[0];
+        spec.upper = r[1];
+        note_softness(a, c, "tendon", {"solreflimit", "solimplimit", "margin"});
+      }
+      spec.stiffness = number(a, "stiffness", 0);
+      spec.damping = number(a, "damping", 0);
+      if (const auto text = a.raw("springlength")) {
+        const std::vector<double> L = parse_numbers(c, "springlength", *text);
+        if (L.empty() || L.size() > 2) fail(c, "attribute 'springlength' expects 1 or 2 numbers, got '" + *text + "'");
+        const double lo = L[0], hi = L.back();  // one value: both ends
+        if (lo > hi) fail(c, "springlength: expected lower <= upper, got " + std::to_string(lo) + " " + std::to_string(hi));
+        if (!(lo == -1 && hi == -1)) {  // -1 -1: MuJoCo's default, the length at the springs' rest
+          spec.spring_length = lo;
+          if (hi != lo)
+            warn("tendon springlength dead band", c, label + " springlength=\"" + *text + "\"",
+                 "is a dead band in MuJoCo (no spring force between the two lengths); gradyn's spring pulls "
+                 "towards the first one");
+        }
+      }
+      if (number(a, "frictionloss", 0) != 0)
+        warn("tendon frictionloss", c, label + " frictionloss",
+             "(dry friction along the tendon) is not simulated by gradyn; joint frictionloss is");
+      if (number(a, "armature", 0) != 0)
+        warn("tendon armature", c, label + " armature", "(inertia along the tendon) is not simulated by gradyn");
+      result_.builder.add_tendon(std::move(spec));
+    }
+  }
+
   void parse_equality(const XMLElement* section) {
     for (const XMLElement* c : children(section)) {
       const std::string kind = c->Name();

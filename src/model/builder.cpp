@@ -241,6 +241,14 @@ ModelBuilder& ModelBuilder::add_joint_coupling(JointCouplingSpec coupling) {
   return *this;
 }
 
+ModelBuilder& ModelBuilder::add_tendon(TendonSpec tendon) {
+  if (tendon.where.element.empty())
+    tendon.where = SourceLocation{tendon.where.file.empty() ? source_ : tendon.where.file, tendon.where.line,
+                                  "<tendon '" + tendon.name + "'>"};
+  tendons_.push_back(std::move(tendon));
+  return *this;
+}
+
 ModelBuilder& ModelBuilder::add_connection(ConnectionSpec connection) {
   if (connection.where.element.empty())
     connection.where = SourceLocation{connection.where.file.empty() ? source_ : connection.where.file,
@@ -404,6 +412,53 @@ void add_joint_couplings(const std::vector<JointCouplingSpec>& specs, Model& m) 
     if (!std::isfinite(c.q1_ref) || !std::isfinite(c.q2_ref))
       throw ModelError(spec.where, "joint coupling '" + c.name + "': reference values must be finite");
     m.joint_couplings.push_back(std::move(c));
+  }
+}
+
+void add_tendons(const std::vector<TendonSpec>& specs, Model& m) {
+  for (const TendonSpec& spec : specs) {
+    FixedTendon t;
+    t.name = spec.name.empty() ? "tendon" + std::to_string(m.tendons.size()) : spec.name;
+    t.where = spec.where;
+    const std::string what = "tendon '" + t.name + "'";
+    if (spec.joints.empty()) throw ModelError(spec.where, what + " spans no joint; give it at least one");
+    if (spec.coefs.size() != spec.joints.size())
+      throw ModelError(spec.where, what + ": expected one coefficient per joint (" + std::to_string(spec.joints.size()) +
+                                       "), got " + std::to_string(spec.coefs.size()));
+    for (size_t i = 0; i < spec.joints.size(); ++i) {
+      const int b = m.joint_id(spec.joints[i]);
+      if (b < 0) throw ModelError(spec.where, what + ": unknown joint '" + spec.joints[i] + "'");
+      const JointType type = m.joint_type[b];
+      if (type != JointType::Revolute && type != JointType::Continuous && type != JointType::Prismatic)
+        throw ModelError(spec.where, what + ": joint '" + spec.joints[i] + "' is " +
+                                         std::string(joint_type_name(type)) +
+                                         "; fixed tendons span hinge and slide joints only");
+      for (int other : t.joints)
+        if (other == b) throw ModelError(spec.where, what + " lists joint '" + spec.joints[i] + "' twice");
+      if (!std::isfinite(spec.coefs[i]))
+        throw ModelError(spec.where, what + ": the coefficient of joint '" + spec.joints[i] + "' must be finite");
+      t.joints.push_back(b);
+      t.coefs.push_back(spec.coefs[i]);
+    }
+    if ((spec.lower && std::isnan(*spec.lower)) || (spec.upper && std::isnan(*spec.upper)))
+      throw ModelError(spec.where, what + ": range bounds must be numbers (inf for no bound)");
+    t.lower = spec.lower.value_or(-std::numeric_limits<double>::infinity());
+    t.upper = spec.upper.value_or(std::numeric_limits<double>::infinity());
+    if (!(t.lower <= t.upper))
+      throw ModelError(spec.where, what + ": range lower bound " + std::to_string(t.lower) + " is above upper bound " +
+                                       std::to_string(t.upper));
+    if (!(spec.stiffness >= 0.0 && std::isfinite(spec.stiffness)) || !(spec.damping >= 0.0 && std::isfinite(spec.damping)))
+      throw ModelError(spec.where, what + ": stiffness and damping must be finite and >= 0");
+    t.stiffness = spec.stiffness;
+    t.damping = spec.damping;
+    if (spec.spring_length) {
+      if (!std::isfinite(*spec.spring_length)) throw ModelError(spec.where, what + ": spring length must be finite");
+      t.spring_length = *spec.spring_length;
+    } else {
+      t.spring_length = 0.0;
+      for (size_t i = 0; i < t.joints.size(); ++i) t.spring_length += t.coefs[i] * m.q_rest[m.idx_q[t.joints[i]]];
+    }
+    m.tendons.push_back(std::move(t));
   }
 }
 
@@ -779,6 +834,7 @@ Model ModelBuilder::build(const BuildOptions& options) const {
   add_sensors(sensors_, m);
   add_joint_couplings(couplings_, m);
   add_connections(connections_, m);
+  add_tendons(tendons_, m);
   return m;
 }
 

@@ -30,7 +30,8 @@ namespace gradyn {
   static_assert(sizeof(type) == (bytes), #type " changed size: extend the model format in src/model/serialize.cpp " \
                                                 "(write_payload, read_payload), bump kModelFormatVersion, then update " \
                                                 "this size")
-GRADYN_SERIALIZED_SIZE(Model, 968);
+GRADYN_SERIALIZED_SIZE(Model, 992);
+GRADYN_SERIALIZED_SIZE(FixedTendon, 192);
 GRADYN_SERIALIZED_SIZE(BodyConnection, 240);
 GRADYN_SERIALIZED_SIZE(ModelCamera, 152);
 GRADYN_SERIALIZED_SIZE(JointCoupling, 168);
@@ -318,6 +319,20 @@ void write_payload(const Model& m, Writer& w) {
     w.where(c.where);
   }
 
+  w.count(m.tendons.size());
+  for (const FixedTendon& t : m.tendons) {
+    w.str(t.name);
+    w.ints(t.joints);
+    w.count(t.coefs.size());
+    for (double c : t.coefs) w.f64(c);
+    w.f64(t.lower);
+    w.f64(t.upper);
+    w.f64(t.stiffness);
+    w.f64(t.damping);
+    w.f64(t.spring_length);
+    w.where(t.where);
+  }
+
   w.count(m.networks.size());
   for (const Network& n : m.networks) {
     w.str(n.name);
@@ -578,6 +593,28 @@ Model read_payload(Reader& r) {
                     c.rotation.determinant() > 0.0))
       Reader::inconsistent("weld '" + c.name + "' holds a rotation that is not a rotation matrix");
     c.where = r.where("body connection source location");
+  }
+
+  m.tendons.resize(r.count("tendons", 8 + 8 + 8 + 5 * 8 + 8));
+  for (FixedTendon& t : m.tendons) {
+    t.name = r.str("tendon name");
+    t.joints = r.ints("tendon joints");
+    for (int b : t.joints) {
+      check_index(b, 0, m.nbodies(), "a joint of tendon '" + t.name + "'");
+      if (m.joint_nv(b) != 1) Reader::inconsistent("tendon '" + t.name + "' spans a joint without one DoF");
+    }
+    t.coefs.resize(r.count("tendon coefficients", 8));
+    if (t.coefs.size() != t.joints.size())
+      Reader::inconsistent("tendon '" + t.name + "' has not one coefficient per joint");
+    for (double& c : t.coefs) c = r.f64("tendon coefficient");
+    t.lower = r.f64("tendon lower");
+    t.upper = r.f64("tendon upper");
+    t.stiffness = r.f64("tendon stiffness");
+    t.damping = r.f64("tendon damping");
+    t.spring_length = r.f64("tendon spring length");
+    if (!(t.lower <= t.upper) || !(t.stiffness >= 0.0) || !(t.damping >= 0.0))
+      Reader::inconsistent("tendon '" + t.name + "' has a range or spring-damper that build() refuses");
+    t.where = r.where("tendon source location");
   }
 
   m.networks.resize(r.count("networks", 8 + 1 + 8 + 8 + 4 + 4 + 1 + 8 + 8 + 2 + 8));

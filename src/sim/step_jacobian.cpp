@@ -273,6 +273,19 @@ void ltl_inverse(const Eigen::MatrixXd& LT, const DofPaths& paths, Eigen::Matrix
   }
 }
 
+// d tau_passive / d (dq, v) of the fixed tendons' spring-dampers: -stiffness J^T J and -damping J^T J
+// (their joints have one DoF: tangent = coordinate).
+void add_tendon_spring_terms(const Model& model, Eigen::Ref<Eigen::MatrixXd> rhs_q, Eigen::Ref<Eigen::MatrixXd> rhs_v) {
+  for (const FixedTendon& tendon : model.tendons)
+    for (size_t a = 0; a < tendon.joints.size(); ++a)
+      for (size_t b = 0; b < tendon.joints.size(); ++b) {
+        const int ia = model.idx_v[tendon.joints[a]], ib = model.idx_v[tendon.joints[b]];
+        const double cc = tendon.coefs[a] * tendon.coefs[b];
+        rhs_q(ia, ib) -= tendon.stiffness * cc;
+        rhs_v(ia, ib) -= tendon.damping * cc;
+      }
+}
+
 // acc = sum over t of x[nz[t]] M^-1(row0 .. row0 + R, nz[t]): R accumulators in registers.
 template <int R>
 [[gnu::always_inline]] inline void minv_times_sparse_column(const Eigen::MatrixXd& Minv, const double* x, const int* nz,
@@ -319,8 +332,8 @@ void state_rows_without_contact(const Eigen::MatrixXd& Minv, const Eigen::Matrix
 
 // The step Jacobian by reverse mode, one step_vjp per output: for the velocity-level models with dry
 // joint friction, couplings or connections, whose rows the forward-mode impulse terms
-// (contact/impulse_jacobian.hpp) do not cover, and for networks at contact sites, which
-// penalty_jacobian's per-contact force-law derivative does not include. Tangent coordinates on both sides: an output row r of
+// (contact/impulse_jacobian.hpp) do not cover, and for networks at contact sites and body
+// connections under penalty, which penalty_jacobian's per-contact force-law derivative does not include. Tangent coordinates on both sides: an output row r of
 // q+'s tangent is read through the ambient cotangent c_r = D (D^T D)^-1 e_r (D = d integrate(q+, d) /
 // d d at d = 0: c_r^T D = e_r^T), and the ambient q adjoint goes to q's tangent through integrate_vjp
 // at a zero step. Allocates its scratch (2 nv step_vjp calls dominate the cost anyway).
@@ -390,7 +403,8 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
                         "step_vjp");
   const ContactModel contact = model.contact.model;
   if (contact != ContactModel::None) check_contact_settings(model.contact);
-  if ((has_impulses(contact) && has_joint_constraints(model)) || detail::has_contact_networks(model)) {
+  if ((has_impulses(contact) && has_joint_constraints(model)) || detail::has_contact_networks(model) ||
+      (contact == ContactModel::Penalty && !model.body_connections.empty())) {
     reverse_mode_step_jacobian(model, data, q, v, tau, ctrl, dt, integrator, A, B, B_ctrl);
     return;
   }
@@ -449,6 +463,7 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   detail::rnea_derivatives_partials(model, data, -1.0, dq, dv);
   dv.diagonal() -= model.damping;
   add_spring_terms(model, q, dq);
+  add_tendon_spring_terms(model, dq, dv);
   if (penalty) penalty_forces_jacobian(model, data, q, v, dq, dv);
   if (impulses) add_impulse_forces_jacobian(model, data, q, v_next, dt, dq);
   if (model.nu() > 0) actuation_derivatives(model, q, v, ctrl, dtau_dx, data.deriv_dtau_dctrl);

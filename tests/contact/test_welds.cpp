@@ -2,7 +2,7 @@
 // from q0; a free box welded to the tip of a two-hinge arm moves as the same box on a fixed joint
 // (pgs and ipm); a box welded to the world with a held tilt stays there under gravity; the orientation
 // error's adjoint, the step's reverse-mode Jacobian and the erp adjoint against forward-mode AD and
-// central differences; and the penalty model's refusal.
+// central differences; penalty's stiff spring holding the box; and bad specs refused.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -205,18 +205,41 @@ TEST(Welds, ABoxWeldedToTheWorldTurnsToItsHeldTiltAndStays) {
   }
 }
 
+TEST(Welds, PenaltyHoldsTheTiltWithAStiffSpring) {
+  // the spring is explicit: stable while dt < 2 I / limit_damping, I = 0.01 kg m^2 the box's
+  // smallest moment; the default limit_damping (20) sits at that edge at dt = 1 ms
+  Model model = box_welded_to_world(ContactModel::Penalty);
+  model.contact.limit_damping = 10.0;
+  Data d(model);
+  Eigen::VectorXd q = model.q0, v = Eigen::VectorXd::Zero(6), tau = Eigen::VectorXd::Zero(6);
+  for (int k = 0; k < 3000; ++k) {
+    step<double>(model, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q, v);
+    ASSERT_EQ(d.status, 0) << "step " << k;
+  }
+  const auto [gap, angle] = weld_errors(model, q);
+  // the spring's sag under the 1 kg box's weight, m g / limit_stiffness = 9.8e-4 m (and the turn its
+  // offset centre of mass makes)
+  EXPECT_NEAR(gap, 9.81 / model.contact.limit_stiffness, 3e-4);
+  EXPECT_LT(angle, 1e-3);
+  EXPECT_LT(v.norm(), 1e-3);
+}
+
 TEST(Welds, StepReverseModeJacobianMatchesForwardModeAD) {
   const double dt = 1e-3;
-  for (ContactModel contact : {ContactModel::Pgs, ContactModel::Ipm}) {
+  for (ContactModel contact : {ContactModel::Pgs, ContactModel::Ipm, ContactModel::Penalty}) {
     // the arm with its welded box, moving, the weld a little open in position and orientation
-    const Model arm = arm_with_box(contact, true);
+    // (penalty: a spring-damper its explicit step is stable with on the light arm,
+    // PenaltyHoldsTheTiltWithAStiffSpring)
+    Model arm = arm_with_box(contact, true);
+    arm.contact.limit_stiffness = 2e3, arm.contact.limit_damping = 5.0;
     Data d(arm);
     Eigen::VectorXd q = arm.q0, v = Eigen::VectorXd::Zero(8), tau = Eigen::VectorXd::Zero(8);
     tau.head<2>() << 2.0, -1.0;
     for (int k = 0; k < 80; ++k) step<double>(arm, d, q, v, tau, dt, Integrator::SemiImplicitEuler, q, v);
     q[2] += 2e-3;                        // the box's free joint: off in x
     q[5] += 3e-3;                        // and turned (its quaternion read normalised)
-    const Model world = box_welded_to_world(contact);
+    Model world = box_welded_to_world(contact);
+    world.contact.limit_stiffness = 2e3, world.contact.limit_damping = 5.0;
     Eigen::VectorXd qb = world.q0, vb = Eigen::VectorXd::LinSpaced(6, -0.2, 0.3);
     for (const auto& [name, model, q0, v0, tau0] :
          {std::tuple<const char*, const Model&, Eigen::VectorXd, Eigen::VectorXd, Eigen::VectorXd>{
@@ -224,7 +247,7 @@ TEST(Welds, StepReverseModeJacobianMatchesForwardModeAD) {
           {"box on the world", world, qb, vb, Eigen::VectorXd::LinSpaced(6, 0.5, -0.4)}}) {
       const Eigen::MatrixXd J_ad = test::step_jacobian_ad(model, q0, v0, tau0, dt, Integrator::SemiImplicitEuler);
       const Eigen::MatrixXd J = test::step_jacobian_vjp(model, q0, v0, tau0, dt, Integrator::SemiImplicitEuler);
-      EXPECT_LT(relative_error(J, J_ad), 1e-7) << name << " " << contact_model_name(contact);
+      EXPECT_LT(relative_error(J, J_ad), 1e-7) << name << " " << contact_model_name(contact) << "\n" << J << "\nAD\n" << J_ad;
     }
   }
 }
@@ -239,7 +262,7 @@ TEST(Welds, ErpAdjointThroughTheOrientationMatchesCentralDifferences) {
   }
 }
 
-TEST(Welds, BadSpecsAndPenaltyAreRefusedWithAClearMessage) {
+TEST(Welds, BadSpecsAreRefusedWithAClearMessage) {
   using test::error_of;
   ModelBuilder b;
   b.add_link({"world", std::nullopt, {}});
@@ -262,13 +285,6 @@ TEST(Welds, BadSpecsAndPenaltyAreRefusedWithAClearMessage) {
   not_a_rotation.add_connection(bad);
   EXPECT_NE(error_of([&] { not_a_rotation.build(); }).find("weld 'weld0': the rotation is not a rotation matrix"),
             std::string::npos);
-  const Model penalty = box_welded_to_world(ContactModel::Penalty);
-  Data d(penalty);
-  Eigen::VectorXd q = penalty.q0, v = Eigen::VectorXd::Zero(6);
-  const std::string refused =
-      error_of([&] { step<double>(penalty, d, q, v, v, 1e-3, Integrator::SemiImplicitEuler, q, v); });
-  EXPECT_NE(refused.find("<weld>"), std::string::npos) << refused;
-  EXPECT_NE(refused.find("'pgs' or 'ipm'"), std::string::npos) << refused;
 }
 
 }  // namespace

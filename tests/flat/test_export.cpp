@@ -58,10 +58,11 @@ TEST(FlatStep, LaikagoOnItsToesStepsAsTheEngine) {
 }
 
 TEST(FlatStep, HumanoidWithMotorsLimitsAndSelfContactStepsAsTheEngine) {
-  std::vector<std::string> warnings;  // its tendons are not simulated
+  std::vector<std::string> warnings;  // what the loader does not simulate
   LoadOptions options;
   options.warnings = &warnings;
   Model model = load(std::string(GRADYN_MODELS) + "/mujoco/humanoid.xml", options);
+  model.tendons.clear();  // the flat kernels do not simulate tendons (export refuses them): without its hamstrings
   model.contact.model = ContactModel::Penalty;
   Eigen::VectorXd q0 = model.q0, v0 = Eigen::VectorXd::Zero(model.nv);
   v0.head(6) << 0.5, 0.0, -0.5, 1.0, 2.0, -1.0;

@@ -134,8 +134,18 @@ TEST(LoadWarnings, EachUnsupportedMjcfElementWarns) {
        {"<joint name='e'>", "solref", "softness"}},
       {"friction softness", mjcf("", "frictionloss='2' solreffriction='0.02 1'"), 5,
        {"<joint name='h'>", "solreffriction", "softness"}},
-      {"tendon", mjcf("", "", "", "<tendon><fixed name='t'><joint joint='h' coef='1'/></fixed></tendon>"), 8,
-       {"<fixed name='t'>", "<tendon><fixed>", "tendon"}},
+      {"spatial tendon", mjcf("", "", "", "<tendon><spatial name='t'><site site='s'/></spatial></tendon>"), 8,
+       {"<spatial name='t'>", "<tendon><spatial name='t'>", "spatial tendons"}},
+      {"tendon frictionloss", mjcf("", "", "", "<tendon><fixed name='t' frictionloss='1'><joint joint='h' coef='1'/></fixed></tendon>"), 8,
+       {"<fixed name='t'>", "frictionloss", "dry friction along the tendon"}},
+      {"tendon armature", mjcf("", "", "", "<tendon><fixed name='t' armature='0.1'><joint joint='h' coef='1'/></fixed></tendon>"), 8,
+       {"<fixed name='t'>", "armature", "not simulated"}},
+      {"tendon dead band", mjcf("", "", "", "<tendon><fixed name='t' stiffness='1' springlength='0 0.5'><joint joint='h' coef='1'/></fixed></tendon>"), 8,
+       {"<fixed name='t'>", "dead band", "first one"}},
+      {"tendon softness", mjcf("", "", "", "<tendon><fixed name='t' range='-1 1' solreflimit='0.02 1'><joint joint='h' coef='1'/></fixed></tendon>"), 8,
+       {"<fixed name='t'>", "solreflimit", "softness"}},
+      {"tendon element", mjcf("", "", "", "<tendon><fixed name='t'><joint joint='h' coef='1'/><site site='s'/></fixed></tendon>"), 8,
+       {"<fixed><site>", "only <joint joint coef>"}},
       {"sensor", mjcf("", "", "", "<sensor><subtreecom name='s' body='b'/></sensor>"), 8,
        {"<subtreecom name='s'>", "<sensor><subtreecom>", "not computed by gradyn", "gradyn.sensors"}},
       {"sensor frame", mjcf("", "", "", "<sensor><framepos name='s' objtype='body' objname='b'/></sensor>"), 8,
@@ -177,9 +187,11 @@ TEST(LoadWarnings, HarmlessMjcfElementsAreSilent) {
   EXPECT_TRUE(w.empty()) << joined(w);
   w = mjcf_warnings(mjcf("", "", "contype='0' conaffinity='0' condim='1' solref='0.02 1'"));
   EXPECT_TRUE(w.empty()) << joined(w);
-  // simulated: dry friction, joint couplings, connections and welds
+  // simulated: dry friction, joint couplings, connections, welds and fixed tendons
   w = mjcf_warnings(mjcf("", "frictionloss='2'", "", "<equality><joint name='e' joint1='h' polycoef='0.1'/>"
-                                                      "<connect body1='b' anchor='0 0 0.3'/><weld body1='b'/></equality>"));
+                                                      "<connect body1='b' anchor='0 0 0.3'/><weld body1='b'/></equality>"
+                                                      "<tendon><fixed name='t' range='-1 1' stiffness='2' damping='0.1' "
+                                                      "springlength='0.2'><joint joint='h' coef='1'/></fixed></tendon>"));
   EXPECT_TRUE(w.empty()) << joined(w);
 }
 

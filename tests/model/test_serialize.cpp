@@ -136,6 +136,20 @@ void expect_models_equal(const Model& a, const Model& b) {
     expect_same(x.rotation, y.rotation, x.name + " rotation");
     expect_same(x.where, y.where, x.name + " where");
   }
+  ASSERT_EQ(a.tendons.size(), b.tendons.size());
+  for (size_t k = 0; k < a.tendons.size(); ++k) {
+    const FixedTendon &x = a.tendons[k], &y = b.tendons[k];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.joints, y.joints) << x.name;
+    ASSERT_EQ(x.coefs.size(), y.coefs.size()) << x.name;
+    for (size_t c = 0; c < x.coefs.size(); ++c) expect_same(x.coefs[c], y.coefs[c], x.name + " coef");
+    expect_same(x.lower, y.lower, x.name + " lower");
+    expect_same(x.upper, y.upper, x.name + " upper");
+    expect_same(x.stiffness, y.stiffness, x.name + " stiffness");
+    expect_same(x.damping, y.damping, x.name + " damping");
+    expect_same(x.spring_length, y.spring_length, x.name + " spring_length");
+    expect_same(x.where, y.where, x.name + " where");
+  }
   expect_same(a.effort_limit, b.effort_limit, "effort_limit");
   expect_same(a.velocity_limit, b.velocity_limit, "velocity_limit");
   expect_same(a.q_rest, b.q_rest, "q_rest");
@@ -324,6 +338,14 @@ Model everything() {
     pin.name = "pin", pin.body1 = 0, pin.anchor1 = Vector3<double>(0.1, 0, 0), pin.anchor2 = Vector3<double>(0.1, 0, 0.5);
     pin.weld = true, pin.rotation = rpy_to_matrix<double>(Vector3<double>(0.3, -0.2, 0.1));
     m.body_connections = {loop, pin};
+    FixedTendon hamstring;  // every field away from its default
+    hamstring.name = "hamstring", hamstring.joints = {0, 1}, hamstring.coefs = {0.5, -0.25};
+    hamstring.lower = -0.3, hamstring.upper = 2.0, hamstring.stiffness = 3.0, hamstring.damping = 0.2;
+    hamstring.spring_length = 0.1;
+    hamstring.where = SourceLocation{"arm.xml", 80, "<fixed name='hamstring'>"};
+    FixedTendon open;
+    open.name = "open", open.joints = {1}, open.coefs = {1.0}, open.upper = 0.4;
+    m.tendons = {hamstring, open};
   }
   m.frames.push_back({"tool", FrameKind::Site, 1, Pose<double>(rpy_to_matrix<double>(Vector3<double>(0.1, 0.2, 0.3)),
                                                                Vector3<double>(0.3, 0, 0))});
@@ -574,9 +596,9 @@ TEST(ModelSerialize, DamagedBytesSayWhatIsWrong) {
   EXPECT_CONTAINS(error_of(std::string("hello, world")), "starting 0x68656c6c6f");
 
   std::string version = good;
-  version[12] = 7;
-  EXPECT_CONTAINS(error_of(version),
-                  "made by format version 7, this gradyn reads format version " + std::to_string(kModelFormatVersion));
+  version[12] = static_cast<char>(kModelFormatVersion + 1);
+  EXPECT_CONTAINS(error_of(version), "made by format version " + std::to_string(kModelFormatVersion + 1) +
+                                         ", this gradyn reads format version " + std::to_string(kModelFormatVersion));
 
   EXPECT_CONTAINS(error_of(good.substr(0, 20)), "shorter than the 32-byte header");
   for (size_t cut : {kHeader, kHeader + 1, good.size() / 2, good.size() - 1})

@@ -571,6 +571,9 @@ for _name in ("damping", "stiffness", "armature", "frictionloss"):
     row(f"gradyn.Model.with_{_name}", method(f"with_{_name}"),
         lambda m, n=_name: {"self": m.pend, n: np.full(2, 0.1)}, per_dof_cases(_name))
 
+row("gradyn.Model.without_tendons", method("without_tendons"), lambda m: {"self": m.pend},
+    [Case("an-argument", setarg("tendons", ["t"]), raises("tendons", types=(TypeError,)))])
+
 row("gradyn.Model.with_gravity", method("with_gravity"), lambda m: {"self": m.pend, "gravity": (0, 0, -3.0)},
     array_cases("gravity", ndim=True))
 
@@ -687,6 +690,14 @@ row("gradyn.ModelBuilder.add_connection", builder_method("add_connection"),
      Case("anchor1-nan", setarg("anchor1", (np.nan, 0, 0)), raises("anchor1", "finite")),
      Case("anchor2-inf", setarg("anchor2", (0, 0, np.inf)), raises("anchor2", "finite"))])
 
+row("gradyn.ModelBuilder.add_tendon", builder_method("add_tendon"),
+    lambda m: dict(self=lambda m: builder(m).add_joint("j", "revolute", parent="base", child="bob"),
+                   joints=["j"], coefs=(0.5,), range=(-1.0, 1.0)),
+    [Case("coefs-too-many", setarg("coefs", (0.5, 1.0)), raises("coefs", "one coefficient per joint", "(2,)")),
+     Case("coefs-not-numbers", setarg("coefs", "half"), raises("coefs")),
+     Case("range-wrong-shape", setarg("range", (1.0,)), raises("range", "(lower, upper)", "(1,)")),
+     Case("joints-not-names", setarg("joints", [3]), raises("joints", types=(TypeError,)))])
+
 row("gradyn.ModelBuilder.add_camera", builder_method("add_camera"),
     fresh_builder(dict(name="eye", link="bob", xyz=(0.1, 0, 0), rpy=(0, 0.3, 0), fovy=60.0)),
     [Case("fovy-zero", setarg("fovy", 0.0), raises("fovy", "(0, 180)", types=(gradyn.ModelError,))),
@@ -722,6 +733,12 @@ row("gradyn.ModelBuilder.build", builder_method("build"),
      Case("connection-on-one-body", lambda kw, m: dict(self=lambda m: builder(m).add_joint(
          "j", "revolute", parent="base", child="bob").add_connection("bob", "bob")),
           raises("connection", "move as one body", types=(gradyn.ModelError,))),
+     Case("tendon-joint-unknown", lambda kw, m: dict(self=lambda m: builder(m).add_joint(
+         "j", "revolute", parent="base", child="bob").add_tendon(["j", "nope"], (1.0, 1.0))),
+          raises("tendon", "unknown joint 'nope'", types=(gradyn.ModelError,))),
+     Case("tendon-range-reversed", lambda kw, m: dict(self=lambda m: builder(m).add_joint(
+         "j", "revolute", parent="base", child="bob").add_tendon(["j"], (1.0,), range=(1.0, -1.0))),
+          raises("tendon", "above upper bound", types=(gradyn.ModelError,))),
      Case("coupling-ball-joint", lambda kw, m: dict(self=lambda m: builder(m).add_joint(
          "j", "spherical", parent="base", child="bob").add_joint_coupling("j")),
           raises("coupling", "'j' is spherical", "hinge and slide", types=(gradyn.ModelError,))),

@@ -73,13 +73,16 @@ def test_info_on_a_floating_base_mjcf_names_its_free_joint():
     assert result.returncode == 0, result.stderr
     assert "base        free joint(s) root" in result.stdout
     assert "contact     pgs" in result.stdout
-    # MuJoCo's humanoid has a tendon, a keyframe, condim 1 and contact softness, which gradyn reads
-    # but does not simulate: the loader says so, once per kind, and `info` lists it
+    # MuJoCo's humanoid has a keyframe, condim 1 and contact softness, which gradyn reads but does not
+    # simulate: the loader says so, once per kind, and `info` lists it; its two hamstring tendons are
+    # simulated, and `info` lists them
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        gradyn.load(ROOT / "models" / "mujoco" / "humanoid.xml")
+        model = gradyn.load(ROOT / "models" / "mujoco" / "humanoid.xml")
     assert len(caught) > 0 and f"loader warnings ({len(caught)})" in result.stdout
-    assert any("<tendon>" in str(w.message) for w in caught)
+    assert not any("<tendon>" in str(w.message) for w in caught)
+    assert [t["name"] for t in model.tendons] == ["hamstring_right", "hamstring_left"]
+    assert "hamstring_right" in result.stdout
 
 
 def test_a_missing_file_is_one_line_and_status_2(tmp_path):
@@ -204,7 +207,7 @@ def test_help_for_each_command():
 def test_info_lists_friction_couplings_and_loops():
     out = run("info", "examples/closed_loops/four_bar.xml", "--contact", "pgs")
     assert out.returncode == 0, out.stderr
-    assert "constraints (enforced by pgs and ipm):" in out.stdout
+    assert "constraints (enforced by pgs, ipm and penalty):" in out.stdout
     assert "connection" in out.stdout and "coupler - rocker" in out.stdout
     plain = run("info", "models/pendulums/pendulum2.urdf")
     assert "dry friction" in plain.stdout and "not enforced without a contact model" in plain.stdout

@@ -21,13 +21,18 @@
 //
 // Per contact model (ContactSettings::model):
 //   None:    neither is enforced (step() stays the plain articulated dynamics, as for joint limits).
-//   Penalty: forces added with the joint-limit forces (contact_generalized_forces); a model with
-//            connections is refused (ArgumentError naming 'pgs' and 'ipm') for now;
+//   Penalty: forces added with the joint-limit forces (contact_generalized_forces):
 //              friction  tau_k -= f_k v_k / sqrt(v_k^2 + velocity_scale^2)  (smoothed Coulomb, as the
 //                        contact friction: under a load r f_k, r < 1, a joint creeps at
 //                        velocity_scale r / sqrt(1 - r^2) instead of sticking; velocity_scale is
 //                        read in rad/s or m/s here)
 //              coupling  tau -= J^T (limit_stiffness g + limit_damping J v)  (a stiff spring-damper)
+//              connection  the same spring-damper on each block: at the anchors f = -(limit_stiffness g +
+//                        limit_damping g_dot) on body1 and -f on body2, a weld's rotation the torque
+//                        -(limit_stiffness e + limit_damping (omega1 - omega2)) on body1 and its
+//                        opposite on body2 (penalty_contact_forces adds them with the contact forces);
+//                        explicit, so the gap under a load F is F / limit_stiffness, and stable while
+//                        dt < 2 sqrt(m / limit_stiffness) for the lightest mass m it holds
 //   Pgs, Ipm: rows of the velocity-level LCP after the contact and joint-limit rows, always present:
 //              friction  one row per DoF with f_k > 0, in DoF order: J = e_k, rate target 0, impulse
 //                        in [-f_k dt, f_k dt] (PGS: a boxed row; Ipm: the 3-row polyhedral cone of one

@@ -11,6 +11,9 @@
 //             frame): x: (cos theta, -sin theta, 0), y: (sin theta, cos theta, 0), theta: (0, 0, 1).
 // So the limit's Jacobian row (1 x nv) is s r_k on the joint's columns: +e_k for a lower limit of a
 // scalar joint, -e_k for an upper one.
+// Fixed tendons (model.tendons, model.hpp's FixedTendon) are limited the same way: their lengths are
+// the limit coordinates after q's (coordinate nq + t for tendon t, limit_coordinates() in all), with
+//   gap       g = s (L_t(q) - bound),   g_dot = s J_t v,   J_t = coefs on the tendon's DoFs (constant).
 //
 // Per contact model (ContactSettings::model):
 //   None:    limits are not enforced. step() then stays the plain articulated dynamics the smooth
@@ -19,7 +22,8 @@
 //            enforce them.
 //   Penalty: a one-sided linear spring-damper on the violation d = -g, added to the generalised
 //            forces of every forces stage (contact_generalized_forces):
-//              f = max(0, limit_stiffness d + limit_damping d_dot)  while d > 0,   tau_j += s f r_k.
+//              f = max(0, limit_stiffness d + limit_damping d_dot)  while d > 0,   tau_j += s f r_k
+//            (a tendon: tau += s f J_t).
 //            Explicit like the contact forces: stable for dt < 2 / omega, omega^2 = limit_stiffness /
 //            I_eff, and dt < 2 I_eff / limit_damping (I_eff = 1 / (M^-1)_kk, the inertia the joint
 //            moves); the static violation under a load torque T is T / limit_stiffness.
@@ -38,7 +42,10 @@
 
 #include <vector>
 
+#include "gradyn/autodiff.hpp"
+
 #include "gradyn/dynamics/kinematics.hpp"
+#include "gradyn/dynamics/tendon.hpp"
 #include "gradyn/model/params.hpp"
 
 namespace gradyn {
@@ -48,6 +55,34 @@ namespace gradyn {
 constexpr bool joint_has_limited_coordinates(JointType type) {
   return type == JointType::Revolute || type == JointType::Continuous || type == JointType::Prismatic ||
          type == JointType::Planar;
+}
+
+/// Limit coordinates: the nq coordinates of q, then one length per fixed tendon.
+template <class S>
+int limit_coordinates(const ModelTpl<S>& model) {
+  return model.nq + static_cast<int>(model.tendons.size());
+}
+
+/// Body and index within its joint of coordinate iq of q (body -1 when no joint owns it, as for a
+/// tendon's coordinate, iq >= nq).
+template <class S>
+void limit_coordinate_owner(const ModelTpl<S>& model, int iq, int& body, int& k) {
+  body = -1, k = 0;
+  if (iq >= model.nq) return;
+  for (int i = 0; i < model.nbodies(); ++i)
+    if (iq >= model.idx_q[i] && iq < model.idx_q[i] + model.joint_nq(i)) body = i, k = iq - model.idx_q[i];
+}
+
+/// Adds w d(value of limit coordinate coord)/dq to a q-sized vector: w at coord for a coordinate of
+/// q, w coefs[i] at the tendon's joints for a tendon.
+template <class S>
+void add_limit_coordinate_gradient(const ModelTpl<S>& model, int coord, const S& w, VecOut<S> q_vector) {
+  if (coord < model.nq) {
+    q_vector[coord] += w;
+    return;
+  }
+  const FixedTendon& tendon = model.tendons[static_cast<size_t>(coord - model.nq)];
+  for (size_t i = 0; i < tendon.joints.size(); ++i) q_vector[model.idx_q[tendon.joints[i]]] += w * tendon.coefs[i];
 }
 
 /// Rate row of coordinate `coordinate` (index within the joint's q entries) of joint `body` at
@@ -70,33 +105,47 @@ void add_joint_limit_forces_vjp(const ModelTpl<S>& model, const VecRef<S>& q, co
 // ---- limit rows of the velocity-level models (Pgs, Ipm) ----
 
 /// Picks the active limit rows at q for the free velocity v_free (on values: a discrete choice). Row l
-/// is the limit of coordinate coord[l] (its index in q) on side side[l] (+1 lower, -1 upper), by
-/// coordinate, a lower limit before an upper one. coord and side must hold 2 entries per limitable
-/// coordinate (Data sizes them so). Returns the row count. Never allocates.
+/// is the limit of coordinate coord[l] (its index in q, or nq + t for tendon t) on side side[l] (+1
+/// lower, -1 upper), by coordinate, a lower limit before an upper one. coord and side must hold 2
+/// entries per limitable coordinate and tendon (Data sizes them so). Returns the row count. Never
+/// allocates.
 template <class S>
 int select_joint_limit_rows(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& v_free, double dt,
                             std::vector<int>& coord, std::vector<int>& side);
 
-/// Jacobian of the limit row of coordinate `coord` on `side` at q: J v = J_joint . v.segment(iv, nv_joint)
-/// with J_joint = side r_k (returned; entries past nv_joint are 0). Sets iv and nv_joint.
-template <class S>
-Vector3<S> joint_limit_jacobian(const ModelTpl<S>& model, const VecRef<S>& q, int coord, int side, int& iv,
-                                int& nv_joint);
+/// Calls visit(dof, value) for each entry of the Jacobian row (1 x nv) of the limit of coordinate
+/// `coord` on `side` at q: side r_k on a joint's DoFs (zeros of a planar joint's row included),
+/// side coefs on a tendon's DoFs.
+template <class S, class Visit>
+void for_each_limit_row_entry(const ModelTpl<S>& model, const VecRef<S>& q, int coord, int side, Visit&& visit) {
+  if (coord >= model.nq) {
+    const FixedTendon& tendon = model.tendons[static_cast<size_t>(coord - model.nq)];
+    for (size_t i = 0; i < tendon.joints.size(); ++i) visit(model.idx_v[tendon.joints[i]], S(side * tendon.coefs[i]));
+    return;
+  }
+  int body, k;
+  limit_coordinate_owner(model, coord, body, k);
+  const Vector3<S> r = joint_limit_rate_row<S>(model, body, k, q);
+  for (int j = 0; j < model.joint_nv(body); ++j) visit(model.idx_v[body] + j, S(side) * r[j]);
+}
 
 /// The rate J v+ the limit row of coordinate `coord` on `side` must reach (the file comment's target).
 template <class S>
 S joint_limit_target(const ModelTpl<S>& model, const VecRef<S>& q, int coord, int side, const NoDeduce<S>& dt);
 
-/// d joint_limit_target / d q[coord] (the target reads no other coordinate), on the forward's branch.
+/// d joint_limit_target / d (the value of limit coordinate coord: q[coord] or a tendon's length),
+/// on the forward's branch (add_limit_coordinate_gradient takes it to q).
 double joint_limit_target_slope(const Model& model, const VecRef<double>& q, int coord, int side, double dt);
 
-/// Adjoint of joint_limit_target given target_bar: accumulates q_bar[coord] and model_bar.contact.erp
+/// Adjoint of joint_limit_target given target_bar: accumulates q_bar (q_bar[coord], or the tendon's
+/// joints) and model_bar.contact.erp
 /// and slop (the branch is the forward's, taken again on the same values).
 void joint_limit_target_vjp(const Model& model, const VecRef<double>& q, int coord, int side, double dt,
                             double target_bar, VecOut<double> q_bar, ModelTangent& model_bar);
 
 /// Adjoint of the limit row's Jacobian for J_bar += weight z^T (z: a generalised velocity):
-/// accumulates q_bar. Only a planar joint's x and y rows depend on q (on its angle theta).
+/// accumulates q_bar. Only a planar joint's x and y rows depend on q (on its angle theta); a tendon's
+/// row is constant.
 void joint_limit_jacobian_vjp(const Model& model, const VecRef<double>& q, int coord, int side, double weight,
                               const VecRef<double>& z, VecOut<double> q_bar);
 

@@ -58,7 +58,9 @@ Vector3<S> friction_force(const ContactSettings& settings, const S& mu, const S&
                           const Vector3<S>& tangential_velocity);
 
 /// Forces of the contacts data.contacts[0, ncontacts) into data.contact_force, data.contact_body_force
-/// and data.contact_tau. Needs forward_kinematics(q, v) (data.oMi, data.v) and collide() to be current.
+/// and data.contact_tau, with the body connections' spring-dampers (contact/joint_constraints.hpp) in
+/// data.contact_body_force and data.contact_tau. Needs forward_kinematics(q, v) (data.oMi, data.v) and
+/// collide() to be current.
 template <class S>
 const VectorX<S>& penalty_contact_forces(const ModelTpl<S>& model, DataTpl<S>& data);
 

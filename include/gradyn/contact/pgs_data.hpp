@@ -40,7 +40,8 @@ struct PgsDataTpl {
   std::vector<Vector3<S>> memory_point;          // its point (world)
   std::vector<Vector3<S>> memory_impulse;        // its impulse on geom b (world) [N s]
   int memory_ncontacts = 0;
-  VectorX<S> memory_limit;  // 2 nq: impulse of the lower (2k) and upper (2k + 1) limit of coordinate k, 0 if none
+  VectorX<S> memory_limit;  // 2 per limit coordinate (joint_limits.hpp): impulse of the lower (2k) and upper (2k + 1)
+                            // limit of coordinate k, 0 if none
   VectorX<S> memory_joint_rows;  // per friction, coupling and connection row: its last impulse (0: none yet)
   std::vector<Eigen::Matrix3d> connection_axes;  // per connection block: its rows' directions (joint_constraints.hpp)
   PgsResult result;       // the last solve
@@ -67,7 +68,7 @@ PgsDataTpl<S>::PgsDataTpl(const ModelTpl<S>& model, int contacts, int limit_rows
   memory_pair.assign(contacts, {-1, -1});
   memory_point.assign(contacts, Vector3<S>::Zero());
   memory_impulse.assign(contacts, Vector3<S>::Zero());
-  memory_limit = VectorX<S>::Zero(2 * model.nq);
+  memory_limit = VectorX<S>::Zero(2 * (model.nq + static_cast<int>(model.tendons.size())));  // 2 per limit coordinate
   memory_joint_rows = VectorX<S>::Zero(joint_rows);
   connection_axes.assign(static_cast<size_t>(model.connection_blocks()), Eigen::Matrix3d::Identity());
   v_free = VectorX<S>::Zero(model.nv);

@@ -6,7 +6,8 @@
 
 namespace gradyn {
 
-/// data.tau_passive = -damping * v - stiffness * (q (-) q_rest). Returns it.
+/// data.tau_passive = -damping * v - stiffness * (q (-) q_rest), minus each fixed tendon's
+/// J^T (stiffness (L - spring_length) + damping L_dot) (model.hpp, FixedTendon). Returns it.
 template <class S>
 const VectorX<S>& passive_forces(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
                                  const VecRef<S>& v);
@@ -16,7 +17,8 @@ template <class S>
 const VectorX<S>& forward_dynamics(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
                                    const VecRef<S>& v, const VecRef<S>& tau);
 
-/// Adjoint of passive_forces (accumulates into q_bar (nq, ambient), v_bar and model_bar).
+/// Adjoint of passive_forces (accumulates into q_bar (nq, ambient), v_bar and model_bar; the tendons'
+/// stiffness, damping and spring length are not parameters).
 template <class S>
 void passive_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                         const VecRef<S>& tau_passive_bar, VecOut<S> q_bar, VecOut<S> v_bar,

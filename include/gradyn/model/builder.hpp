@@ -112,6 +112,18 @@ struct JointCouplingSpec {
   SourceLocation where;
 };
 
+/// A fixed tendon (model.hpp, FixedTendon): the length sum_i coefs[i] q(joints[i]) over hinge and slide
+/// joints (each once), with an optional range [lower, upper] and a spring-damper along it.
+struct TendonSpec {
+  std::string name;                 // empty: "tendon<k>"
+  std::vector<std::string> joints;  // at least one
+  std::vector<double> coefs;        // one finite coefficient per joint
+  std::optional<double> lower, upper;  // none: no limit on that side
+  double stiffness = 0.0, damping = 0.0;  // >= 0
+  std::optional<double> spring_length;  // none: the length at the joints' spring rest (q_rest)
+  SourceLocation where;
+};
+
 /// A point of one link held on a point of another (model.hpp, BodyConnection; MJCF <equality><connect>),
 /// or, with weld, the two frames held together (MJCF <equality><weld>).
 /// frame1, frame2 name links or sites (frame2 empty or "world": the world). anchor1 is in frame1;
@@ -157,6 +169,9 @@ class ModelBuilder {
   /// Joint couplings in the order they are added. build() checks that both joints exist, have one
   /// DoF and differ, and that the coefficients are finite (ModelError naming the element).
   ModelBuilder& add_joint_coupling(JointCouplingSpec coupling);
+  /// Fixed tendons in the order they are added. build() checks that the joints exist, have one DoF
+  /// (hinge or slide) and appear once, and the numbers (ModelError naming the element).
+  ModelBuilder& add_tendon(TendonSpec tendon);
   /// Body connections in the order they are added. build() checks that the frames exist, that
   /// frame1 moves and that the two are not on one body (ModelError naming the element).
   ModelBuilder& add_connection(ConnectionSpec connection);
@@ -188,6 +203,7 @@ class ModelBuilder {
   const std::vector<SensorSpec>& sensors() const { return sensors_; }
   const std::vector<JointCouplingSpec>& joint_couplings() const { return couplings_; }
   const std::vector<ConnectionSpec>& connections() const { return connections_; }
+  const std::vector<TendonSpec>& tendons() const { return tendons_; }
 
   /// Checks the description and builds the model. Throws ModelError naming the element.
   Model build(const BuildOptions& options = {}) const;
@@ -202,6 +218,7 @@ class ModelBuilder {
   std::vector<SensorSpec> sensors_;
   std::vector<JointCouplingSpec> couplings_;
   std::vector<ConnectionSpec> connections_;
+  std::vector<TendonSpec> tendons_;
   struct Exclusion {
     std::string a, b;
     SourceLocation where;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <limits>
 #include <string>
 #include <utility>
@@ -212,6 +213,27 @@ struct JointCoupling {
   SourceLocation where;
 };
 
+// --- fixed tendons (contact/joint_limits.hpp, dynamics/passive.hpp): MJCF <tendon><fixed> --------
+// A length that is a linear combination of 1-DoF joint coordinates (revolute, continuous, prismatic):
+//   L(q) = sum_i coefs[i] q[idx_q[joints[i]]],  L_dot = J v with J = coefs[i] on joints[i]'s DoF.
+// Its range [lower, upper] holds as the joint limits do (one-sided rows under Pgs and Ipm, a one-sided
+// spring-damper under Penalty, not enforced without a contact model); stiffness and damping pull it
+// towards spring_length under every contact model (passive forces):
+//   tau -= J^T (stiffness (L - spring_length) + damping L_dot).
+// None of these numbers is a parameter of the flat vector (model/params.hpp).
+struct FixedTendon {
+  std::string name;
+  std::vector<int> joints;     // bodies with 1-DoF joints, each once
+  std::vector<double> coefs;   // one per joint, finite
+  double lower = -std::numeric_limits<double>::infinity();  // -inf / inf: no limit on that side
+  double upper = std::numeric_limits<double>::infinity();
+  double stiffness = 0.0;      // N / m or N m / rad of L
+  double damping = 0.0;
+  double spring_length = 0.0;  // MJCF springlength, else L at the joints' spring rest q_rest (qpos_spring)
+  SourceLocation where;
+  bool limited() const { return std::isfinite(lower) || std::isfinite(upper); }
+};
+
 /// A camera declared with the model (MJCF <camera>): its frame, model.frames[frame] (kind Camera),
 /// is the camera frame (it looks along its -z axis, x to the right of the image, y up), and fovy
 /// its vertical field of view. The image size is the renderer's choice.
@@ -230,7 +252,7 @@ struct ModelCamera {
 //   oM(body1) anchor1 = oM(body2) anchor2  (three rows along the world axes);
 // a weld also holds body2's orientation relative to body1 (three more rows, about the world axes):
 //   R(body1) rotation = R(body2).
-// Pgs and Ipm enforce them as bilateral constraint rows; Penalty refuses them.
+// Pgs and Ipm enforce them as bilateral constraint rows, Penalty as stiff spring-dampers.
 struct BodyConnection {
   std::string name;
   int body1 = -1;  // a moving body
@@ -294,6 +316,7 @@ struct ModelTpl {
   // --- joint couplings (contact/joint_constraints.hpp) ------------------------------------------
   std::vector<JointCoupling> joint_couplings;
   std::vector<BodyConnection> body_connections;
+  std::vector<FixedTendon> tendons;
   // Their row blocks of three in the constraint stage: one per connection, one more per weld.
   int connection_blocks() const {
     int n = static_cast<int>(body_connections.size());
@@ -411,6 +434,7 @@ ModelTpl<T> ModelTpl<S>::cast() const {
   m.frictionloss = frictionloss.template cast<T>();
   m.joint_couplings = joint_couplings;
   m.body_connections = body_connections;
+  m.tendons = tendons;
   m.cameras = cameras;
   m.q_rest = q_rest.template cast<T>();
   m.lower_limit = lower_limit.template cast<T>();
