@@ -19,6 +19,7 @@ Layout, per body in body order (<b> the body's name, <j> its joint's)::
     <j>.axis.x|y|z                      revolute, continuous, prismatic (normalised by with_params)
     <j>.damping, <j>.armature, <j>.stiffness  per DoF, interleaved ([k] suffix if several DoFs)
     <j>.rest                            revolute, continuous, prismatic, planar ([k] for planar)
+    <j>.frictionloss                    per DoF with dry friction (frictionloss > 0)
 
 then gravity.x|y|z; then per collision geom, in ``model.geom_names`` order (<g> its name)::
 
@@ -38,7 +39,10 @@ then per actuator, in ``model.actuator_names`` order (<a> its name)::
     <a>.kp, <a>.kv, <a>.velocity_limit (servo); then <a>.gear; <a>.ctrlrange.lower|upper and
     <a>.forcerange.lower|upper where the actuator clamps them
 
-then per network inside the dynamics, in ``model.networks`` order (<n> its name), layer by layer::
+then per joint coupling (<c>.polycoef[0..4]), per body connection (<c>.anchor1.x|y|z,
+<c>.anchor2.x|y|z and, for a weld, <c>.rotation.roll|pitch|yaw) and per fixed tendon
+(<t>.stiffness, <t>.damping, <t>.spring_length); last, per network inside the dynamics, in
+``model.networks`` order (<n> its name), layer by layer::
 
     <n>.layer<l>.weight[i,j] (row-major: output i, input j), then <n>.layer<l>.bias[i]
 )doc";

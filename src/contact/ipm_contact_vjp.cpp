@@ -99,11 +99,16 @@ void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
     joint_limit_target_vjp(model, q, coord, side, dt, -lambda_s[r], q_bar, model_bar);
   }
 
+  // Dry joint friction: m = frictionloss dt on each gamma row.
+  for_each_joint_friction_row(model, [&](int k, int dof) {
+    model_bar.frictionloss[dof] += lambda_s[row_joint_friction + 2 * nf + k] * dt;
+  });
+
   // Coupling rows (joint_constraints.hpp): A row = J_c, A_bar = -(lambda_y x^T + y lambda_x^T); b = target.
   for (int c = 0; c < ncouplings; ++c) {
     const JointCoupling& coupling = model.joint_couplings[static_cast<size_t>(c)];
-    joint_coupling_jacobian_vjp(model, coupling, q, -grad.b[c], x, q_bar);  // grad.b = lambda_y
-    joint_coupling_jacobian_vjp(model, coupling, q, -ws.y[c], lambda_x, q_bar);
+    joint_coupling_jacobian_vjp(model, coupling, q, -grad.b[c], x, q_bar, &model_bar);  // grad.b = lambda_y
+    joint_coupling_jacobian_vjp(model, coupling, q, -ws.y[c], lambda_x, q_bar, &model_bar);
     joint_coupling_target_vjp(model, coupling, q, v, dt, grad.b[c], q_bar, v_bar, model_bar);
   }
   // Connection rows (the equality rows after the couplings'): the same, through the body poses;

@@ -58,13 +58,32 @@ S joint_coupling_target(const ModelTpl<S>& model, const JointCoupling& coupling,
   return target;
 }
 
+namespace {
+
+// Index of a coupling of model.joint_couplings.
+size_t coupling_index(const Model& model, const JointCoupling& coupling) {
+  return static_cast<size_t>(&coupling - model.joint_couplings.data());
+}
+
+// x = q2 - q2_ref (0 without joint2).
+double coupling_argument(const Model& model, const JointCoupling& c, const VecRef<double>& q) {
+  return c.joint2 >= 0 ? q[model.idx_q[c.joint2]] - c.q2_ref : 0.0;
+}
+
+}  // namespace
+
 void joint_coupling_jacobian_vjp(const Model& model, const JointCoupling& coupling, const VecRef<double>& q,
-                                 double weight, const VecRef<double>& z, VecOut<double> q_bar) {
+                                 double weight, const VecRef<double>& z, VecOut<double> q_bar, ModelTangent* model_bar) {
   if (coupling.joint2 < 0 || weight == 0.0) return;
   double p, dp, ddp;
   coupling_polynomial<double>(model, coupling, q, p, dp, ddp);
-  // J_bar(v2) = weight z[v2], J(v2) = -p'(x)
-  q_bar[model.idx_q[coupling.joint2]] -= weight * z[model.idx_v[coupling.joint2]] * ddp;
+  // J_bar(v2) = weight z[v2], J(v2) = -p'(x), p'(x) = sum_k k c_k x^(k-1)
+  const double J_bar = weight * z[model.idx_v[coupling.joint2]];
+  q_bar[model.idx_q[coupling.joint2]] -= J_bar * ddp;
+  if (!model_bar) return;
+  const double x = coupling_argument(model, coupling, q);
+  Eigen::Matrix<double, 5, 1>& c_bar = model_bar->coupling_polycoef[coupling_index(model, coupling)];
+  for (int k = 1; k < 5; ++k) c_bar[k] -= J_bar * k * std::pow(x, k - 1);
 }
 
 void joint_coupling_target_vjp(const Model& model, const JointCoupling& coupling, const VecRef<double>& q,
@@ -77,6 +96,16 @@ void joint_coupling_target_vjp(const Model& model, const JointCoupling& coupling
   model_bar.contact.erp -= target_bar * g / dt;
   const double g_bar = -target_bar * erp / dt;
   q_bar[model.idx_q[coupling.joint1]] += g_bar;
+  // g = q1 - ref - sum_k c_k x^k; the drift 1/2 dt p''(x) v2^2, p'' = sum_k k (k - 1) c_k x^(k-2)
+  {
+    const double x = coupling_argument(model, coupling, q);
+    const double v2 = coupling.joint2 >= 0 ? v[model.idx_v[coupling.joint2]] : 0.0;
+    Eigen::Matrix<double, 5, 1>& c_bar = model_bar.coupling_polycoef[coupling_index(model, coupling)];
+    for (int k = 0; k < 5; ++k) {
+      c_bar[k] -= g_bar * std::pow(x, k);
+      if (k >= 2) c_bar[k] += target_bar * 0.5 * dt * k * (k - 1) * std::pow(x, k - 2) * v2 * v2;
+    }
+  }
   if (coupling.joint2 < 0) return;
   const int q2 = model.idx_q[coupling.joint2], v2 = model.idx_v[coupling.joint2];
   // g through -p'(x); the drift term 1/2 dt p''(x) v2^2 through the third derivative and v2
@@ -91,6 +120,21 @@ void add_point_adjoint(Data& data, int body, const Eigen::Vector3d& x, const Eig
   if (body < 0) return;
   data.adj_pose_bar[body].head<3>() += x.cross(x_bar);
   data.adj_pose_bar[body].tail<3>() += x_bar;
+}
+
+// A connection's anchor point p (oM(body) anchor, or the anchor itself on the world; second: anchor2)
+// with adjoint p_bar: its body's pose adjoint, and the anchor's (model_bar, p = R anchor + t).
+void add_anchor_adjoint(const Model& model, Data& data, const BodyConnection& c, bool second, const Eigen::Vector3d& p,
+                        const Eigen::Vector3d& p_bar, ModelTangent& model_bar) {
+  const auto k = static_cast<size_t>(&c - model.body_connections.data());
+  const int body = second ? c.body2 : c.body1;
+  Vector3<double>& anchor_bar = second ? model_bar.connection_anchor2[k] : model_bar.connection_anchor1[k];
+  if (body < 0) {
+    anchor_bar += p_bar;
+    return;
+  }
+  add_point_adjoint(data, body, p, p_bar);
+  anchor_bar += data.oMi[body].R.transpose() * p_bar;
 }
 
 // Adjoint of the spatial bias acceleration A = sum_j oc_j over body b's joints given A_bar: the
@@ -138,13 +182,18 @@ Eigen::Vector3d point_bias_acceleration_vjp(const Model& model, Data& data, int 
 
 // Adjoint of a weld's orientation error g = axial(skew(T)), T = R1 R_c R2^T, given g_bar, into the
 // bodies' pose adjoints (rotations about the world axes: R -> exp(d) R): dg = D1 d1 + D2 d2 with
-// D1 = (tr T I - T) / 2 and D2 = -(tr T I - T^T) / 2.
-void weld_rotation_error_vjp(Data& data, const BodyConnection& c, const Eigen::Vector3d& g_bar) {
-  Eigen::Matrix3d T = data.oMi[c.body1].R * c.rotation;
-  if (c.body2 >= 0) T = T * data.oMi[c.body2].R.transpose();
+// D1 = (tr T I - T) / 2 and D2 = -(tr T I - T^T) / 2; and into R_c's entries: T_bar = skew(g_bar) / 2,
+// R_c_bar = R1^T T_bar R2.
+void weld_rotation_error_vjp(const Model& model, Data& data, const BodyConnection& c, const Eigen::Vector3d& g_bar,
+                             ModelTangent& model_bar) {
+  const Eigen::Matrix3d& R1 = data.oMi[c.body1].R;
+  const Eigen::Matrix3d R2 = c.body2 >= 0 ? Eigen::Matrix3d(data.oMi[c.body2].R) : Eigen::Matrix3d::Identity();
+  const Eigen::Matrix3d T = R1 * c.rotation * R2.transpose();
   const Eigen::Matrix3d trace = T.trace() * Eigen::Matrix3d::Identity();
   data.adj_pose_bar[c.body1].head<3>() += 0.5 * (trace - T).transpose() * g_bar;
   if (c.body2 >= 0) data.adj_pose_bar[c.body2].head<3>() -= 0.5 * (trace - T.transpose()).transpose() * g_bar;
+  const auto k = static_cast<size_t>(&c - model.body_connections.data());
+  model_bar.connection_rotation[k] += R1.transpose() * (0.5 * skew<double>(g_bar)) * R2;
 }
 
 }  // namespace
@@ -175,11 +224,11 @@ void connection_rows_vjp(const Model& model, Data& data, const std::vector<Eigen
     Vector6<double> wrench;
     wrench << p1.cross(w), w;
     data.adj_ow_bar[c.body1] += wrench;
-    add_point_adjoint(data, c.body1, p1, w.cross(data.adj_ow[c.body1].head<3>()));
+    add_anchor_adjoint(model, data, c, false, p1, w.cross(data.adj_ow[c.body1].head<3>()), model_bar);
     if (c.body2 >= 0) {
       wrench << p2.cross(w), w;
       data.adj_ow_bar[c.body2] -= wrench;
-      add_point_adjoint(data, c.body2, p2, -w.cross(data.adj_ow[c.body2].head<3>()));
+      add_anchor_adjoint(model, data, c, true, p2, -w.cross(data.adj_ow[c.body2].head<3>()), model_bar);
     }
   });
   if (!any) return;
@@ -202,7 +251,7 @@ void connection_targets_vjp(const Model& model, Data& data, const std::vector<Ei
     if (rotational) {
       // target = -erp / dt g - dt / 2 (alpha1 - alpha2)
       model_bar.contact.erp -= t_bar.dot(weld_rotation_error<double>(data, c)) / dt;
-      weld_rotation_error_vjp(data, c, g_bar);
+      weld_rotation_error_vjp(model, data, c, g_bar, model_bar);
       Vector6<double> A_bar = Vector6<double>::Zero();
       A_bar.head<3>() = drift_bar;
       bias_acceleration_vjp(model, data, c.body1, A_bar);
@@ -213,10 +262,13 @@ void connection_targets_vjp(const Model& model, Data& data, const std::vector<Ei
     connection_points<double>(data, c, p1, p2);
     // target = -erp / dt (p1 - p2) - dt / 2 (a1 - a2)
     model_bar.contact.erp -= t_bar.dot(p1 - p2) / dt;
-    add_point_adjoint(data, c.body1, p1, g_bar + point_bias_acceleration_vjp(model, data, c.body1, p1, drift_bar));
-    if (c.body2 >= 0)
-      add_point_adjoint(data, c.body2, p2,
-                        -g_bar + point_bias_acceleration_vjp(model, data, c.body2, p2, -drift_bar));
+    add_anchor_adjoint(model, data, c, false, p1,
+                       g_bar + point_bias_acceleration_vjp(model, data, c.body1, p1, drift_bar), model_bar);
+    add_anchor_adjoint(model, data, c, true, p2,
+                       c.body2 >= 0 ? Eigen::Vector3d(-g_bar + point_bias_acceleration_vjp(model, data, c.body2, p2,
+                                                                                              -drift_bar))
+                                    : Eigen::Vector3d(-g_bar),
+                       model_bar);
   });
   world_velocities_vjp<double>(model, data, v, data.adj_ow_bar, v_bar, data.adj_pose_bar, &model_bar);
 }
@@ -243,7 +295,8 @@ void add_joint_constraint_forces(const ModelTpl<S>& model, const VecRef<S>& q, c
 
 template <class S>
 void add_joint_constraint_forces_vjp(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& v,
-                                     const VecRef<S>& tau_bar, VecOut<S> q_bar, VecOut<S> v_bar) {
+                                     const VecRef<S>& tau_bar, VecOut<S> q_bar, VecOut<S> v_bar,
+                                     ModelTangentTpl<S>* model_bar) {
   using std::sqrt;
   const ContactSettings& settings = model.contact;
   const S eps2 = S(settings.velocity_scale * settings.velocity_scale);
@@ -251,6 +304,7 @@ void add_joint_constraint_forces_vjp(const ModelTpl<S>& model, const VecRef<S>& 
     // d/dv [v / sqrt(v^2 + e^2)] = e^2 / (v^2 + e^2)^(3/2)
     const S r2 = v[k] * v[k] + eps2;
     v_bar[k] -= tau_bar[k] * model.frictionloss[k] * eps2 / (r2 * sqrt(r2));
+    if (model_bar) model_bar->frictionloss[k] -= tau_bar[k] * v[k] / sqrt(r2);
   });
   const S k_l = S(settings.limit_stiffness), c_l = S(settings.limit_damping);
   for (const JointCoupling& c : model.joint_couplings) {
@@ -271,9 +325,20 @@ void add_joint_constraint_forces_vjp(const ModelTpl<S>& model, const VecRef<S>& 
     const S g_bar = k_l * f_bar, rate_bar = c_l * f_bar;
     v_bar[v1] += rate_bar;
     q_bar[q1] += g_bar;
+    if (two) slope_bar -= rate_bar * v[v2];
+    if (model_bar) {  // g = q1 - ref - sum_k c_k x^k, slope = sum_k k c_k x^(k-1)
+      const S x = two ? S(q[q2] - c.q2_ref) : S(0);
+      Eigen::Matrix<S, 5, 1>& c_bar = model_bar->coupling_polycoef[static_cast<size_t>(&c - model.joint_couplings.data())];
+      S x_k = S(1), x_k1 = S(0);  // x^k, x^(k-1)
+      for (int k = 0; k < 5; ++k) {
+        c_bar[k] -= g_bar * x_k;
+        if (two) c_bar[k] += slope_bar * S(k) * x_k1;
+        x_k1 = x_k;
+        x_k = x_k * x;
+      }
+    }
     if (!two) continue;
     v_bar[v2] -= slope * rate_bar;
-    slope_bar -= rate_bar * v[v2];
     // g = q1 - ref - p(x): dg/dq2 = -slope; slope = p'(x): dslope/dq2 = p''(x)
     q_bar[q2] += -slope * g_bar + curvature * slope_bar;
   }
@@ -287,7 +352,7 @@ void add_joint_constraint_forces_vjp(const ModelTpl<S>& model, const VecRef<S>& 
                                       const VecRef<S>&, const NoDeduce<S>&);                                   \
   template void add_joint_constraint_forces<S>(const ModelTpl<S>&, const VecRef<S>&, const VecRef<S>&, VecOut<S>); \
   template void add_joint_constraint_forces_vjp<S>(const ModelTpl<S>&, const VecRef<S>&, const VecRef<S>&,    \
-                                                   const VecRef<S>&, VecOut<S>, VecOut<S>);
+                                                   const VecRef<S>&, VecOut<S>, VecOut<S>, ModelTangentTpl<S>*);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

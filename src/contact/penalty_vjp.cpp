@@ -167,6 +167,7 @@ void penalty_contact_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, cons
   const S k_c = S(settings.limit_stiffness), c_c = S(settings.limit_damping);
   for_each_connection_block<S>(model, [&](int, const BodyConnection& c, bool rotational) {
     const int b1 = c.body1, b2 = c.body2;
+    const auto index = static_cast<size_t>(&c - model.body_connections.data());
     const Vector6<S>& W1 = data.adj_ow[b1];
     const Vector6<S>& W2 = b2 >= 0 ? data.adj_ow[b2] : at_rest;
     const Vector6<S>& V1 = data.ov[b1];
@@ -184,6 +185,9 @@ void penalty_contact_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, cons
       const Matrix3<S> trace = T.trace() * Matrix3<S>::Identity();
       pose_bar[b1].template head<3>() += S(0.5) * (trace - T).transpose() * e_bar;
       if (b2 >= 0) pose_bar[b2].template head<3>() -= S(0.5) * (trace - T.transpose()).transpose() * e_bar;
+      // and R_c's entries: T_bar = skew(e_bar) / 2, R_c_bar = R1^T T_bar R2
+      const Matrix3<S> R2 = b2 >= 0 ? Matrix3<S>(data.oMi[b2].R) : Matrix3<S>::Identity();
+      model_bar.connection_rotation[index] += data.oMi[b1].R.transpose() * (S(0.5) * skew<S>(e_bar)) * R2;
       return;
     }
     Vector3<S> p1, p2;
@@ -201,15 +205,19 @@ void penalty_contact_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, cons
     ov_bar[b1].template tail<3>() += u_bar;
     ov_bar[b1].template head<3>() += p1.cross(u_bar);
     p1_bar += u_bar.cross(Vector3<S>(V1.template head<3>()));
-    // the anchors ride on their bodies: p = oM(b) a, pose adjoint [p x p_bar; p_bar]
+    // the anchors ride on their bodies: p = oM(b) a, pose adjoint [p x p_bar; p_bar], anchor's R^T p_bar
     pose_bar[b1].template head<3>() += p1.cross(p1_bar);
     pose_bar[b1].template tail<3>() += p1_bar;
+    model_bar.connection_anchor1[index] += data.oMi[b1].R.transpose() * p1_bar;
     if (b2 >= 0) {
       ov_bar[b2].template tail<3>() -= u_bar;
       ov_bar[b2].template head<3>() -= p2.cross(u_bar);
       p2_bar -= u_bar.cross(Vector3<S>(V2.template head<3>()));
       pose_bar[b2].template head<3>() += p2.cross(p2_bar);
       pose_bar[b2].template tail<3>() += p2_bar;
+      model_bar.connection_anchor2[index] += data.oMi[b2].R.transpose() * p2_bar;
+    } else {
+      model_bar.connection_anchor2[index] += p2_bar;  // a point of the world
     }
   });
   // Velocity adjoints -> v_bar and pose adjoints.

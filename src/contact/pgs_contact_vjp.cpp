@@ -23,14 +23,16 @@ namespace {
 // The limit and coupling rows' share of J_bar += a z^T (rows 3 nc + l, then the coupling rows after
 // the friction rows; contact/joint_limits.hpp, joint_constraints.hpp). Friction rows are constant.
 void add_limit_rows_rank_one(const Model& model, const Data& data, const Eigen::Ref<const Eigen::VectorXd>& q,
-                             const Eigen::VectorXd& a, const Eigen::VectorXd& z, Eigen::Ref<Eigen::VectorXd> q_bar) {
+                             const Eigen::VectorXd& a, const Eigen::VectorXd& z, Eigen::Ref<Eigen::VectorXd> q_bar,
+                             ModelTangent& model_bar) {
   const int nc = data.ncontacts;
   for (int l = 0; l < data.pgs->nlimits; ++l)
     joint_limit_jacobian_vjp(model, q, data.pgs->limit_coord[static_cast<size_t>(l)],
                              data.pgs->limit_side[static_cast<size_t>(l)], a[3 * nc + l], z, q_bar);
   const int row_coupling = 3 * nc + data.pgs->nlimits + joint_friction_rows(model);
   for (size_t c = 0; c < model.joint_couplings.size(); ++c)
-    joint_coupling_jacobian_vjp(model, model.joint_couplings[c], q, a[row_coupling + static_cast<int>(c)], z, q_bar);
+    joint_coupling_jacobian_vjp(model, model.joint_couplings[c], q, a[row_coupling + static_cast<int>(c)], z, q_bar,
+                                &model_bar);
 }
 
 // The limit and coupling rows' targets in b = J v_free - target (pgs_contact.cpp).
@@ -111,8 +113,13 @@ void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
     v_free_bar.noalias() += JT * adj.b;
     detail::add_contact_jacobian_rank_one_vjp<double>(model, data, adj.b, data.pgs->v_free, data.pgs->adj_scratch,
                                                       model_bar);
-    add_limit_rows_rank_one(model, data, q, adj.b, data.pgs->v_free, q_bar);
+    add_limit_rows_rank_one(model, data, q, adj.b, data.pgs->v_free, q_bar, model_bar);
     limit_targets_vjp(model, data, q, v, dt, adj.b, q_bar, v_bar, model_bar);
+    // dry joint friction: the row's bounds -+ frictionloss dt
+    const int row_joint_friction = 3 * nc + nl;
+    for_each_joint_friction_row(model, [&](int r, int dof) {
+      model_bar.frictionloss[dof] += dt * (adj.hi[row_joint_friction + r] - adj.lo[row_joint_friction + r]);
+    });
     if (nconn_rows > 0) {  // b = J v_free - target
       connection_rows_vjp(model, data, data.pgs->connection_axes, adj.b, 1.0, row_connection, data.pgs->v_free, data.pgs->adj_scratch, model_bar);
       connection_targets_vjp(model, data, data.pgs->connection_axes, adj.b.data() + row_connection, -1.0, v, dt, v_bar, model_bar);
@@ -159,7 +166,7 @@ void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
       y_bar.noalias() += X * u;
       data.pgs->adj_x.noalias() = X * lambda;
       detail::add_contact_jacobian_rank_one_vjp<double>(model, data, u, data.pgs->adj_x, data.pgs->adj_scratch, model_bar);
-      add_limit_rows_rank_one(model, data, q, u, data.pgs->adj_x, q_bar);
+      add_limit_rows_rank_one(model, data, q, u, data.pgs->adj_x, q_bar, model_bar);
       connection_rows_vjp(model, data, data.pgs->connection_axes, u, 1.0, row_connection, data.pgs->adj_x,
                           data.pgs->adj_scratch, model_bar);
     } else {  // a general A_bar (the sweeps' adjoint): one rank-one term per column, M through sym(A_bar)'s eigenvectors
@@ -169,7 +176,7 @@ void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
         data.pgs->adj_row = data.pgs->adj_A_sym.col(s);
         detail::add_contact_jacobian_rank_one_vjp<double>(model, data, data.pgs->adj_row, data.pgs->adj_x,
                                                           data.pgs->adj_scratch, model_bar);
-        add_limit_rows_rank_one(model, data, q, data.pgs->adj_row, data.pgs->adj_x, q_bar);
+        add_limit_rows_rank_one(model, data, q, data.pgs->adj_row, data.pgs->adj_x, q_bar, model_bar);
         connection_rows_vjp(model, data, data.pgs->connection_axes, data.pgs->adj_row, 1.0, row_connection, data.pgs->adj_x,
                             data.pgs->adj_scratch, model_bar);
       }
@@ -189,7 +196,7 @@ void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
     data.pgs->adj_row = lambda;
     detail::add_contact_jacobian_rank_one_vjp<double>(model, data, data.pgs->adj_row, y_bar, data.pgs->adj_scratch,
                                                       model_bar);
-    add_limit_rows_rank_one(model, data, q, data.pgs->adj_row, y_bar, q_bar);
+    add_limit_rows_rank_one(model, data, q, data.pgs->adj_row, y_bar, q_bar, model_bar);
     connection_rows_vjp(model, data, data.pgs->connection_axes, data.pgs->adj_row, 1.0, row_connection, y_bar,
                         data.pgs->adj_scratch, model_bar);
     collide_vjp<double>(model, data, data.contact_bar, data.adj_pose_bar, model_bar);

@@ -188,12 +188,16 @@ void passive_forces_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef
     joint_difference_vjp<S>(model.joint_type[i], model.q_rest.segment(iq, nqi), q.segment(iq, nqi), d_bar,
                             model_bar.q_rest.segment(iq, nqi), q_bar.segment(iq, nqi));
   }
-  // tau_p -= J^T (k (J q - L0) + b J v), J constant
-  for (const FixedTendon& tendon : model.tendons) {
-    if (tendon.stiffness == 0.0 && tendon.damping == 0.0) continue;
+  // tau_p -= J^T (k (J q - L0) + b J v), J constant; the stiffness and damping adjoints even where
+  // they are zero (as the joints')
+  for (size_t t = 0; t < model.tendons.size(); ++t) {
+    const FixedTendon& tendon = model.tendons[t];
     S tension_bar = S(0);
     for (size_t k = 0; k < tendon.joints.size(); ++k)
       tension_bar -= tendon.coefs[k] * tau_passive_bar[model.idx_v[tendon.joints[k]]];
+    const S stretch = tendon_length<S>(model, tendon, q) - tendon.spring_length;
+    model_bar.tendon_spring[t] += Vector3<S>(tension_bar * stretch, tension_bar * tendon_rate<S>(model, tendon, v),
+                                             -tendon.stiffness * tension_bar);
     for (size_t k = 0; k < tendon.joints.size(); ++k) {
       q_bar[model.idx_q[tendon.joints[k]]] += tendon.stiffness * tendon.coefs[k] * tension_bar;
       v_bar[model.idx_v[tendon.joints[k]]] += tendon.damping * tendon.coefs[k] * tension_bar;

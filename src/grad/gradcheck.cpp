@@ -184,10 +184,11 @@ GradcheckResult gradcheck(const Model& model, const Eigen::VectorXd& q0, const E
     if (options.check_fd) fd_sets[b] = spread_indices(L.size(b), full ? -1 : options.fd_max_coords);
   }
   if (params && options.check_ad) {
-    // The contact settings ("contact.*") are doubles in the model: AD cannot seed them, so only
-    // finite differences check their entries.
-    const std::vector<std::string> pnames = param_names(model);
-    std::erase_if(ad_sets[kParamsBlock], [&](int k) { return pnames[static_cast<size_t>(k)].rfind("contact.", 0) == 0; });
+    // The contact settings and the couplings', connections' and tendons' numbers are doubles in the
+    // model: AD cannot seed them, so only finite differences check their entries.
+    const std::vector<int> doubles = double_valued_params(model);
+    std::erase_if(ad_sets[kParamsBlock],
+                  [&](int k) { return std::binary_search(doubles.begin(), doubles.end(), k); });
   }
 
   // forward-mode AD, kADChunk coordinates per rollout

@@ -130,8 +130,8 @@ void reset(VectorX<S>& x, int n) {
 }
 
 // What a parameter group belongs to: each body (and its joint), the model as a whole, each geom,
-// each actuator, each network.
-enum class Owner : std::uint8_t { Body, Global, Geom, Actuator, Network };
+// each actuator, each network, each joint coupling, body connection and fixed tendon.
+enum class Owner : std::uint8_t { Body, Global, Geom, Actuator, Network, Coupling, Connection, Tendon };
 
 // One parameter group. `element` is the body or geom index (0 for Owner::Global); p, g point at the
 // group's first entry in the flat vector; `at` is that entry's index (for error messages).
@@ -146,6 +146,8 @@ struct Field {
   void (*gradient)(const ModelTpl<S>& m, const ModelTangentTpl<S>& t, int element, S* g);
   // Zeroes the ModelTangent fields that hold this group's adjoints, sized for m first when given.
   void (*clear)(ModelTangentTpl<S>& t, const ModelTpl<S>* m);
+  // The Model holds these entries as doubles: with_params<ADScalar> drops their derivatives.
+  bool doubles = false;
 };
 
 template <class S>
@@ -199,6 +201,22 @@ void set_range(const ModelTpl<S>& m, int k, const S* p, int at, const char* fiel
   lower = p[0], upper = p[1];
 }
 
+// A coupling's, connection's or tendon's entry out of range: names it, the parameter and its index in p.
+[[noreturn]] void fail_element(const SourceLocation& where, const std::string& parameter, int index,
+                               const char* expected, double got) {
+  std::ostringstream s;
+  s << "parameter '" << parameter << "' (p[" << index << "]) must be " << expected << ", got " << got;
+  throw ModelError(where, s.str());
+}
+
+// Index k of each of joint i's DoFs with dry friction (a friction row: frictionloss > 0), in order.
+template <class S, class Visit>
+void for_each_frictional_dof(const ModelTpl<S>& m, int i, Visit&& visit) {
+  if (m.frictionloss.size() != m.nv) return;  // a model built by hand may leave it empty
+  for (int k = 0, n = 0; k < m.joint_nv(i); ++k)
+    if (value_of(m.frictionloss[m.idx_v[i] + k]) > 0.0) visit(k, n++);
+}
+
 template <class S>
 SourceLocation body_location(const ModelTpl<S>& m, int i, bool joint) {
   return SourceLocation{m.source, 0, (joint ? "<joint name='" + m.joint_names[i] : "<body name='" + m.body_names[i]) + "'>"};
@@ -220,7 +238,8 @@ template <class S>
 
 // The table, in the flat layout's order: the Body groups for each body in turn, then gravity, then
 // the Geom groups for each geom in turn, then the contact settings, then the Actuator groups for
-// each actuator in turn, then each network's weights.
+// each actuator in turn, then each coupling's, connection's and tendon's groups, then each network's
+// weights (last: params.hpp promises it).
 template <class S>
 const std::vector<Field<S>>& fields() {
   using M = ModelTpl<S>;
@@ -358,6 +377,35 @@ const std::vector<Field<S>>& fields() {
          for (int k = 0; k < m.joint_nq(i); ++k) g[k] = t.q_rest[m.idx_q[i] + k];
        },
        [](T& t, const M* m) { reset(t.q_rest, m ? m->nq : -1); }},
+      // per DoF with dry friction: the bound of its friction row
+      {Owner::Body,
+       [](const M& m, int i) {
+         int n = 0;
+         for_each_frictional_dof(m, i, [&](int, int) { ++n; });
+         return n;
+       },
+       [](const Model& m, int i, std::vector<std::string>& out) {
+         for_each_frictional_dof(m, i, [&](int k, int) {
+           out.push_back(indexed(m.joint_names[i] + ".frictionloss", k, m.joint_nv(i)));
+         });
+       },
+       [](const M& m, int i, S* p) {
+         for_each_frictional_dof(m, i, [&](int k, int n) { p[n] = m.frictionloss[m.idx_v[i] + k]; });
+       },
+       [](const M& m, int i, const S* p, int at, M& out) {
+         for_each_frictional_dof(m, i, [&](int k, int n) {
+           // 0 would remove the DoF's friction row and, with it, this parameter (with_frictionloss does that)
+           const double f = value_of(p[n]);
+           if (!std::isfinite(f) || !(f > 0.0))
+             fail_element(body_location(m, i, true), indexed(m.joint_names[i] + ".frictionloss", k, m.joint_nv(i)),
+                          at + n, "positive and finite (Model.with_frictionloss removes a joint's friction)", f);
+           out.frictionloss[m.idx_v[i] + k] = p[n];
+         });
+       },
+       [](const M& m, const T& t, int i, S* g) {
+         for_each_frictional_dof(m, i, [&](int k, int n) { g[n] = t.frictionloss[m.idx_v[i] + k]; });
+       },
+       [](T& t, const M* m) { reset(t.frictionloss, m ? m->nv : -1); }},
       // ---- the model: gravity ----
       {Owner::Global, [](const M&, int) { return 3; },
        [](const Model&, int, std::vector<std::string>& out) { add_names(out, "gravity", {"x", "y", "z"}); },
@@ -447,7 +495,7 @@ const std::vector<Field<S>>& fields() {
          const auto settings_bar = contact_fields(t.contact);
          for (int j = 0; j < kContactSettings; ++j) g[j] = *settings_bar[j];
        },
-       [](T& t, const M*) { t.contact = typename T::ContactSettingsBar{}; }},
+       [](T& t, const M*) { t.contact = typename T::ContactSettingsBar{}; }, true},
       // ---- per actuator: its kind's gains ----
       {Owner::Actuator, [](const M& m, int k) { return kind_param_count(m.actuators[k].kind); },
        [](const Model& m, int k, std::vector<std::string>& out) {
@@ -540,6 +588,81 @@ const std::vector<Field<S>>& fields() {
        },
        [](const M&, const T& t, int k, S* g) { map<2>(g) = t.actuator_force_range[k]; },
        [](T& t, const M* m) { reset(t.actuator_force_range, nu_or_keep(m)); }},
+      // ---- per joint coupling: its polynomial (doubles in the Model) ----
+      {Owner::Coupling, [](const M&, int) { return 5; },
+       [](const Model& m, int c, std::vector<std::string>& out) {
+         for (int k = 0; k < 5; ++k) out.push_back(m.joint_couplings[c].name + ".polycoef[" + std::to_string(k) + "]");
+       },
+       [](const M& m, int c, S* p) {
+         for (int k = 0; k < 5; ++k) p[k] = S(m.joint_couplings[c].polycoef[static_cast<size_t>(k)]);
+       },
+       [](const M&, int c, const S* p, int, M& out) {
+         for (int k = 0; k < 5; ++k) out.joint_couplings[c].polycoef[static_cast<size_t>(k)] = value_of(p[k]);
+       },
+       [](const M&, const T& t, int c, S* g) { map<5>(g) = t.coupling_polycoef[c]; },
+       [](T& t, const M* m) { reset(t.coupling_polycoef, m ? static_cast<int>(m->joint_couplings.size()) : -1); },
+       true},
+      // ---- per body connection: its anchors and, for a weld, the held orientation (doubles) ----
+      {Owner::Connection, [](const M&, int) { return 3; },
+       [](const Model& m, int c, std::vector<std::string>& out) {
+         add_names(out, m.body_connections[c].name + ".anchor1", {"x", "y", "z"});
+       },
+       [](const M& m, int c, S* p) { map<3>(p) = m.body_connections[c].anchor1.template cast<S>(); },
+       [](const M&, int c, const S* p, int, M& out) {
+         for (int k = 0; k < 3; ++k) out.body_connections[c].anchor1[k] = value_of(p[k]);
+       },
+       [](const M&, const T& t, int c, S* g) { map<3>(g) = t.connection_anchor1[c]; },
+       [](T& t, const M* m) { reset(t.connection_anchor1, m ? static_cast<int>(m->body_connections.size()) : -1); },
+       true},
+      {Owner::Connection, [](const M&, int) { return 3; },
+       [](const Model& m, int c, std::vector<std::string>& out) {
+         add_names(out, m.body_connections[c].name + ".anchor2", {"x", "y", "z"});
+       },
+       [](const M& m, int c, S* p) { map<3>(p) = m.body_connections[c].anchor2.template cast<S>(); },
+       [](const M&, int c, const S* p, int, M& out) {
+         for (int k = 0; k < 3; ++k) out.body_connections[c].anchor2[k] = value_of(p[k]);
+       },
+       [](const M&, const T& t, int c, S* g) { map<3>(g) = t.connection_anchor2[c]; },
+       [](T& t, const M* m) { reset(t.connection_anchor2, m ? static_cast<int>(m->body_connections.size()) : -1); },
+       true},
+      {Owner::Connection, [](const M& m, int c) { return m.body_connections[c].weld ? 3 : 0; },
+       [](const Model& m, int c, std::vector<std::string>& out) {
+         add_names(out, m.body_connections[c].name + ".rotation", {"roll", "pitch", "yaw"});
+       },
+       [](const M& m, int c, S* p) {
+         map<3>(p) = matrix_to_rpy<S>(Matrix3<S>(m.body_connections[c].rotation.template cast<S>()));
+       },
+       [](const M&, int c, const S* p, int, M& out) {
+         const Vector3<double> rpy(value_of(p[0]), value_of(p[1]), value_of(p[2]));
+         out.body_connections[c].rotation = rpy_to_matrix<double>(rpy);
+       },
+       [](const M& m, const T& t, int c, S* g) {
+         map<3>(g) = rpy_gradient<S>(Matrix3<S>(m.body_connections[c].rotation.template cast<S>()),
+                                     t.connection_rotation[c]);
+       },
+       [](T& t, const M* m) { reset(t.connection_rotation, m ? static_cast<int>(m->body_connections.size()) : -1); },
+       true},
+      // ---- per fixed tendon: its spring-damper (doubles) ----
+      {Owner::Tendon, [](const M&, int) { return 3; },
+       [](const Model& m, int k, std::vector<std::string>& out) {
+         add_names(out, m.tendons[k].name, {"stiffness", "damping", "spring_length"});
+       },
+       [](const M& m, int k, S* p) {
+         const FixedTendon& t = m.tendons[k];
+         p[0] = S(t.stiffness), p[1] = S(t.damping), p[2] = S(t.spring_length);
+       },
+       [](const M& m, int k, const S* p, int at, M& out) {
+         FixedTendon& t = out.tendons[k];
+         for (int j = 0; j < 2; ++j) {
+           const double x = value_of(p[j]);
+           if (!std::isfinite(x) || x < 0.0)
+             fail_element(m.tendons[k].where, m.tendons[k].name + (j == 0 ? ".stiffness" : ".damping"), at + j,
+                          "non-negative and finite", x);
+         }
+         t.stiffness = value_of(p[0]), t.damping = value_of(p[1]), t.spring_length = value_of(p[2]);
+       },
+       [](const M&, const T& t, int k, S* g) { map<3>(g) = t.tendon_spring[k]; },
+       [](T& t, const M* m) { reset(t.tendon_spring, m ? static_cast<int>(m->tendons.size()) : -1); }, true},
       // ---- per network: its weights, layer after layer ----
       {Owner::Network, [](const M& m, int n) { return m.networks[n].shape.param_count(); },
        [](const Model& m, int n, std::vector<std::string>& out) {
@@ -578,11 +701,14 @@ int for_each_group(const ModelTpl<S>& model, F&& f) {
     size_t last = first;
     while (last < table.size() && table[last].owner == table[first].owner) ++last;
     const Owner owner = table[first].owner;
-    const int elements = owner == Owner::Body       ? model.nbodies()
-                         : owner == Owner::Geom     ? model.ngeoms()
-                         : owner == Owner::Actuator ? model.nu()
-                         : owner == Owner::Network  ? static_cast<int>(model.networks.size())
-                                                    : 1;
+    const int elements = owner == Owner::Body         ? model.nbodies()
+                         : owner == Owner::Geom       ? model.ngeoms()
+                         : owner == Owner::Actuator   ? model.nu()
+                         : owner == Owner::Network    ? static_cast<int>(model.networks.size())
+                         : owner == Owner::Coupling   ? static_cast<int>(model.joint_couplings.size())
+                         : owner == Owner::Connection ? static_cast<int>(model.body_connections.size())
+                         : owner == Owner::Tendon     ? static_cast<int>(model.tendons.size())
+                                                      : 1;
     for (int e = 0; e < elements; ++e)
       for (size_t k = first; k < last; ++k) {
         const int n = table[k].count(model, e);
@@ -612,6 +738,15 @@ std::vector<std::string> param_names(const Model& model) {
     if (n > 0) field.names(model, element, names);
   });
   return names;
+}
+
+std::vector<int> double_valued_params(const Model& model) {
+  std::vector<int> out;
+  for_each_group<double>(model, [&](const Field<double>& field, int, int offset, int n) {
+    if (field.doubles)
+      for (int k = 0; k < n; ++k) out.push_back(offset + k);
+  });
+  return out;
 }
 
 template <class S>

@@ -37,7 +37,7 @@ void accelerations_under_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const V
   tau_bar += total_bar;
   penalty_contact_forces_vjp<S>(model, data, q, v, total_bar, q_bar, v_bar, model_bar);
   add_joint_limit_forces_vjp<S>(model, q, v, total_bar, q_bar, v_bar);
-  add_joint_constraint_forces_vjp<S>(model, q, v, total_bar, q_bar, v_bar);
+  add_joint_constraint_forces_vjp<S>(model, q, v, total_bar, q_bar, v_bar, &model_bar);
 }
 
 }  // namespace

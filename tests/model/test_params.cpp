@@ -141,7 +141,8 @@ TEST(Params, NamesAreUniqueAndMatchTheVector) {
     EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size()) << m.name;
     EXPECT_EQ(names.front(), m.body_names[0] + ".mass");
     // ... gravity, 8 + used sizes per geom, the contact settings, then per actuator its kind's gains,
-    // its gear and its ranges when limited
+    // its gear and its ranges when limited (frictional DoFs' bounds are in the per-body block, so
+    // gravity.z is found by counting from the end)
     int actuator_entries = 0;
     for (const Actuator& a : m.actuators) {
       const int gains = a.kind == ActuatorKind::Motor      ? 0
@@ -152,6 +153,10 @@ TEST(Params, NamesAreUniqueAndMatchTheVector) {
       actuator_entries += gains + 1 + (a.ctrl_limited ? 2 : 0) + (a.force_limited ? 2 : 0);
       EXPECT_EQ(index_of(names, a.name + ".gear") >= 0, true) << a.name;
     }
+    // ... then 5 per joint coupling, 6 per body connection (+3 for a weld), 3 per fixed tendon
+    int constraint_entries = 5 * static_cast<int>(m.joint_couplings.size()) + 3 * static_cast<int>(m.tendons.size());
+    for (const BodyConnection& c : m.body_connections) constraint_entries += c.weld ? 9 : 6;
+    actuator_entries += constraint_entries;
     ASSERT_GE(names.size(), kContactNames.size() + actuator_entries);
     const auto contact_end = names.end() - actuator_entries;
     EXPECT_EQ(std::vector<std::string>(contact_end - kContactNames.size(), contact_end), kContactNames) << m.name;
@@ -677,6 +682,97 @@ TEST(ParamsGradient, TangentStartsAtZeroAndSetZeroClears) {
   EXPECT_GT(params_gradient(gm, gt).cwiseAbs().maxCoeff(), 0.0);
   gt.setZero();
   EXPECT_EQ(params_gradient(gm, gt).cwiseAbs().maxCoeff(), 0.0);
+}
+
+}  // namespace
+}  // namespace gradyn
+
+namespace gradyn {
+namespace {
+
+// Two hinges with dry friction on one, a coupling between them, a weld of a free box to the second
+// link and a tendon over both: every constraint's parameter group.
+Model constrained_model() {
+  using V3 = Vector3<double>;
+  ModelBuilder b;
+  b.add_link({"base", std::nullopt, {}});
+  b.add_link({"l1", Inertia<double>(1.0, V3(0.2, 0, 0), Matrix3<double>::Identity() * 0.01), {}});
+  b.add_link({"l2", Inertia<double>(0.5, V3(0.2, 0, 0), Matrix3<double>::Identity() * 0.01), {}});
+  b.add_link({"box", Inertia<double>(1.0, V3::Zero(), Matrix3<double>::Identity() * 0.01), {}});
+  JointSpec j;
+  j.name = "a", j.type = JointType::Revolute, j.parent = "base", j.child = "l1", j.axis = V3::UnitY();
+  j.frictionloss = 0.3;
+  b.add_joint(j);
+  j.name = "b", j.parent = "l1", j.child = "l2", j.origin.p = V3(0.4, 0, 0), j.frictionloss = 0.0;
+  b.add_joint(j);
+  JointSpec free;
+  free.name = "float", free.type = JointType::Free, free.parent = "base", free.child = "box";
+  free.origin.p = V3(0.8, 0, 0);
+  b.add_joint(free);
+  JointCouplingSpec c;
+  c.name = "cam", c.joint1 = "b", c.joint2 = "a", c.polycoef = {0.1, -0.5, 0.2, 0.0, 0.01};
+  b.add_joint_coupling(c);
+  ConnectionSpec weld;
+  weld.name = "hold", weld.frame1 = "box", weld.frame2 = "l2", weld.weld = true, weld.anchor1 = V3::Zero();
+  b.add_connection(weld);
+  TendonSpec t;
+  t.name = "strap", t.joints = {"a", "b"}, t.coefs = {0.5, -1.0}, t.stiffness = 2.0, t.damping = 0.1;
+  b.add_tendon(t);
+  return b.build();
+}
+
+TEST(Params, ConstraintGroupsHaveNamesAndRoundTrip) {
+  const Model m = constrained_model();
+  const std::vector<std::string> names = param_names(m);
+  const Eigen::VectorXd p = get_params(m);
+  const auto at = [&](const std::string& name) {
+    const auto it = std::find(names.begin(), names.end(), name);
+    EXPECT_NE(it, names.end()) << name;
+    return static_cast<int>(it - names.begin());
+  };
+  EXPECT_EQ(p[at("a.frictionloss")], 0.3);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "b.frictionloss"), 0);  // no friction row, no parameter
+  EXPECT_EQ(p[at("cam.polycoef[4]")], 0.01);
+  EXPECT_EQ(p.segment<3>(at("hold.anchor1.x")), m.body_connections[0].anchor1);
+  EXPECT_EQ(p.segment<3>(at("hold.anchor2.x")), m.body_connections[0].anchor2);
+  EXPECT_LT((rpy_to_matrix<double>(p.segment<3>(at("hold.rotation.roll"))) - m.body_connections[0].rotation).norm(),
+            1e-12);
+  EXPECT_EQ(p.segment<3>(at("strap.stiffness")), Eigen::Vector3d(2.0, 0.1, m.tendons[0].spring_length));
+  // they follow the actuators (none here) and precede nothing but networks
+  EXPECT_EQ(at("strap.spring_length"), static_cast<int>(names.size()) - 1);
+  // with_params writes them
+  Eigen::VectorXd q = p;
+  q[at("a.frictionloss")] = 0.7, q[at("cam.polycoef[2]")] = -0.3, q[at("hold.anchor2.y")] += 0.01;
+  q[at("hold.rotation.yaw")] += 0.1, q[at("strap.damping")] = 0.4;
+  const Model m2 = with_params(m, q);
+  EXPECT_EQ(m2.frictionloss[0], 0.7);
+  EXPECT_EQ(m2.joint_couplings[0].polycoef[2], -0.3);
+  EXPECT_EQ(m2.body_connections[0].anchor2.y(), q[at("hold.anchor2.y")]);
+  EXPECT_EQ(m2.tendons[0].damping, 0.4);
+  EXPECT_LE(max_abs(get_params(m2) - q), 1e-12);
+  // these are doubles in the Model: forward-mode AD cannot see them (gradcheck skips them there)
+  const std::vector<int> doubles = double_valued_params(m);
+  EXPECT_TRUE(std::binary_search(doubles.begin(), doubles.end(), at("cam.polycoef[0]")));
+  EXPECT_TRUE(std::binary_search(doubles.begin(), doubles.end(), at("strap.spring_length")));
+  EXPECT_TRUE(std::binary_search(doubles.begin(), doubles.end(), at("contact.cfm")));
+  EXPECT_FALSE(std::binary_search(doubles.begin(), doubles.end(), at("a.frictionloss")));  // a Model field of S
+  // out of range: named
+  Eigen::VectorXd bad = p;
+  bad[at("a.frictionloss")] = 0.0;
+  try {
+    with_params(m, bad);
+    FAIL() << "expected ModelError";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("'a.frictionloss'"), std::string::npos) << e.what();
+  }
+  bad = p;
+  bad[at("strap.stiffness")] = -1.0;
+  try {
+    with_params(m, bad);
+    FAIL() << "expected ModelError";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("'strap.stiffness'"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

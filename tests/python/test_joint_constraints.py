@@ -1,7 +1,8 @@
 """Dry joint friction (frictionloss), joint couplings (MJCF <equality><joint>, URDF <mimic>), loops
 closed by <equality><connect> and bodies held by <equality><weld>: read from files, enforced by pgs,
-ipm and (smoothed, couplings and friction) penalty contact, compared with MuJoCo on the same files,
-differentiated (gradcheck), and refused with a clear message where not supported."""
+ipm and penalty contact (smoothed friction, stiff springs), compared with MuJoCo on the same files,
+differentiated (gradcheck, their parameters included), and refused with a clear message where not
+supported."""
 
 import warnings
 

@@ -55,8 +55,15 @@ def test_round_trip_and_names(path):
         actuator_names += [f"{n}.{p}" for p in ACTUATOR_GAINS[a["kind"]]] + [f"{n}.gear"]
         actuator_names += [f"{n}.{r}.{b}" for r in ("ctrlrange", "forcerange") if a[r] is not None
                            for b in ("lower", "upper")]
-    contact_end = len(names) - len(actuator_names)
-    assert names[contact_end:] == actuator_names
+    # ... then each coupling's, connection's and tendon's entries (MuJoCo's humanoid: 2 tendons)
+    constraint_names = [f"{c['name']}.polycoef[{k}]" for c in model.joint_couplings for k in range(5)]
+    for c in model.body_connections:
+        constraint_names += [f"{c['name']}.anchor{i}.{x}" for i in (1, 2) for x in "xyz"]
+        constraint_names += [f"{c['name']}.rotation.{a}" for a in ("roll", "pitch", "yaw")] if c["weld"] else []
+    constraint_names += [f"{t['name']}.{x}" for t in model.tendons for x in ("stiffness", "damping", "spring_length")]
+    assert names[len(names) - len(constraint_names):] == constraint_names
+    contact_end = len(names) - len(constraint_names) - len(actuator_names)
+    assert names[contact_end:len(names) - len(constraint_names)] == actuator_names
     assert names[contact_end - len(CONTACT_NAMES):contact_end] == CONTACT_NAMES
     g = names.index("gravity.x")
     assert names[g:g + 3] == ["gravity.x", "gravity.y", "gravity.z"]

@@ -61,8 +61,9 @@
 //                        error (no slop), plus the drift a curved coupling makes within the step
 //                        (q+ = q + dt v+ moves along the tangent: g(q+) = g + dt J v+ - 1/2 dt^2 p'' v2^2
 //                        to second order, with the pre-step v2 for v2+)
-// Gradients: step_vjp differentiates them through every model (the friction bound, the coupling
-// coefficients and the anchors are not parameters of the flat vector). step_jacobian does too: under
+// Gradients: step_vjp differentiates them through every model, the friction bounds, the coupling
+// coefficients, the anchors and a weld's rotation included (parameters of the flat vector,
+// model/params.hpp). step_jacobian does too: under
 // Penalty with its forward-mode terms, under Pgs and Ipm by reverse mode (one step_vjp per output).
 #pragma once
 
@@ -294,12 +295,14 @@ S joint_coupling_target(const ModelTpl<S>& model, const JointCoupling& coupling,
                         const VecRef<S>& v, const NoDeduce<S>& dt);
 
 /// Adjoint of the coupling row's Jacobian for J_bar += weight z^T (z: a generalised velocity):
-/// accumulates q_bar (J depends on q through p'(x) when the polynomial is above first degree).
+/// accumulates q_bar (J depends on q through p'(x) when the polynomial is above first degree) and,
+/// given model_bar, the coefficients' adjoint.
 void joint_coupling_jacobian_vjp(const Model& model, const JointCoupling& coupling, const VecRef<double>& q,
-                                 double weight, const VecRef<double>& z, VecOut<double> q_bar);
+                                 double weight, const VecRef<double>& z, VecOut<double> q_bar,
+                                 ModelTangent* model_bar = nullptr);
 
-/// Adjoint of joint_coupling_target given target_bar: accumulates q_bar, v_bar and
-/// model_bar.contact.erp.
+/// Adjoint of joint_coupling_target given target_bar: accumulates q_bar, v_bar and model_bar
+/// (contact.erp, the coefficients).
 void joint_coupling_target_vjp(const Model& model, const JointCoupling& coupling, const VecRef<double>& q,
                                const VecRef<double>& v, double dt, double target_bar, VecOut<double> q_bar,
                                VecOut<double> v_bar, ModelTangent& model_bar);
@@ -308,10 +311,11 @@ void joint_coupling_target_vjp(const Model& model, const JointCoupling& coupling
 template <class S>
 void add_joint_constraint_forces(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& v, VecOut<S> tau);
 
-/// Adjoint of add_joint_constraint_forces: accumulates (+=) q_bar (nq) and v_bar (nv) given tau_bar.
-/// Never allocates.
+/// Adjoint of add_joint_constraint_forces: accumulates (+=) q_bar (nq) and v_bar (nv) given tau_bar,
+/// and, given model_bar, the friction bounds' and coupling coefficients' adjoints. Never allocates.
 template <class S>
 void add_joint_constraint_forces_vjp(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& v,
-                                     const VecRef<S>& tau_bar, VecOut<S> q_bar, VecOut<S> v_bar);
+                                     const VecRef<S>& tau_bar, VecOut<S> q_bar, VecOut<S> v_bar,
+                                     ModelTangentTpl<S>* model_bar = nullptr);
 
 }  // namespace gradyn

@@ -17,7 +17,9 @@
 //     per DoF k of the joint, interleaved (suffix "[k]" only when the joint has several DoFs):
 //       "<j>.damping[k]", "<j>.armature[k]", "<j>.stiffness[k]";
 //     scalar-coordinate joints only (revolute, continuous, prismatic, planar), per coordinate k
-//     (suffix "[k]" for the planar joint's 3): "<j>.rest" (spring rest position, model.q_rest)
+//     (suffix "[k]" for the planar joint's 3): "<j>.rest" (spring rest position, model.q_rest);
+//     per DoF k with dry friction (model.frictionloss[k] > 0: the DoFs that have a friction row),
+//     "<j>.frictionloss[k]" (suffix as for damping)
 //   then "gravity.x|y|z";
 //   then for each geom g, in model.geoms order (<g> its name):
 //     "<g>.friction", "<g>.restitution";
@@ -34,7 +36,13 @@
 //     "<a>.bias[0|1|2]"; servo "<a>.kp", "<a>.kv", "<a>.velocity_limit";
 //     then "<a>.gear"; "<a>.ctrlrange.lower|upper" when it is ctrl-limited; "<a>.forcerange.lower|upper"
 //     when it is force-limited (a clamp's bound has a gradient where the clamp is active).
-//   then for each network n, in model.networks order (<n> its name; model/network.hpp), layer
+//   then for each joint coupling c (<c> its name; contact/joint_constraints.hpp): "<c>.polycoef[0..4]";
+//   then for each body connection c (<c> its name): "<c>.anchor1.x|y|z" (body1's frame),
+//     "<c>.anchor2.x|y|z" (body2's frame, the world's without body2), and for a weld
+//     "<c>.rotation.roll|pitch|yaw" (body2's orientation in body1's frame, URDF rpy);
+//   then for each fixed tendon t (<t> its name; model.hpp): "<t>.stiffness", "<t>.damping",
+//     "<t>.spring_length";
+//   last, for each network n, in model.networks order (<n> its name; model/network.hpp), layer
 //     after layer: "<n>.layer<l>.weight[i,j]" (row-major: output i, input j), then "<n>.layer<l>.bias[i]".
 // Bodies merged from several links (fixed joints) have the merged inertia's parameters.
 // Notes:
@@ -54,7 +62,11 @@
 //    params_gradient ignores their adjoints. Limits, q0 and frames are not parameters either.
 //  * contact settings: ContactSettings holds doubles, so with_params<ADScalar> keeps only their
 //    values (forward mode cannot see them; their gradients come from the hand-written VJPs, in
-//    ModelTangentTpl::contact). The geom parameters are ordinary Model fields.
+//    ModelTangentTpl::contact). The geom parameters are ordinary Model fields. The couplings',
+//    connections' and tendons' parameters are doubles too (double_valued_params lists them all).
+//  * a weld's anchors: any pair that meets where the weld holds is the same constraint
+//    (ModelBuilder moves them to a well-conditioned pair); the gradient is that of the pair kept.
+//  * tendon coefficients and ranges, like joint limits, are not parameters.
 //  * geom placement rotations: geom_placement_R may hold only the component of the adjoint
 //    tangent to the rotations (collide_vjp gives that one: the narrowphase reads R as a rotation);
 //  * actuator kp, kv: a position actuator's kp sets gain[0] = kp and bias[1] = -kp, its kv bias[2] = -kv
@@ -101,6 +113,15 @@ struct ModelTangentTpl {
   std::vector<Eigen::Matrix<S, 2, 1>> actuator_ctrl_range, actuator_force_range;  // d/d(lower, upper)
   // networks, per network (model.networks): d/d(weights), in nn/dense.hpp's layout
   std::vector<VectorX<S>> network_weights;
+  // dry joint friction, per DoF (nv): d/d(frictionloss)
+  VectorX<S> frictionloss;
+  // joint couplings, per coupling: d/d(polycoef)
+  std::vector<Eigen::Matrix<S, 5, 1>> coupling_polycoef;
+  // body connections, per connection: d/d(anchor1), d/d(anchor2), d/d(rotation entries) (welds)
+  std::vector<Vector3<S>> connection_anchor1, connection_anchor2;
+  std::vector<Matrix3<S>> connection_rotation;
+  // fixed tendons, per tendon: d/d(stiffness, damping, spring_length)
+  std::vector<Vector3<S>> tendon_spring;
 };
 using ModelTangent = ModelTangentTpl<double>;
 
@@ -120,6 +141,11 @@ inline int geom_size_count(GeomType type) {
 
 /// Names of the flat parameter vector, in order (see the file comment).
 std::vector<std::string> param_names(const Model& model);
+
+/// Indices of the flat parameters the Model holds as doubles (the contact settings, the couplings',
+/// connections' and tendons' numbers): with_params<ADScalar> drops their derivatives, so forward-mode
+/// AD cannot check them (gradcheck compares them with finite differences only).
+std::vector<int> double_valued_params(const Model& model);
 
 /// The flat parameter vector of a model.
 template <class S>
