@@ -4,12 +4,12 @@ ipm and penalty contact (smoothed friction, stiff springs), compared with MuJoCo
 differentiated (gradcheck, their parameters included), and refused with a clear message where not
 supported."""
 
-import warnings
 
 import numpy as np
 import pytest
 
 import gradyn
+from mjcf_files import load_quietly, mujoco_rollout, write
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -66,17 +66,8 @@ FINGERS = """
 """
 
 
-def write(tmp_path, name, text):
-    path = tmp_path / name
-    path.write_text(text)
-    return path
 
 
-def load_quietly(path, **kw):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model = gradyn.load(path, **kw)
-    return model, [str(w.message) for w in caught]
 
 
 # ---- loading ------------------------------------------------------------------------------------
@@ -240,16 +231,6 @@ def test_penalty_frictionloss_is_smoothed(tmp_path):
 DIFF_MUJOCO = np.array([1e-5, 1e-5, 5e-4, 2e-4])  # slide_a, slide_b, swing, extend
 
 
-def mujoco_rollout(text, q0, ctrls):
-    m = mujoco.MjModel.from_xml_string(text)
-    d = mujoco.MjData(m)
-    d.qpos[:] = q0
-    qs = []
-    for u in ctrls:
-        d.ctrl[:] = u
-        mujoco.mj_step(m, d)
-        qs.append(d.qpos.copy())
-    return np.array(qs)
 
 
 @pytest.mark.parametrize("contact", ["pgs", "ipm"])

@@ -4,13 +4,14 @@ with its limit made stiff, gradients through them, and what is not simulated war
 
 import pathlib
 import pickle
-import warnings
 
-import mujoco
 import numpy as np
 import pytest
 
 import gradyn
+from mjcf_files import load_quietly, mujoco_rollout, write
+
+pytest.importorskip("mujoco")
 
 # A leg hanging from the world: hip and knee hinges about y, a hamstring over both (0.5 hip - 0.5 knee,
 # limited to [-0.3, 0.2]) and a spring-damper tendon on the knee. MuJoCo's limit is made as stiff as
@@ -45,17 +46,8 @@ LEG = """
 """
 
 
-def write(tmp_path, name, text):
-    path = tmp_path / name
-    path.write_text(text)
-    return path
 
 
-def load_quietly(path, **kw):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        model = gradyn.load(path, **kw)
-    return model, [str(w.message) for w in caught]
 
 
 def hamstring(q):
@@ -86,16 +78,6 @@ def test_mujoco_humanoid_hamstrings_are_read(tmp_path):
     assert model.tendons[0]["coefs"] == (0.5, -0.5) and model.tendons[0]["range"] == (-0.3, 2.0)
 
 
-def mujoco_rollout(text, q0, ctrls):
-    m = mujoco.MjModel.from_xml_string(text)
-    d = mujoco.MjData(m)
-    d.qpos[:] = q0
-    qs = []
-    for u in ctrls:
-        d.ctrl[:] = u
-        mujoco.mj_step(m, d)
-        qs.append(d.qpos.copy())
-    return np.array(qs)
 
 
 def leg_controls(steps):
