@@ -190,8 +190,8 @@ def _info(args) -> int:
             "not enforced without a contact model: --contact pgs|ipm enforces them"
         lines.append(f"constraints ({note}):")
         rows = [["dry friction", f"{frictional} DoF(s)", "model.frictionloss"]] if frictional else []
-        rows += [["coupling", c["name"], f"{c['joint1']} <- {c['joint2'] or 'its reference'}"]
-                 for c in model.joint_couplings]
+        rows += [["tendon coupling" if c["tendons"] else "coupling", c["name"],
+                  f"{c['joint1']} <- {c['joint2'] or 'its reference'}"] for c in model.joint_couplings]
         rows += [["weld" if c["weld"] else "connection", c["name"], f"{c['body1']} - {c['body2'] or 'world'}"]
                  for c in model.body_connections]
         lines += _table(["kind", "name", "what"], rows)

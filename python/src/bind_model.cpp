@@ -213,9 +213,13 @@ format version, truncated or changed bytes raise gradyn.ModelError saying which.
             nb::list out;
             for (const JointCoupling& c : s.model.joint_couplings) {
               nb::dict d;
+              const auto name_of = [&](int id) {
+                return c.tendons ? s.model.tendons[static_cast<size_t>(id)].name : s.model.joint_names[id];
+              };
               d["name"] = c.name;
-              d["joint1"] = s.model.joint_names[c.joint1];
-              d["joint2"] = c.joint2 >= 0 ? nb::object(nb::str(s.model.joint_names[c.joint2].c_str())) : nb::none();
+              d["tendons"] = c.tendons;
+              d["joint1"] = name_of(c.joint1);
+              d["joint2"] = c.joint2 >= 0 ? nb::object(nb::str(name_of(c.joint2).c_str())) : nb::none();
               d["polycoef"] = nb::make_tuple(c.polycoef[0], c.polycoef[1], c.polycoef[2], c.polycoef[3], c.polycoef[4]);
               d["q1_ref"] = c.q1_ref;
               d["q2_ref"] = c.q2_ref;
@@ -225,6 +229,7 @@ format version, truncated or changed bytes raise gradyn.ModelError saying which.
           },
           "Joint couplings (MJCF <equality><joint>, URDF <mimic>), each a dict: joint1 - q1_ref = c0 + c1 x + "
           "... + c4 x^4 with x = joint2 - q2_ref (polycoef = (c0, ..., c4); joint2 None: joint1 = q1_ref + c0). "
+          "With tendons True (MJCF <equality><tendon>) joint1 and joint2 name fixed tendons, coupled by length. "
           "Enforced by the contact models 'pgs', 'ipm' and (as a stiff spring) 'penalty'.")
       .def_prop_ro(
           "body_connections",
@@ -529,11 +534,12 @@ bound on that side; None: unlimited). stiffness, damping: a spring-damper along 
       .def(
           "add_joint_coupling",
           [](ModelBuilder& b, const std::string& joint1, const std::string& joint2, nb::handle polycoef,
-             const std::string& name) -> ModelBuilder& {
+             const std::string& name, bool tendons) -> ModelBuilder& {
             JointCouplingSpec c;
             c.name = name;
             c.joint1 = joint1;
             c.joint2 = joint2;
+            c.tendons = tendons;
             const ConstArray coef = as_array(polycoef, "polycoef");
             if (coef.ndim() != 1 || coef.size() < 1 || coef.size() > 5)
               throw ArgumentError("polycoef: expected 1 to 5 coefficients (c0, ..., c4), got shape " +
@@ -543,10 +549,12 @@ bound on that side; None: unlimited). stiffness, damping: a spring-damper along 
             return b.add_joint_coupling(std::move(c));
           },
           nb::arg("joint1"), nb::arg("joint2") = "", nb::arg("polycoef") = nb::make_tuple(0.0, 1.0),
-          nb::arg("name") = "", nb::rv_policy::reference_internal, R"doc(
+          nb::arg("name") = "", nb::arg("tendons") = false, nb::rv_policy::reference_internal, R"doc(
 Couple two hinge or slide joints (MJCF <equality><joint>): joint1 - ref1 = c0 + c1 x + ... + c4 x^4 with
 x = joint2 - ref2, the references being the joints' values in q0; without joint2, joint1 is held at
-ref1 + c0. polycoef: 1 to 5 coefficients (c0, c1, ...), the rest 0. Returns the builder.
+ref1 + c0. polycoef: 1 to 5 coefficients (c0, c1, ...), the rest 0. tendons=True: joint1 and joint2 name
+fixed tendons (add_tendon) whose lengths are coupled (MJCF <equality><tendon>), the references their
+lengths in q0. Returns the builder.
 )doc")
       .def(
           "add_camera",

@@ -253,8 +253,8 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     const JointCoupling& coupling = model.joint_couplings[static_cast<size_t>(c)];
     S slope;
     joint_coupling_error<S>(model, coupling, q, slope);
-    lcp.A(c, model.idx_v[coupling.joint1]) = S(1);
-    if (coupling.joint2 >= 0) lcp.A(c, model.idx_v[coupling.joint2]) = -slope;
+    for_each_coupling_term(model, coupling, 1, [&](int, int iv, double coef) { lcp.A(c, iv) += coef; });
+    for_each_coupling_term(model, coupling, 2, [&](int, int iv, double coef) { lcp.A(c, iv) -= coef * slope; });
     lcp.b[c] = joint_coupling_target<S>(model, coupling, q, v, dt);
   }
   // Body connections: an equality row per kept direction, J v+ = target along it.

@@ -22,7 +22,7 @@ namespace {
 template <class S>
 void coupling_polynomial(const ModelTpl<S>& model, const JointCoupling& c, const VecRef<S>& q, S& p, S& dp, S& ddp,
                          S* dddp = nullptr) {
-  const S x = c.joint2 >= 0 ? S(q[model.idx_q[c.joint2]] - c.q2_ref) : S(0);
+  const S x = c.joint2 >= 0 ? S(coupling_coordinate<S>(model, c, 2, q) - c.q2_ref) : S(0);
   p = S(c.polycoef[4]), dp = S(0), ddp = S(0);
   S d3 = S(0);
   for (int k = 3; k >= 0; --k) {
@@ -41,7 +41,7 @@ template <class S>
 S joint_coupling_error(const ModelTpl<S>& model, const JointCoupling& coupling, const VecRef<S>& q, S& slope) {
   S p, ddp;
   coupling_polynomial<S>(model, coupling, q, p, slope, ddp);
-  return q[model.idx_q[coupling.joint1]] - coupling.q1_ref - p;
+  return coupling_coordinate<S>(model, coupling, 1, q) - coupling.q1_ref - p;
 }
 
 template <class S>
@@ -49,10 +49,10 @@ S joint_coupling_target(const ModelTpl<S>& model, const JointCoupling& coupling,
                         const VecRef<S>& v, const NoDeduce<S>& dt) {
   S p, slope, curvature;
   coupling_polynomial<S>(model, coupling, q, p, slope, curvature);
-  const S g = q[model.idx_q[coupling.joint1]] - coupling.q1_ref - p;
+  const S g = coupling_coordinate<S>(model, coupling, 1, q) - coupling.q1_ref - p;
   S target = -S(model.contact.erp) / dt * g;
   if (coupling.joint2 >= 0) {
-    const S v2 = v[model.idx_v[coupling.joint2]];
+    const S v2 = coupling_coordinate<S>(model, coupling, 2, v, /*rate=*/true);
     target += S(0.5) * dt * curvature * v2 * v2;
   }
   return target;
@@ -67,7 +67,7 @@ size_t coupling_index(const Model& model, const JointCoupling& coupling) {
 
 // x = q2 - q2_ref (0 without joint2).
 double coupling_argument(const Model& model, const JointCoupling& c, const VecRef<double>& q) {
-  return c.joint2 >= 0 ? q[model.idx_q[c.joint2]] - c.q2_ref : 0.0;
+  return c.joint2 >= 0 ? coupling_coordinate<double>(model, c, 2, q) - c.q2_ref : 0.0;
 }
 
 }  // namespace
@@ -77,9 +77,9 @@ void joint_coupling_jacobian_vjp(const Model& model, const JointCoupling& coupli
   if (coupling.joint2 < 0 || weight == 0.0) return;
   double p, dp, ddp;
   coupling_polynomial<double>(model, coupling, q, p, dp, ddp);
-  // J_bar(v2) = weight z[v2], J(v2) = -p'(x), p'(x) = sum_k k c_k x^(k-1)
-  const double J_bar = weight * z[model.idx_v[coupling.joint2]];
-  q_bar[model.idx_q[coupling.joint2]] -= J_bar * ddp;
+  // J_bar(v2) = weight z[v2], J(v2) = -p'(x), p'(x) = sum_k k c_k x^(k-1) (a tendon's: its terms')
+  const double J_bar = weight * coupling_coordinate<double>(model, coupling, 2, z, /*rate=*/true);
+  for_each_coupling_term(model, coupling, 2, [&](int iq, int, double coef) { q_bar[iq] -= J_bar * ddp * coef; });
   if (!model_bar) return;
   const double x = coupling_argument(model, coupling, q);
   Eigen::Matrix<double, 5, 1>& c_bar = model_bar->coupling_polycoef[coupling_index(model, coupling)];
@@ -91,15 +91,15 @@ void joint_coupling_target_vjp(const Model& model, const JointCoupling& coupling
                                VecOut<double> v_bar, ModelTangent& model_bar) {
   double p, slope, curvature, third;
   coupling_polynomial<double>(model, coupling, q, p, slope, curvature, &third);
-  const double g = q[model.idx_q[coupling.joint1]] - coupling.q1_ref - p;
+  const double g = coupling_coordinate<double>(model, coupling, 1, q) - coupling.q1_ref - p;
   const double erp = model.contact.erp;
   model_bar.contact.erp -= target_bar * g / dt;
   const double g_bar = -target_bar * erp / dt;
-  q_bar[model.idx_q[coupling.joint1]] += g_bar;
+  for_each_coupling_term(model, coupling, 1, [&](int iq, int, double coef) { q_bar[iq] += g_bar * coef; });
+  const double v2 = coupling.joint2 >= 0 ? coupling_coordinate<double>(model, coupling, 2, v, /*rate=*/true) : 0.0;
   // g = q1 - ref - sum_k c_k x^k; the drift 1/2 dt p''(x) v2^2, p'' = sum_k k (k - 1) c_k x^(k-2)
   {
     const double x = coupling_argument(model, coupling, q);
-    const double v2 = coupling.joint2 >= 0 ? v[model.idx_v[coupling.joint2]] : 0.0;
     Eigen::Matrix<double, 5, 1>& c_bar = model_bar.coupling_polycoef[coupling_index(model, coupling)];
     for (int k = 0; k < 5; ++k) {
       c_bar[k] -= g_bar * std::pow(x, k);
@@ -107,10 +107,12 @@ void joint_coupling_target_vjp(const Model& model, const JointCoupling& coupling
     }
   }
   if (coupling.joint2 < 0) return;
-  const int q2 = model.idx_q[coupling.joint2], v2 = model.idx_v[coupling.joint2];
   // g through -p'(x); the drift term 1/2 dt p''(x) v2^2 through the third derivative and v2
-  q_bar[q2] += -g_bar * slope + target_bar * 0.5 * dt * third * v[v2] * v[v2];
-  v_bar[v2] += target_bar * dt * curvature * v[v2];
+  const double x_bar = -g_bar * slope + target_bar * 0.5 * dt * third * v2 * v2, v2_bar = target_bar * dt * curvature * v2;
+  for_each_coupling_term(model, coupling, 2, [&](int iq, int iv, double coef) {
+    q_bar[iq] += x_bar * coef;
+    v_bar[iv] += v2_bar * coef;
+  });
 }
 
 namespace {
@@ -284,12 +286,12 @@ void add_joint_constraint_forces(const ModelTpl<S>& model, const VecRef<S>& q, c
   for (const JointCoupling& c : model.joint_couplings) {
     S slope;
     const S g = joint_coupling_error<S>(model, c, q, slope);
-    const int v1 = model.idx_v[c.joint1];
-    S rate = v[v1];
-    if (c.joint2 >= 0) rate -= slope * v[model.idx_v[c.joint2]];
+    S rate = coupling_coordinate<S>(model, c, 1, v, /*rate=*/true);
+    if (c.joint2 >= 0) rate -= slope * coupling_coordinate<S>(model, c, 2, v, /*rate=*/true);
     const S f = S(settings.limit_stiffness) * g + S(settings.limit_damping) * rate;
-    tau[v1] -= f;
-    if (c.joint2 >= 0) tau[model.idx_v[c.joint2]] += slope * f;
+    // tau -= J^T f, J = e_1 - slope e_2 (each coordinate's terms)
+    for_each_coupling_term(model, c, 1, [&](int, int iv, double coef) { tau[iv] -= coef * f; });
+    for_each_coupling_term(model, c, 2, [&](int, int iv, double coef) { tau[iv] += coef * slope * f; });
   }
 }
 
@@ -310,24 +312,27 @@ void add_joint_constraint_forces_vjp(const ModelTpl<S>& model, const VecRef<S>& 
   for (const JointCoupling& c : model.joint_couplings) {
     S p, slope, curvature;
     coupling_polynomial<S>(model, c, q, p, slope, curvature);
-    const int q1 = model.idx_q[c.joint1], v1 = model.idx_v[c.joint1];
-    const S g = q[q1] - c.q1_ref - p;
-    S rate = v[v1];
+    const S g = coupling_coordinate<S>(model, c, 1, q) - c.q1_ref - p;
     const bool two = c.joint2 >= 0;
-    const int q2 = two ? model.idx_q[c.joint2] : -1, v2 = two ? model.idx_v[c.joint2] : -1;
-    if (two) rate -= slope * v[v2];
+    const S v2 = two ? coupling_coordinate<S>(model, c, 2, v, /*rate=*/true) : S(0);
+    const S rate = coupling_coordinate<S>(model, c, 1, v, /*rate=*/true) - slope * v2;
     const S f = k_l * g + c_l * rate;
-    // tau[v1] -= f; tau[v2] += slope f
-    S f_bar = -tau_bar[v1];
+    // tau -= f J_1^T; tau += slope f J_2^T (J_i: coordinate i's terms)
+    S f_bar = -coupling_coordinate<S>(model, c, 1, tau_bar, /*rate=*/true);
     S slope_bar = S(0);
-    if (two) f_bar += slope * tau_bar[v2], slope_bar += f * tau_bar[v2];
+    if (two) {
+      const S tau2_bar = coupling_coordinate<S>(model, c, 2, tau_bar, /*rate=*/true);
+      f_bar += slope * tau2_bar, slope_bar += f * tau2_bar;
+    }
     // f = k g + c (v1 - slope v2)
     const S g_bar = k_l * f_bar, rate_bar = c_l * f_bar;
-    v_bar[v1] += rate_bar;
-    q_bar[q1] += g_bar;
-    if (two) slope_bar -= rate_bar * v[v2];
+    for_each_coupling_term(model, c, 1, [&](int iq, int iv, double coef) {
+      v_bar[iv] += coef * rate_bar;
+      q_bar[iq] += coef * g_bar;
+    });
+    if (two) slope_bar -= rate_bar * v2;
     if (model_bar) {  // g = q1 - ref - sum_k c_k x^k, slope = sum_k k c_k x^(k-1)
-      const S x = two ? S(q[q2] - c.q2_ref) : S(0);
+      const S x = two ? S(coupling_coordinate<S>(model, c, 2, q) - c.q2_ref) : S(0);
       Eigen::Matrix<S, 5, 1>& c_bar = model_bar->coupling_polycoef[static_cast<size_t>(&c - model.joint_couplings.data())];
       S x_k = S(1), x_k1 = S(0);  // x^k, x^(k-1)
       for (int k = 0; k < 5; ++k) {
@@ -338,9 +343,12 @@ void add_joint_constraint_forces_vjp(const ModelTpl<S>& model, const VecRef<S>& 
       }
     }
     if (!two) continue;
-    v_bar[v2] -= slope * rate_bar;
-    // g = q1 - ref - p(x): dg/dq2 = -slope; slope = p'(x): dslope/dq2 = p''(x)
-    q_bar[q2] += -slope * g_bar + curvature * slope_bar;
+    // v2's terms: -slope rate_bar; x = q2 - ref: g through -slope, slope = p'(x) through p''(x)
+    const S x_bar = -slope * g_bar + curvature * slope_bar;
+    for_each_coupling_term(model, c, 2, [&](int iq, int iv, double coef) {
+      v_bar[iv] -= coef * slope * rate_bar;
+      q_bar[iq] += coef * x_bar;
+    });
   }
 }
 

@@ -123,8 +123,10 @@ void contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
     const JointCoupling& coupling = model.joint_couplings[static_cast<size_t>(c)];
     S slope;
     joint_coupling_error<S>(model, coupling, q, slope);
-    data.pgs->JT(model.idx_v[coupling.joint1], row_joint + nf + c) = S(1);
-    if (coupling.joint2 >= 0) data.pgs->JT(model.idx_v[coupling.joint2], row_joint + nf + c) = -slope;
+    // J = e_1 - slope e_2 over each coordinate's terms (a tendon's several joints; two tendons may share one)
+    for_each_coupling_term(model, coupling, 1, [&](int, int iv, double coef) { data.pgs->JT(iv, row_joint + nf + c) += coef; });
+    for_each_coupling_term(model, coupling, 2,
+                           [&](int, int iv, double coef) { data.pgs->JT(iv, row_joint + nf + c) -= coef * slope; });
   }
   const int row_connection = row_joint + nf + ncouplings;  // three rows per connection block
   for_each_connection_block<S>(model, [&](int block, const BodyConnection& c, bool rotational) {

@@ -24,8 +24,8 @@
 //    pull toward the identity, as MuJoCo's (qpos_spring = qpos0 = identity). Stiffness on a free
 //    joint and springdamper are not supported (ModelError). actuatorgravcomp and MuJoCo's
 //    constraint softness (solref*, solimp*, margin) are not simulated: they warn (note_joint_attributes).
-//  * <equality><joint joint1 joint2 polycoef> -> model.joint_couplings, <equality><connect> and
-//    <weld> -> model.body_connections (parse_equality).
+//  * <equality><joint joint1 joint2 polycoef> and <equality><tendon tendon1 tendon2 polycoef> ->
+//    model.joint_couplings, <equality><connect> and <weld> -> model.body_connections (parse_equality).
 //  * <tendon><fixed> (its <joint joint coef> on hinge and slide joints; range + limited (autolimits),
 //    stiffness, damping, springlength) -> model.tendons (parse_tendons). Spatial tendons, tendon
 //    frictionloss and armature, a springlength dead band and actuators on tendons warn.
@@ -50,8 +50,8 @@
 //    become model.sensors (parse_sensors; sensors/sensors.hpp); other sensors, and frame sensors on
 //    body (inertial) frames, cameras and mesh geoms, warn and are skipped.
 //  * Not simulated, with one warning per kind and load (note_section, note_joint_attributes,
-//    collision_geom, parse_body, parse_sensors, parse_equality, parse_tendons): <equality> tendon,
-//    flex and inactive ones, spatial tendons, <keyframe>, <deformable>,
+//    collision_geom, parse_body, parse_sensors, parse_equality, parse_tendons): <equality> flex
+//    and inactive ones, spatial tendons, <keyframe>, <deformable>,
 //    <extension>, body <plugin>, gravcomp and mocap, geom condim != 3 and softness, the sensors above;
 //    silent: drawing (<visual>, <statistic>, <light>, <camera> at load), <size>, <custom> and <option>'s solver
 //    settings.
@@ -1438,9 +1438,9 @@ class MjcfParser {
   void parse_equality(const XMLElement* section) {
     for (const XMLElement* c : children(section)) {
       const std::string kind = c->Name();
-      if (kind != "joint" && kind != "connect" && kind != "weld") {
+      if (kind != "joint" && kind != "tendon" && kind != "connect" && kind != "weld") {
         warn("equality", c, "<equality><" + kind + ">",
-             "is not simulated by gradyn (tendon and flex equalities are not constraints yet): the model moves "
+             "is not simulated by gradyn (flex equalities are not constraints yet): the model moves "
              "without it, unlike in MuJoCo");
         continue;
       }
@@ -1457,7 +1457,7 @@ class MjcfParser {
       else if (kind == "weld")
         parse_weld(c, a, name);
       else
-        parse_joint_equality(c, a, name);
+        parse_joint_equality(c, a, name, /*tendons=*/kind == "tendon");
     }
   }
 
@@ -1537,13 +1537,17 @@ class MjcfParser {
     result_.builder.add_connection(std::move(spec));
   }
 
-  void parse_joint_equality(const XMLElement* c, const Attrs& a, const std::string& name) {
+  // <equality><joint joint1 joint2 polycoef>, or <equality><tendon tendon1 tendon2 polycoef> (tendons:
+  // the same polynomial on the two fixed tendons' lengths, from their lengths at qpos0).
+  void parse_joint_equality(const XMLElement* c, const Attrs& a, const std::string& name, bool tendons = false) {
     JointCouplingSpec spec;
     spec.name = name;
-    const char* j1 = c->Attribute("joint1");
-    if (!j1) fail(c, "<equality><joint> needs 'joint1'");
+    spec.tendons = tendons;
+    const char* first = tendons ? "tendon1" : "joint1";
+    const char* j1 = c->Attribute(first);
+    if (!j1) fail(c, std::string("<equality><") + (tendons ? "tendon" : "joint") + "> needs '" + first + "'");
     spec.joint1 = j1;
-    if (const char* j2 = c->Attribute("joint2")) spec.joint2 = j2;
+    if (const char* j2 = c->Attribute(tendons ? "tendon2" : "joint2")) spec.joint2 = j2;
     const std::vector<double> coef = numbers(a, "polycoef", {0, 1, 0, 0, 0}, /*exact=*/false);
     for (size_t k = 0; k < 5; ++k) spec.polycoef[k] = coef[k];
     spec.where = where(c);

@@ -387,7 +387,15 @@ void add_joint_couplings(const std::vector<JointCouplingSpec>& specs, Model& m) 
     JointCoupling c;
     c.name = spec.name.empty() ? "coupling" + std::to_string(m.joint_couplings.size()) : spec.name;
     c.where = spec.where;
+    c.tendons = spec.tendons;
+    const char* kind = spec.tendons ? "tendon" : "joint";
     const auto scalar_joint = [&](const std::string& joint, const char* role) {
+      if (spec.tendons) {
+        for (size_t t = 0; t < m.tendons.size(); ++t)
+          if (m.tendons[t].name == joint) return static_cast<int>(t);
+        throw ModelError(spec.where, "tendon coupling '" + c.name + "': unknown " + role + " '" + joint + "'" +
+                                         (joint.empty() ? " (give it a fixed tendon)" : " (not a fixed tendon)"));
+      }
       const int b = m.joint_id(joint);
       if (b < 0)
         throw ModelError(spec.where, "joint coupling '" + c.name + "': unknown " + role + " '" + joint + "'" +
@@ -398,19 +406,29 @@ void add_joint_couplings(const std::vector<JointCouplingSpec>& specs, Model& m) 
                                          "; couplings join hinge and slide joints only");
       return b;
     };
-    c.joint1 = scalar_joint(spec.joint1, "joint1");
+    c.joint1 = scalar_joint(spec.joint1, spec.tendons ? "tendon1" : "joint1");
     if (!spec.joint2.empty()) {
-      c.joint2 = scalar_joint(spec.joint2, "joint2");
+      c.joint2 = scalar_joint(spec.joint2, spec.tendons ? "tendon2" : "joint2");
       if (c.joint2 == c.joint1)
-        throw ModelError(spec.where, "joint coupling '" + c.name + "' couples joint '" + spec.joint1 + "' to itself");
+        throw ModelError(spec.where, std::string(kind) + " coupling '" + c.name + "' couples " + kind + " '" +
+                                         spec.joint1 + "' to itself");
     }
     for (double x : spec.polycoef)
-      if (!std::isfinite(x)) throw ModelError(spec.where, "joint coupling '" + c.name + "': polycoef must be finite");
+      if (!std::isfinite(x))
+        throw ModelError(spec.where, std::string(kind) + " coupling '" + c.name + "': polycoef must be finite");
     c.polycoef = spec.polycoef;
-    c.q1_ref = spec.q1_ref ? *spec.q1_ref : m.q0[m.idx_q[c.joint1]];
-    c.q2_ref = c.joint2 < 0 ? 0.0 : spec.q2_ref ? *spec.q2_ref : m.q0[m.idx_q[c.joint2]];
+    // the references: the coordinates at q0 (a tendon's length there)
+    const auto at_q0 = [&](int id) {
+      if (!spec.tendons) return m.q0[m.idx_q[id]];
+      double length = 0.0;
+      const FixedTendon& t = m.tendons[static_cast<size_t>(id)];
+      for (size_t i = 0; i < t.joints.size(); ++i) length += t.coefs[i] * m.q0[m.idx_q[t.joints[i]]];
+      return length;
+    };
+    c.q1_ref = spec.q1_ref ? *spec.q1_ref : at_q0(c.joint1);
+    c.q2_ref = c.joint2 < 0 ? 0.0 : spec.q2_ref ? *spec.q2_ref : at_q0(c.joint2);
     if (!std::isfinite(c.q1_ref) || !std::isfinite(c.q2_ref))
-      throw ModelError(spec.where, "joint coupling '" + c.name + "': reference values must be finite");
+      throw ModelError(spec.where, std::string(kind) + " coupling '" + c.name + "': reference values must be finite");
     m.joint_couplings.push_back(std::move(c));
   }
 }
@@ -832,9 +850,9 @@ Model ModelBuilder::build(const BuildOptions& options) const {
     m.frames.push_back({site.name, site.kind, link_body[it->second], link_in_body[it->second] * site.placement});
   }
   add_sensors(sensors_, m);
+  add_tendons(tendons_, m);  // before the couplings, which may couple tendons
   add_joint_couplings(couplings_, m);
   add_connections(connections_, m);
-  add_tendons(tendons_, m);
   return m;
 }
 

@@ -34,7 +34,7 @@ GRADYN_SERIALIZED_SIZE(Model, 992);
 GRADYN_SERIALIZED_SIZE(FixedTendon, 192);
 GRADYN_SERIALIZED_SIZE(BodyConnection, 240);
 GRADYN_SERIALIZED_SIZE(ModelCamera, 152);
-GRADYN_SERIALIZED_SIZE(JointCoupling, 168);
+GRADYN_SERIALIZED_SIZE(JointCoupling, 176);
 GRADYN_SERIALIZED_SIZE(Sensor, 168);
 GRADYN_SERIALIZED_SIZE(Frame, 136);
 GRADYN_SERIALIZED_SIZE(Actuator, 240);
@@ -296,6 +296,7 @@ void write_payload(const Model& m, Writer& w) {
     w.f64(c.q1_ref);
     w.f64(c.q2_ref);
     w.where(c.where);
+    w.flag(c.tendons);
   }
 
   w.count(m.cameras.size());
@@ -550,19 +551,21 @@ Model read_payload(Reader& r) {
     sn.where = r.where("sensor source location");
   }
 
-  m.joint_couplings.resize(r.count("joint couplings", 8 + 4 + 4 + 7 * 8 + 8));
-  for (JointCoupling& c : m.joint_couplings) {
+  m.joint_couplings.resize(r.count("joint couplings", 8 + 4 + 4 + 7 * 8 + 8 + 1));
+  for (JointCoupling& c : m.joint_couplings) {  // tendon couplings' indices are checked with the tendons
     c.name = r.str("joint coupling name");
     c.joint1 = r.i32("joint coupling joint1");
-    check_index(c.joint1, 0, m.nbodies(), "joint1 of joint coupling '" + c.name + "'");
     c.joint2 = r.i32("joint coupling joint2");
-    check_index(c.joint2, -1, m.nbodies(), "joint2 of joint coupling '" + c.name + "'");
-    if (m.joint_nv(c.joint1) != 1 || (c.joint2 >= 0 && m.joint_nv(c.joint2) != 1))
-      Reader::inconsistent("joint coupling '" + c.name + "' joins a joint without one DoF");
     for (double& x : c.polycoef) x = r.f64("joint coupling polycoef");
     c.q1_ref = r.f64("joint coupling q1_ref");
     c.q2_ref = r.f64("joint coupling q2_ref");
     c.where = r.where("joint coupling source location");
+    c.tendons = r.flag("joint coupling tendons");
+    if (c.tendons) continue;
+    check_index(c.joint1, 0, m.nbodies(), "joint1 of joint coupling '" + c.name + "'");
+    check_index(c.joint2, -1, m.nbodies(), "joint2 of joint coupling '" + c.name + "'");
+    if (m.joint_nv(c.joint1) != 1 || (c.joint2 >= 0 && m.joint_nv(c.joint2) != 1))
+      Reader::inconsistent("joint coupling '" + c.name + "' joins a joint without one DoF");
   }
 
   m.cameras.resize(r.count("cameras", 8 + 4 + 8 + 8 + 8 + 4 + 8));
@@ -616,6 +619,12 @@ Model read_payload(Reader& r) {
       Reader::inconsistent("tendon '" + t.name + "' has a range or spring-damper that build() refuses");
     t.where = r.where("tendon source location");
   }
+  for (const JointCoupling& c : m.joint_couplings)
+    if (c.tendons) {
+      const int n = static_cast<int>(m.tendons.size());
+      check_index(c.joint1, 0, n, "tendon1 of tendon coupling '" + c.name + "'");
+      check_index(c.joint2, -1, n, "tendon2 of tendon coupling '" + c.name + "'");
+    }
 
   m.networks.resize(r.count("networks", 8 + 1 + 8 + 8 + 4 + 4 + 1 + 8 + 8 + 2 + 8));
   for (Network& n : m.networks) {

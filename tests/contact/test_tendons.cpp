@@ -3,7 +3,8 @@
 // the same constraint); a hamstring over two joints holds its range under pgs, ipm and penalty while
 // torques pull it past (and leaves it without a contact model); the spring-damper's force and energy;
 // the step Jacobian and step_vjp through active tendon limit rows and the spring-damper against
-// forward-mode AD; and the builder's refusals.
+// forward-mode AD; couplings of tendon lengths (MJCF <equality><tendon>), one of single-joint tendons
+// stepping as the joint coupling; and the builder's refusals.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "../support/contact_scenes.hpp"
+#include "gradyn/contact/joint_constraints.hpp"
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/dynamics/energy.hpp"
 #include "gradyn/dynamics/passive.hpp"
@@ -160,6 +162,84 @@ TEST(Tendons, StepJacobianAndVjpThroughLimitRowsAndTheSpringMatchForwardModeAD) 
     const Eigen::MatrixXd J_free = test::step_jacobian_ad(leg({.contact = contact, .coefs = {}}), q, v, tau, dt,
                                                           Integrator::SemiImplicitEuler);
     EXPECT_GT(relative_error(J_free, J_ad), 1e-3) << contact_model_name(contact);
+  }
+}
+
+// The leg with its knee coupled to its hip by knee - ref = p(hip - ref): as a joint coupling, or as a
+// coupling of the lengths of two tendons (MJCF <equality><tendon>): "shin" over the knee alone and
+// "thigh" over the hip alone (the same constraint), or "hamstring" (0.5 hip - 0.5 knee) led by
+// "thigh" (two tendons sharing the hip).
+enum class Coupled { Joints, SingleJointTendons, Hamstring };
+Model coupled_leg(ContactModel contact, Coupled how) {
+  ModelBuilder b;
+  b.add_link({"pelvis", std::nullopt, {}});
+  b.add_link({"thigh", Inertia<double>(2.0, V3(0, 0, -0.2), Matrix3<double>::Identity() * 0.03), {}});
+  b.add_link({"shin", Inertia<double>(1.0, V3(0, 0, -0.2), Matrix3<double>::Identity() * 0.015), {}});
+  JointSpec hip;
+  hip.name = "hip", hip.parent = "pelvis", hip.child = "thigh", hip.axis = V3::UnitY(), hip.type = JointType::Continuous;
+  hip.reference = 0.1;
+  JointSpec knee = hip;
+  knee.name = "knee", knee.parent = "thigh", knee.child = "shin", knee.origin.p = V3(0, 0, -0.4), knee.reference = -0.2;
+  b.add_joint(hip).add_joint(knee);
+  JointCouplingSpec c;
+  c.name = "cam", c.polycoef = {0.02, -0.8, 0.6, 0.3, 0.0};
+  if (how == Coupled::Joints) {
+    c.joint1 = "knee", c.joint2 = "hip";
+  } else {
+    const auto tendon = [&](const char* name, std::vector<std::string> joints, std::vector<double> coefs) {
+      TendonSpec t;
+      t.name = name, t.joints = std::move(joints), t.coefs = std::move(coefs);
+      b.add_tendon(t);
+    };
+    tendon("thigh", {"hip"}, {1.0});
+    if (how == Coupled::SingleJointTendons)
+      tendon("shin", {"knee"}, {1.0});
+    else
+      tendon("hamstring", {"hip", "knee"}, {0.5, -0.5});
+    c.tendons = true, c.joint1 = how == Coupled::SingleJointTendons ? "shin" : "hamstring", c.joint2 = "thigh";
+  }
+  b.add_joint_coupling(c);
+  Model m = b.build();
+  m.contact.model = contact;
+  return m;
+}
+
+TEST(Tendons, ACouplingOfSingleJointTendonsStepsAsTheJointCoupling) {
+  for (ContactModel contact : {ContactModel::Pgs, ContactModel::Ipm, ContactModel::Penalty}) {
+    const Model joints = coupled_leg(contact, Coupled::Joints), tendons = coupled_leg(contact, Coupled::SingleJointTendons);
+    ASSERT_TRUE(tendons.joint_couplings[0].tendons);
+    EXPECT_EQ(tendons.joint_couplings[0].q1_ref, joints.joint_couplings[0].q1_ref);  // the lengths at q0
+    Data dj(joints), dt(tendons);
+    Eigen::VectorXd qj = joints.q0, vj = Eigen::Vector2d::Zero(), qt = qj, vt = vj;
+    const Eigen::Vector2d tau(1.5, -0.5);
+    for (int k = 0; k < 300; ++k) {
+      step<double>(joints, dj, qj, vj, tau, 1e-3, Integrator::SemiImplicitEuler, qj, vj);
+      step<double>(tendons, dt, qt, vt, tau, 1e-3, Integrator::SemiImplicitEuler, qt, vt);
+    }
+    EXPECT_LT((qt - qj).norm() + (vt - vj).norm(), 1e-12) << contact_model_name(contact);
+    EXPECT_GT(std::abs(qj[0] - joints.q0[0]), 0.05) << contact_model_name(contact);  // it moved
+  }
+}
+
+TEST(Tendons, ATendonCouplingHoldsAndItsStepJacobianMatchesForwardModeAD) {
+  const double dt = 1e-3;
+  for (ContactModel contact : {ContactModel::Pgs, ContactModel::Ipm, ContactModel::Penalty}) {
+    const Model m = coupled_leg(contact, Coupled::Hamstring);
+    Data d(m);
+    Eigen::VectorXd q = m.q0, v = Eigen::Vector2d::Zero();
+    const Eigen::VectorXd tau = Eigen::Vector2d(1.5, -0.5);
+    double slope, worst = 0.0;
+    for (int k = 0; k < 300; ++k) {
+      step<double>(m, d, q, v, tau, dt, Integrator::SemiImplicitEuler, q, v);
+      worst = std::max(worst, std::abs(joint_coupling_error<double>(m, m.joint_couplings[0], q, slope)));
+    }
+    // it starts 0.02 off (c0): pgs and ipm close the gap within a few steps, penalty to its spring's sag
+    EXPECT_LT(std::abs(joint_coupling_error<double>(m, m.joint_couplings[0], q, slope)),
+              contact == ContactModel::Penalty ? 1e-3 : 1e-6)
+        << contact_model_name(contact) << " worst " << worst;
+    const Eigen::MatrixXd J_ad = test::step_jacobian_ad(m, q, v, tau, dt, Integrator::SemiImplicitEuler);
+    const Eigen::MatrixXd J_vjp = test::step_jacobian_vjp(m, q, v, tau, dt, Integrator::SemiImplicitEuler);
+    EXPECT_LT(relative_error(J_vjp, J_ad), 1e-7) << contact_model_name(contact) << "\n" << J_vjp << "\nAD\n" << J_ad;
   }
 }
 

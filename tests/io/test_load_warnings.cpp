@@ -124,8 +124,8 @@ TEST(LoadWarnings, EachUnsupportedMjcfElementWarns) {
   const std::vector<Case> cases = {
       {"weld torquescale", mjcf("", "", "", "<equality><weld name='e' body1='b' torquescale='0.5'/></equality>"), 8,
        {"<weld name='e'>", "torquescale", "stiff"}},
-      {"equality tendon", mjcf("", "", "", "<equality><tendon name='e' tendon1='t'/></equality>"), 8,
-       {"<tendon name='e'>", "<equality><tendon>", "not simulated"}},
+      {"equality flex", mjcf("", "", "", "<equality><flex name='e' flex='f'/></equality>"), 8,
+       {"<flex name='e'>", "<equality><flex>", "not simulated"}},
       {"inactive connect", mjcf("", "", "", "<equality><connect name='e' body1='b' anchor='0 0 0' active='false'/></equality>"),
        8, {"<connect name='e'>", "active=\"false\"", "skipped"}},
       {"inactive equality", mjcf("", "", "", "<equality><joint name='e' joint1='h' active='false'/></equality>"), 8,
@@ -196,14 +196,14 @@ TEST(LoadWarnings, HarmlessMjcfElementsAreSilent) {
 }
 
 TEST(LoadWarnings, MjcfGroupsPerKindAcrossElements) {
-  const std::string xml = mjcf("", "", "", "<equality><tendon tendon1='t'/>\n<tendon tendon1='u'/>\n"
-                                           "<flex flex='f'/></equality>\n<sensor><subtreecom body='b'/></sensor>");
+  const std::string xml = mjcf("", "", "", "<equality><flex flex='t'/>\n<flex flex='u'/>\n"
+                                           "<flexvert flex='f'/></equality>\n<sensor><subtreecom body='b'/></sensor>");
   const std::vector<std::string> w = mjcf_warnings(xml);
   ASSERT_EQ(w.size(), 2u) << joined(w);
-  EXPECT_NE(w[0].find("w.xml:8: <tendon>: <equality><tendon>"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("w.xml:8: <flex>: <equality><flex>"), std::string::npos) << w[0];
   EXPECT_NE(w[0].find("3 in all"), std::string::npos) << w[0];
-  EXPECT_NE(w[0].find("<equality><tendon> at line 9 <tendon>"), std::string::npos) << w[0];
-  EXPECT_NE(w[0].find("<equality><flex> at line 10 <flex>"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("<equality><flex> at line 9 <flex>"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("<equality><flexvert> at line 10 <flexvert>"), std::string::npos) << w[0];
   EXPECT_NE(w[1].find("w.xml:11: <subtreecom>: <sensor><subtreecom>"), std::string::npos) << w[1];
 }
 

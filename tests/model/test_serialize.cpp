@@ -120,6 +120,7 @@ void expect_models_equal(const Model& a, const Model& b) {
     for (size_t c = 0; c < 5; ++c) expect_same(x.polycoef[c], y.polycoef[c], x.name + " polycoef");
     expect_same(x.q1_ref, y.q1_ref, x.name + " q1_ref");
     expect_same(x.q2_ref, y.q2_ref, x.name + " q2_ref");
+    EXPECT_EQ(x.tendons, y.tendons) << x.name;
     EXPECT_EQ(x.where.file, y.where.file) << x.name;
     EXPECT_EQ(x.where.line, y.where.line) << x.name;
     EXPECT_EQ(x.where.element, y.where.element) << x.name;
@@ -346,6 +347,10 @@ Model everything() {
     FixedTendon open;
     open.name = "open", open.joints = {1}, open.coefs = {1.0}, open.upper = 0.4;
     m.tendons = {hamstring, open};
+    JointCoupling lengths;  // the tendons' lengths coupled (MJCF <equality><tendon>)
+    lengths.name = "lengths", lengths.tendons = true, lengths.joint1 = 1, lengths.joint2 = 0;
+    lengths.polycoef = {0.01, 0.3, 0.0, 0.0, 0.0}, lengths.q1_ref = 0.05, lengths.q2_ref = 0.3275;
+    m.joint_couplings.push_back(lengths);
   }
   m.frames.push_back({"tool", FrameKind::Site, 1, Pose<double>(rpy_to_matrix<double>(Vector3<double>(0.1, 0.2, 0.3)),
                                                                Vector3<double>(0.3, 0, 0))});

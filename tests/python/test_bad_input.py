@@ -736,6 +736,9 @@ row("gradyn.ModelBuilder.build", builder_method("build"),
      Case("tendon-joint-unknown", lambda kw, m: dict(self=lambda m: builder(m).add_joint(
          "j", "revolute", parent="base", child="bob").add_tendon(["j", "nope"], (1.0, 1.0))),
           raises("tendon", "unknown joint 'nope'", types=(gradyn.ModelError,))),
+     Case("tendon-coupling-unknown", lambda kw, m: dict(self=lambda m: builder(m).add_joint(
+         "j", "revolute", parent="base", child="bob").add_joint_coupling("t", tendons=True)),
+          raises("tendon coupling", "unknown tendon1 't'", types=(gradyn.ModelError,))),
      Case("tendon-range-reversed", lambda kw, m: dict(self=lambda m: builder(m).add_joint(
          "j", "revolute", parent="base", child="bob").add_tendon(["j"], (1.0,), range=(1.0, -1.0))),
           raises("tendon", "above upper bound", types=(gradyn.ModelError,))),

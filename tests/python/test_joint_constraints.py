@@ -97,10 +97,11 @@ def test_loading_loops_without_a_contact_model_says_they_are_not_enforced(tmp_pa
     assert not any("enforced by the contact models" in m for m in messages), messages
 
 
-def test_mjcf_tendon_equality_still_warns(tmp_path):
-    text = FINGERS.replace("</equality>", '<tendon tendon1="t"/></equality>')
-    _, messages = load_quietly(write(tmp_path, "tendon.xml", text))
-    assert any("<equality><tendon>" in m and "not simulated" in m for m in messages), messages
+def test_mjcf_tendon_equality_on_an_unknown_tendon_names_the_element(tmp_path):
+    # tendon equalities are simulated (tests/python/test_tendons.py); one naming no fixed tendon is refused
+    text = FINGERS.replace("</equality>", '<tendon name="knit" tendon1="t"/></equality>')
+    with pytest.raises(gradyn.ModelError, match=r"tendon\.xml:\d+.*tendon coupling 'knit': unknown tendon1 't'"):
+        gradyn.load(write(tmp_path, "tendon.xml", text))
 
 
 def test_mjcf_inactive_equality_warns_and_is_skipped(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 import gradyn
 from mjcf_files import load_quietly, mujoco_rollout, write
 
-pytest.importorskip("mujoco")
+mujoco = pytest.importorskip("mujoco")
 
 # A leg hanging from the world: hip and knee hinges about y, a hamstring over both (0.5 hip - 0.5 knee,
 # limited to [-0.3, 0.2]) and a spring-damper tendon on the knee. MuJoCo's limit is made as stiff as
@@ -175,3 +175,57 @@ def test_a_fixed_tendon_needs_joints_with_coefficients(tmp_path):
     text = LEG.replace('<joint joint="knee" coef="1"/>', "")
     with pytest.raises(gradyn.ModelError, match="lists no <joint>"):
         gradyn.load(write(tmp_path, "leg.xml", text))
+
+
+# The leg's hamstring coupled to its thigh's angle by <equality><tendon>: hamstring - h0 = 0.3 (thigh -
+# t0) + 0.2 (thigh - t0)^2, the references the lengths at qpos0 (MuJoCo's rule). Made stiff in MuJoCo
+# (solref 2 ms).
+COUPLED = LEG.replace("""    <fixed name="knee_spring" stiffness="5" damping="0.3" springlength="0.1">
+      <joint joint="knee" coef="1"/>
+    </fixed>""", """    <fixed name="thigh">
+      <joint joint="hip" coef="1"/>
+    </fixed>""").replace(' limited="true" range="-0.3 0.2" solreflimit="0.002 1"', "").replace(
+    "<actuator>", """<equality>
+    <tendon name="knit" tendon1="hamstring" tendon2="thigh" polycoef="0 0.3 0.2" solref="0.002 1"/>
+  </equality>
+  <actuator>""")
+
+
+def knit_error(q):
+    """The coupling's error: its references are the lengths at qpos0 = (0, 0), both 0."""
+    thigh = q[..., 0]
+    return hamstring(q) - (0.3 * thigh + 0.2 * thigh**2)
+
+
+@pytest.mark.parametrize("contact", ["pgs", "ipm", "penalty"])
+def test_tendon_equality_couples_the_lengths_as_mujoco(tmp_path, contact):
+    model, messages = load_quietly(write(tmp_path, "coupled.xml", COUPLED), contact=contact)
+    assert not [m for m in messages if "not simulated" in m], messages
+    (knit,) = model.joint_couplings
+    assert knit["tendons"] and (knit["joint1"], knit["joint2"]) == ("hamstring", "thigh")
+    steps = 600
+    ctrls = 0.5 * leg_controls(steps)
+    q0 = np.array([0.05, -0.1])  # off the coupling by knit_error(q0): both simulators pull it on
+    qs, _ = gradyn.rollout(model, q0, np.zeros(2), np.zeros((steps, 2)), 1e-3, "euler", ctrls=ctrls)
+    assert abs(knit_error(q0)) > 0.05
+    assert np.abs(knit_error(qs[100:])).max() < (2e-3 if contact == "penalty" else 1e-6)
+    assert np.ptp(qs[:, 0]) > 0.1  # it moved
+    q_mj = mujoco_rollout(COUPLED, q0, ctrls)
+    assert np.abs(knit_error(q_mj[100:])).max() < 1e-3  # MuJoCo's soft row: measured 5.4e-5
+    # measured after the first 0.1 s (the pull onto the coupling), the hip travelling 0.27 rad: pgs and
+    # ipm 6.3e-4 rad (hip), 1.0e-4 (knee), coupling error 3.2e-9; penalty 2.6e-3, 1.9e-4, error 4.3e-4
+    assert np.abs(q_mj[100:] - qs[101:]).max() < TENDON_EQUALITY_DIFF[contact]
+
+
+TENDON_EQUALITY_DIFF = {"pgs": 2e-3, "ipm": 2e-3, "penalty": 5e-3}
+
+
+@pytest.mark.parametrize("contact", ["pgs", "ipm", "penalty"])
+def test_gradcheck_through_a_tendon_equality(tmp_path, contact):
+    model, _ = load_quietly(write(tmp_path, "coupled.xml", COUPLED), contact=contact)
+    qs, vs = gradyn.rollout(model, np.array([0.05, -0.1]), np.zeros(2), np.tile([1.0, -0.5], (150, 1)), 1e-3)
+    r = gradyn.gradcheck(model, qs[-1], vs[-1], np.tile([0.5, 0.2], (20, 1)), 1e-3)  # the polycoef included
+    assert "knit.polycoef[1]" in model.param_names
+    for name, b in r.items():
+        assert b["ad_error"] <= 1e-7, (contact, name, b)
+        assert b["fd_error"] <= (2e-4 if contact == "penalty" else 5e-5), (contact, name, b)

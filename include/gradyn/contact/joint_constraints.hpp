@@ -4,7 +4,8 @@
 //
 // Friction of DoF k, bound f_k = frictionloss[k] > 0 [N m | N]: the joint force opposing its motion
 // is at most f_k; it holds the joint still while the other forces on it stay below f_k.
-// Coupling c (joint1 -> body b1, joint2 -> body b2, 1-DoF joints, coefficients c0..c4):
+// Coupling c (joint1 -> body b1, joint2 -> body b2, 1-DoF joints, coefficients c0..c4; for a tendon
+// coupling q1, q2 are the two tendons' lengths and e_v1, e_v2 their Jacobians, for_each_coupling_term):
 //   error     g = (q1 - q1_ref) - p(x),  x = q2 - q2_ref,  p(x) = c0 + c1 x + c2 x^2 + c3 x^3 + c4 x^4
 //             (without joint2: g = q1 - q1_ref - c0)
 //   Jacobian  J = e_{v1} - p'(x) e_{v2}  (1 x nv; g_dot = J v)
@@ -104,6 +105,30 @@ void for_each_connection_block(const ModelTpl<S>& model, Visit&& visit) {
   int block = n;
   for (int k = 0; k < n; ++k)
     if (model.body_connections[static_cast<size_t>(k)].weld) visit(block++, model.body_connections[static_cast<size_t>(k)], true);
+}
+
+/// Calls visit(iq, iv, coef) for each joint term of coordinate `which` (1: the follower, 2: the
+/// leader) of a coupling: its joint (coef 1), or, for a tendon coupling, the tendon's joints with
+/// their coefficients. The coordinate is sum coef q[iq], its rate sum coef v[iv]; nothing without it.
+template <class S, class Visit>
+void for_each_coupling_term(const ModelTpl<S>& model, const JointCoupling& c, int which, Visit&& visit) {
+  const int id = which == 1 ? c.joint1 : c.joint2;
+  if (id < 0) return;
+  if (!c.tendons) {
+    visit(model.idx_q[id], model.idx_v[id], 1.0);
+    return;
+  }
+  const FixedTendon& t = model.tendons[static_cast<size_t>(id)];
+  for (size_t i = 0; i < t.joints.size(); ++i) visit(model.idx_q[t.joints[i]], model.idx_v[t.joints[i]], t.coefs[i]);
+}
+
+/// A coupling coordinate's value at q (sum coef q[iq]) or, with rate, its rate at v (sum coef v[iv]).
+template <class S>
+S coupling_coordinate(const ModelTpl<S>& model, const JointCoupling& c, int which, const VecRef<S>& x,
+                      bool rate = false) {
+  S sum = S(0);
+  for_each_coupling_term(model, c, which, [&](int iq, int iv, double coef) { sum += coef * x[rate ? iv : iq]; });
+  return sum;
 }
 
 /// Rows the velocity-level models add for friction, couplings and connections (PGS: all of them;

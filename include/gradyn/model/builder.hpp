@@ -110,6 +110,9 @@ struct JointCouplingSpec {
   std::array<double, 5> polycoef{0.0, 1.0, 0.0, 0.0, 0.0};
   std::optional<double> q1_ref, q2_ref;  // URDF <mimic>: 0 (q1 = multiplier q2 + offset)
   SourceLocation where;
+  // joint1 and joint2 name fixed tendons (add_tendon; MJCF <equality><tendon>): their lengths are
+  // coupled, the references their lengths at q0 unless given
+  bool tendons = false;
 };
 
 /// A fixed tendon (model.hpp, FixedTendon): the length sum_i coefs[i] q(joints[i]) over hinge and slide

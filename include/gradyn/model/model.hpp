@@ -203,14 +203,17 @@ struct Sensor {
 // configuration q0):
 //   q1 - q1_ref = c0 + c1 (q2 - q2_ref) + c2 (q2 - q2_ref)^2 + c3 (...)^3 + c4 (...)^4,
 // or q1 - q1_ref = c0 without joint2. Both joints have one DoF (revolute, continuous, prismatic).
+// With tendons set (MJCF <equality><tendon>), joint1 and joint2 index model.tendons and q1, q2 are
+// the two fixed tendons' lengths (their references: the lengths at q0).
 // Pgs and Ipm enforce it as a bilateral constraint row, Penalty as a stiff spring-damper.
 struct JointCoupling {
   std::string name;
-  int joint1 = -1;  // the body whose joint follows
+  int joint1 = -1;  // the body whose joint follows (tendons: the tendon)
   int joint2 = -1;  // the body whose joint leads; -1: none (joint1 is held at q1_ref + c0)
   std::array<double, 5> polycoef{0.0, 1.0, 0.0, 0.0, 0.0};
-  double q1_ref = 0.0, q2_ref = 0.0;  // MJCF: the joints' qpos0; URDF <mimic>: 0
+  double q1_ref = 0.0, q2_ref = 0.0;  // MJCF: the joints' qpos0 (the tendons' lengths there); URDF <mimic>: 0
   SourceLocation where;
+  bool tendons = false;  // joint1, joint2 index model.tendons
 };
 
 // --- fixed tendons (contact/joint_limits.hpp, dynamics/passive.hpp): MJCF <tendon><fixed> --------

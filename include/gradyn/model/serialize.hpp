@@ -26,12 +26,13 @@
 
 namespace gradyn {
 
-inline constexpr std::uint32_t kModelFormatVersion = 7;  // 2: ContactSettings::max_correction_velocity; 3: sensors;
+inline constexpr std::uint32_t kModelFormatVersion = 8;  // 2: ContactSettings::max_correction_velocity; 3: sensors;
                                                         // 4: frictionloss, joint couplings, body connections;
                                                         // 5: networks at contact sites (Network::other_body),
                                                         // cameras (Model::cameras, FrameKind::Camera);
                                                         // 6: welds (BodyConnection::weld, rotation);
-                                                        // 7: fixed tendons (Model::tendons)
+                                                        // 7: fixed tendons (Model::tendons);
+                                                        // 8: tendon couplings (JointCoupling::tendons)
 
 /// The model as bytes in the format above. deserialize_model(serialize_model(m)) equals m in every
 /// field, so every algorithm gives bit-identical results on it.
