@@ -32,8 +32,9 @@
 //                        limit_damping g_dot) on body1 and -f on body2, a weld's rotation the torque
 //                        -(limit_stiffness e + limit_damping (omega1 - omega2)) on body1 and its
 //                        opposite on body2 (penalty_contact_forces adds them with the contact forces);
-//                        explicit, so the gap under a load F is F / limit_stiffness, and stable while
-//                        dt < 2 sqrt(m / limit_stiffness) for the lightest mass m it holds
+//                        explicit, so the gap under a load F is F / limit_stiffness, and stable only
+//                        while dt < 2 sqrt(m / limit_stiffness) and dt < 2 m / limit_damping for the
+//                        smallest mass or moment m it moves (a weld on a thin link needs a small dt)
 //   Pgs, Ipm: rows of the velocity-level LCP after the contact and joint-limit rows, always present:
 //              friction  one row per DoF with f_k > 0, in DoF order: J = e_k, rate target 0, impulse
 //                        in [-f_k dt, f_k dt] (PGS: a boxed row; Ipm: the 3-row polyhedral cone of one
