@@ -1,4 +1,5 @@
-"""Helpers of the tests that read MJCF text from a temporary file and compare with MuJoCo."""
+"""Helpers of the constraint tests: MJCF text in a temporary file, MuJoCo's rollout of it, and the
+checks of a gradcheck result."""
 
 import warnings
 
@@ -34,3 +35,11 @@ def mujoco_rollout(text, q0, ctrls):
         mujoco.mj_step(m, d)
         qs.append(d.qpos.copy())
     return np.array(qs)
+
+
+def assert_gradcheck(result, fd_tolerance, what, ad_tolerance=1e-7):
+    """Every block of a gradyn.gradcheck result within the tolerances (adjoint against forward-mode AD
+    and against central differences, relative to the block's scale)."""
+    for name, b in result.items():
+        assert b["ad_error"] <= ad_tolerance, (what, name, b)
+        assert b["fd_error"] <= fd_tolerance, (what, name, b)
