@@ -52,10 +52,18 @@ Eigen::Index shared_rows(const StateRows& a, const StateRows& b) {
   return a.batched ? a.rows : b.rows;
 }
 
-// (rows, n) when batched, else the one row as (n,).
-nb::object rows_to_numpy(MatrixXr<double>&& m, bool batched) {
-  if (batched) return nb::cast(take_numpy(std::move(m)));
-  return nb::cast(to_numpy(Eigen::VectorXd(m.row(0).transpose())));
+// f(a_row, b_row, out_row) for each row pair of a two-argument batch, into rows of n entries:
+// (rows, n) when either argument is batched, else the one row as (n,).
+template <class F>
+nb::object map_rows(const StateRows& a, const StateRows& b, Eigen::Index n, F&& f) {
+  const Eigen::Index rows = shared_rows(a, b);
+  MatrixXr<double> out(rows, n);
+  for (Eigen::Index r = 0; r < rows; ++r) {
+    Eigen::Map<Eigen::VectorXd> row(out.data() + r * n, n);
+    f(a.row(r), b.row(r), row);
+  }
+  if (a.batched || b.batched) return nb::cast(take_numpy(std::move(out)));
+  return nb::cast(to_numpy(Eigen::VectorXd(out.row(0).transpose())));
 }
 
 int frame_or_raise(const Model& model, const std::string& name) {
@@ -281,13 +289,9 @@ reference: 'local_world_aligned' (velocity of the frame's origin in world axes, 
       "integrate",
       [](PyModel& s, nb::handle q, nb::handle dv) {
         const StateRows q_(q, "q", s.model.nq), dv_(dv, "dv", s.model.nv);
-        const Eigen::Index rows = shared_rows(q_, dv_);
-        MatrixXr<double> out(rows, s.model.nq);
-        for (Eigen::Index r = 0; r < rows; ++r) {
-          Eigen::Map<Eigen::VectorXd> row(out.data() + r * s.model.nq, s.model.nq);
-          gradyn::integrate<double>(s.model, q_.row(r), dv_.row(r), row);
-        }
-        return rows_to_numpy(std::move(out), q_.batched || dv_.batched);
+        return map_rows(q_, dv_, s.model.nq, [&](const auto& qr, const auto& dvr, auto& out) {
+          gradyn::integrate<double>(s.model, qr, dvr, out);
+        });
       },
       model_, nb::arg("q"), nb::arg("dv"),
       "q (+) dv: move q along the tangent vector dv (e.g. dt * v) on each joint's manifold, shape "
@@ -298,13 +302,9 @@ reference: 'local_world_aligned' (velocity of the frame's origin in world axes, 
       "difference",
       [](PyModel& s, nb::handle q0, nb::handle q1) {
         const StateRows q0_(q0, "q0", s.model.nq), q1_(q1, "q1", s.model.nq);
-        const Eigen::Index rows = shared_rows(q0_, q1_);
-        MatrixXr<double> out(rows, s.model.nv);
-        for (Eigen::Index r = 0; r < rows; ++r) {
-          Eigen::Map<Eigen::VectorXd> row(out.data() + r * s.model.nv, s.model.nv);
-          gradyn::difference<double>(s.model, q0_.row(r), q1_.row(r), row);
-        }
-        return rows_to_numpy(std::move(out), q0_.batched || q1_.batched);
+        return map_rows(q0_, q1_, s.model.nv, [&](const auto& a, const auto& b, auto& out) {
+          gradyn::difference<double>(s.model, a, b, out);
+        });
       },
       model_, nb::arg("q0"), nb::arg("q1"),
       "q1 (-) q0: the tangent vector d with integrate(q0, d) = q1, shape (nv,).\n\nBatches: q0 "

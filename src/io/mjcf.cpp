@@ -907,19 +907,11 @@ class MjcfParser {
     js.reference = number(a, "ref", 0) * unit;
     js.rest = number(a, "springref", 0) * unit;
 
-    const std::string limited = keyword(a, "limited", "auto", {"true", "false", "auto"});
-    const bool has_range = a.has("range");
-    bool is_limited = limited == "true";
-    if (limited == "auto") {
-      if (has_range && !compiler_.autolimits)
-        fail(e, "joint has 'range' but not 'limited'; set limited, or <compiler autolimits=\"true\">");
-      is_limited = has_range;
-    }
-    if (is_limited) {
-      const auto r = numbers(a, "range", {0, 0});
-      if (!(r[0] < r[1])) fail(e, "range[0] must be smaller than range[1] in a limited joint");
-      js.lower = r[0] * unit;
-      js.upper = r[1] * unit;
+    const auto range = limited_range(a, e, "joint");
+    const bool is_limited = range.has_value();
+    if (range) {
+      js.lower = range->first * unit;
+      js.upper = range->second * unit;
     }
     js.type = hinge ? (is_limited ? JointType::Revolute : JointType::Continuous) : JointType::Prismatic;
     js.origin = Pose<double>(Mat3::Identity(), p);
@@ -1231,6 +1223,22 @@ class MjcfParser {
     return false;
   }
 
+  // A joint's or tendon's range with MuJoCo's limited="auto" rule (autolimits); nullopt when unlimited.
+  std::optional<std::pair<double, double>> limited_range(const Attrs& a, const XMLElement* e, const std::string& kind) const {
+    const std::string limited = keyword(a, "limited", "auto", {"true", "false", "auto"});
+    const bool has_range = a.has("range");
+    bool is_limited = limited == "true";
+    if (limited == "auto") {
+      if (has_range && !compiler_.autolimits)
+        fail(e, kind + " has 'range' but not 'limited'; set limited, or <compiler autolimits=\"true\">");
+      is_limited = has_range;
+    }
+    if (!is_limited) return std::nullopt;
+    const auto r = numbers(a, "range", {0, 0});
+    if (!(r[0] < r[1])) fail(e, "range[0] must be smaller than range[1] in a limited " + kind);
+    return std::pair{r[0], r[1]};
+  }
+
   // A limited range attribute ("ctrl" or "force") with MuJoCo's limited="auto" rule; nullopt when
   // unlimited.
   std::optional<std::pair<double, double>> actuator_range(const Attrs& a, const std::string& what) const {
@@ -1395,20 +1403,10 @@ class MjcfParser {
         spec.coefs.push_back(number(Attrs{j, {}}, "coef", 0));
       }
       if (spec.joints.empty()) fail(c, label + " lists no <joint>; a fixed tendon needs at least one");
-      // range + limited with MuJoCo's autolimits rule; tendon lengths are not angles (no degrees)
-      const std::string limited = keyword(a, "limited", "auto", {"true", "false", "auto"});
-      const bool has_range = a.has("range");
-      bool is_limited = limited == "true";
-      if (limited == "auto") {
-        if (has_range && !compiler_.autolimits)
-          fail(c, "tendon has 'range' but not 'limited'; set limited, or <compiler autolimits=\"true\">");
-        is_limited = has_range;
-      }
-      if (is_limited) {
-        const auto r = numbers(a, "range", {0, 0});
-        if (!(r[0] < r[1])) fail(c, "range[0] must be smaller than range[1] in a limited tendon");
-        spec.lower = r[0];
-        spec.upper = r[1];
+      // tendon lengths are not angles: the range is read as written (no degrees)
+      if (const auto range = limited_range(a, c, "tendon")) {
+        spec.lower = range->first;
+        spec.upper = range->second;
         note_softness(a, c, "tendon", {"solreflimit", "solimplimit", "margin"});
       }
       spec.stiffness = number(a, "stiffness", 0);

@@ -313,18 +313,25 @@ def test_connect_is_read(tmp_path):
     assert loop_gap(model, model.q0) < 1e-12
 
 
+FOUR_BAR_CTRLS = np.full((1000, 1), 0.15)  # 1 s of a constant crank torque
+
+
+def four_bar_run(model):
+    """1 s of the four-bar under FOUR_BAR_CTRLS from q0 at rest, every step's status clear: the
+    states and the loop's gap at each."""
+    qs, _, status = gradyn.rollout(model, model.q0, np.zeros(3), None, 1e-3, "euler", ctrls=FOUR_BAR_CTRLS,
+                                   return_status=True)
+    assert not status.any()
+    return qs, np.array([loop_gap(model, q) for q in qs])
+
+
 @pytest.mark.parametrize("contact", ["pgs", "ipm"])
 def test_four_bar_follows_mujoco_and_stays_closed(tmp_path, contact):
     model, _ = load_quietly(write(tmp_path, "four_bar.xml", FOUR_BAR), contact=contact)
-    steps = 1000
-    ctrls = np.full((steps, 1), 0.15)
-    qs, _, status = gradyn.rollout(model, model.q0, np.zeros(3), None, 1e-3, "euler", ctrls=ctrls,
-                                   return_status=True)
-    assert not status.any()
-    gaps = np.array([loop_gap(model, q) for q in qs])
+    qs, gaps = four_bar_run(model)
     assert gaps.max() < 1e-6, gaps.max()
     assert abs(qs[-1, 0]) > 0.5  # the crank turned
-    q_mj = mujoco_rollout(FOUR_BAR, model.q0, ctrls)
+    q_mj = mujoco_rollout(FOUR_BAR, model.q0, FOUR_BAR_CTRLS)
     # MuJoCo's connect stays soft (solref 2 ms, its stiffest): measured differences over 1 s were
     # 2.2e-5, 4.0e-5 and 2.9e-5 rad (crank, coupler, rocker; speeds up to 7 rad/s)
     assert np.abs(q_mj - qs[1:]).max() < 2e-4
@@ -332,19 +339,13 @@ def test_four_bar_follows_mujoco_and_stays_closed(tmp_path, contact):
 
 def test_penalty_holds_the_loop_with_a_stiff_spring(tmp_path):
     model, _ = load_quietly(write(tmp_path, "four_bar.xml", FOUR_BAR), contact="penalty")
-    steps = 1000
-    ctrls = np.full((steps, 1), 0.15)
-    qs, _, status = gradyn.rollout(model, model.q0, np.zeros(3), None, 1e-3, "euler", ctrls=ctrls,
-                                   return_status=True)
-    assert not status.any()
-    gaps = np.array([loop_gap(model, q) for q in qs])
+    qs, gaps = four_bar_run(model)
     # the gap under the loop's load F is F / limit_stiffness (1e4 N/m): measured 6.4e-4 m at most,
     # and 6.2e-5 m ten times stiffer
     assert gaps.max() < 1e-3, gaps.max()
     assert abs(qs[-1, 0]) > 0.5  # the crank turned
-    stiffer = model.with_contact(limit_stiffness=1e5, limit_damping=60.0)
-    qs, _ = gradyn.rollout(stiffer, model.q0, np.zeros(3), None, 1e-3, "euler", ctrls=ctrls)
-    assert max(loop_gap(model, q) for q in qs) < 0.2 * gaps.max()  # the gap scales with 1 / stiffness
+    _, stiffer_gaps = four_bar_run(model.with_contact(limit_stiffness=1e5, limit_damping=60.0))
+    assert stiffer_gaps.max() < 0.2 * gaps.max()  # the gap scales with 1 / stiffness
 
 
 @pytest.mark.parametrize("contact", ["pgs", "ipm", "penalty"])
