@@ -47,6 +47,7 @@
 #include "gradyn/autodiff.hpp"
 #include "gradyn/collision/collide.hpp"
 #include "gradyn/model/params.hpp"
+#include "narrowphase.hpp"
 
 namespace gradyn {
 
@@ -174,6 +175,57 @@ void run_pair_forward_mode(const Model& model, const Data& data, int c0, int c1,
   }
 }
 
+// A sphere's one contact with a plane (feet on the ground: the most common pair) in closed form,
+// the reverse of plane_sphere: with the plane's normal n (its z axis) and origin o, the sphere's
+// centre c and radius r, h = n.(c - o) - r, point = c - r n - n h / 2, depth = -h, and the contact
+// normal m = n when the plane is geom a (-n when it is b: collide_geoms reports normals from a to b)
+// with frame contact_frame(m) = [m, t1, t2], t1 = u / |u|, u = m x e_k, t2 = m x t1. Writes grad as
+// pair_vjp's forward mode does (a's twist, b's twist, then the sizes: the radius; a plane has none).
+// Returns false, writing nothing, when data's contact is not the one these poses give (stale data:
+// the forward-mode path then says so).
+bool plane_sphere_vjp(const Model& model, const Data& data, int c0, const ContactBar& bar, double* grad) {
+  const Contact& contact = data.contacts[c0];
+  const bool plane_first = model.geoms[contact.geom_a].type == GeomType::Plane;
+  const int plane = plane_first ? contact.geom_a : contact.geom_b, sphere = plane_first ? contact.geom_b : contact.geom_a;
+  const Pose<double>& P = data.oMg[plane];
+  const Pose<double>& B = data.oMg[sphere];
+  const double r = model.geoms[sphere].size[0];
+  const Eigen::Vector3d n = P.R.col(2), d = B.p - P.p, m = plane_first ? n : Eigen::Vector3d(-n);
+  const double h = n.dot(d) - r;
+  const Eigen::Vector3d point = B.p - r * n - 0.5 * h * n;
+  const double tol = 1e-9 * (1 + point.cwiseAbs().maxCoeff() + std::abs(h));
+  if (std::abs(contact.depth + h) > tol || (contact.point - point).cwiseAbs().maxCoeff() > tol ||
+      (contact.normal - m).cwiseAbs().maxCoeff() > tol)
+    return false;
+  const Eigen::Matrix3d F = collision_detail::contact_frame<double>(m);
+  int k = 0;  // contact_frame's axis
+  if (std::abs(m.y()) < std::abs(m[k])) k = 1;
+  if (std::abs(m.z()) < std::abs(m[k])) k = 2;
+  const Eigen::Vector3d t1 = F.col(1), u = m.cross(Eigen::Vector3d::Unit(k));
+  // back through the frame, to m and then n
+  Eigen::Vector3d m_bar = bar.frame.col(0) + t1.cross(bar.frame.col(2));
+  const Eigen::Vector3d t1_bar = bar.frame.col(1) + bar.frame.col(2).cross(m);
+  const Eigen::Vector3d u_bar = (t1_bar - t1 * t1.dot(t1_bar)) / u.norm();
+  m_bar += Eigen::Vector3d::Unit(k).cross(u_bar);
+  Eigen::Vector3d n_bar = plane_first ? m_bar : Eigen::Vector3d(-m_bar);
+  // the point and the depth
+  const double h_bar = -0.5 * n.dot(bar.point) - bar.depth;
+  const Eigen::Vector3d c_bar = bar.point + h_bar * n;
+  n_bar += -(r + 0.5 * h) * bar.point + h_bar * d;
+  const Eigen::Vector3d o_bar = -h_bar * n;
+  // to the twists: d n = dtheta_plane x n, d o = dtheta_plane x o + dp_plane, d c = dtheta_sphere x c + dp_sphere
+  double* const plane_twist = grad + (plane_first ? 0 : 6);
+  double* const sphere_twist = grad + (plane_first ? 6 : 0);
+  Eigen::Map<Eigen::Vector3d> plane_theta(plane_twist), plane_p(plane_twist + 3);
+  Eigen::Map<Eigen::Vector3d> sphere_theta(sphere_twist), sphere_p(sphere_twist + 3);
+  plane_theta = n.cross(n_bar) + P.p.cross(o_bar);
+  plane_p = o_bar;
+  sphere_theta = B.p.cross(c_bar);
+  sphere_p = c_bar;
+  grad[kTwistDirections] = -n.dot(bar.point) - h_bar;  // the radius (a plane has no size entry)
+  return true;
+}
+
 // Contacts [c0, c1) of data, all of the pair (a, b): their adjoints into the geoms' wrenches and sizes.
 void pair_vjp(const Model& model, const Data& data, int c0, int c1, bool cut,
               const std::vector<ContactBar>& contact_bar, std::vector<Vector6<double>>& pose_bar,
@@ -182,7 +234,13 @@ void pair_vjp(const Model& model, const Data& data, int c0, int c1, bool cut,
   const int na = geom_size_count(model.geoms[a].type), nb = geom_size_count(model.geoms[b].type);
   const int ndir = kTwistDirections + na + nb;
   double grad[kMaxDirections] = {};
-  run_pair_forward_mode(model, data, c0, c1, cut, 0, 6, true, kTwistDirections, ndir,
+  const GeomType ta = model.geoms[a].type, tb = model.geoms[b].type;
+  const bool closed_form = c1 - c0 == 1 &&
+                           ((ta == GeomType::Plane && tb == GeomType::Sphere) ||
+                            (ta == GeomType::Sphere && tb == GeomType::Plane)) &&
+                           plane_sphere_vjp(model, data, c0, contact_bar[c0], grad);
+  if (!closed_form)
+    run_pair_forward_mode(model, data, c0, c1, cut, 0, 6, true, kTwistDirections, ndir,
                         [&](int first, const ContactTpl<AD>* out, const int* match) {
                           for (int k = 0; k < c1 - c0; ++k) {
                             const ContactBar& bar = contact_bar[c0 + k];

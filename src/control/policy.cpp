@@ -1,6 +1,7 @@
 // Policies inside the rollout (control/policy.hpp): the observation names, the forward closed loop.
 #include "gradyn/control/policy.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <sstream>
@@ -249,6 +250,7 @@ PolicyWorkspace::PolicyWorkspace(const Model& model, const Policy& policy)
       replay_v(model.nv),
       ctrl_bar_sum(model.nu()),
       chunk_inputs(kChunk, policy.shape.inputs()),
+      chunk_pres(kChunk, policy.shape.activation_count()),
       chunk_posts(kChunk, policy.shape.activation_count()),
       chunk_z_bars(kChunk, policy.shape.activation_count()),
       chunk_weights_bar(policy.shape.param_count()) {}
@@ -337,12 +339,33 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
   work.lambda_v = vs_bar.row(T).transpose();
   work.memory_bar.setZero();  // the adjoint of the memory leaving step t (entering step t + 1)
   work.chunk_rows = 0;
+  // The network again at each step (its z and outputs for its VJP). Where the observations depend on
+  // the recorded states, time, task and memory alone (no sensor, which would read data), a chunk of
+  // steps is recomputed at once, one matrix product per layer instead of one matrix-vector product
+  // per layer and step (large networks are memory-bound). Rounding aside, the same controls.
+  const bool batched_network = !policy.open_loop && !policy.reads_sensors && !step_sensors;
   for (Eigen::Index t = T - 1; t >= 0; --t) {
-    // The step's controls again (the network's pre/post for its VJP).
     if (H > 0) work.memory = work.memories.row(t).transpose();
     const VecRef<double> last_step = step_sensors && t > 0 ? VecRef<double>(work.step_readings_replay.row(t - 1).transpose())
                                                             : VecRef<double>(work.step_readings);
-    if (!policy.open_loop || t == T - 1) {  // (an open-loop policy's controls are the same at every step)
+    if (batched_network) {
+      if (work.chunk_rows == 0) {  // a new chunk: steps t, t - 1, ..., one row each
+        const Eigen::Index rows = std::min<Eigen::Index>(PolicyWorkspace::kChunk, t + 1);
+        for (Eigen::Index r = 0; r < rows; ++r) {
+          if (H > 0) work.memory = work.memories.row(t - r).transpose();
+          observe(model, data, policy, qs.row(t - r).transpose(), vs.row(t - r).transpose(),
+                  static_cast<double>(t - r) * options.dt, task, last_step, work);
+          work.chunk_inputs.row(r) = work.net.input.transpose();
+        }
+        dense_forward_rows<double>(policy.shape, weights, work.chunk_inputs.topRows(rows),
+                                   work.chunk_pres.topRows(rows), work.chunk_posts.topRows(rows));
+        if (H > 0) work.memory = work.memories.row(t).transpose();
+      }
+      const int row = work.chunk_rows;
+      work.net.pre = work.chunk_pres.row(row).transpose();
+      work.net.post = work.chunk_posts.row(row).transpose();
+      work.ctrl = work.net.post.segment(policy.shape.activation_offset(policy.shape.layers() - 1), nu);
+    } else if (!policy.open_loop || t == T - 1) {  // (an open-loop policy's controls are the same at every step)
       observe(model, data, policy, qs.row(t).transpose(), vs.row(t).transpose(), static_cast<double>(t) * options.dt,
               task, last_step, work);
       work.ctrl = dense_forward<double>(policy.shape, weights, work.net).head(nu);
@@ -371,8 +394,10 @@ void policy_rollout_vjp(const Model& model, Data& data, const Policy& policy, co
     work.output_bar.tail(H) = work.memory_bar;
     // The network's adjoint: its input's now, its weights' a chunk of steps at a time.
     const int row = work.chunk_rows++;
-    work.chunk_inputs.row(row) = work.net.input.transpose();
-    work.chunk_posts.row(row) = work.net.post.transpose();
+    if (!batched_network) {
+      work.chunk_inputs.row(row) = work.net.input.transpose();
+      work.chunk_posts.row(row) = work.net.post.transpose();
+    }
     work.net.input_bar.setZero();
     dense_vjp_deltas<double>(policy.shape, weights, work.net, work.output_bar, work.net.input_bar,
                              work.chunk_z_bars.row(row).transpose());

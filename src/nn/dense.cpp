@@ -1,6 +1,7 @@
 // Dense network (nn/dense.hpp): shape bookkeeping, forward pass, seeded initialisation, names. The
 // adjoint is beside it, in dense_vjp.cpp.
 #include "gradyn/nn/dense.hpp"
+#include "gradyn/nn/dense_batch.hpp"
 
 #include <cmath>
 #include <random>
@@ -95,6 +96,31 @@ Eigen::Ref<const VectorX<S>> dense_forward(const DenseShape& shape, const VecRef
   return work.post.segment(shape.activation_offset(shape.layers() - 1), shape.outputs());
 }
 
+template <class S>
+void dense_forward_rows(const DenseShape& shape, const VecRef<S>& weights, const Eigen::Ref<const MatrixXr<S>>& inputs,
+                        Eigen::Ref<MatrixXr<S>> pres, Eigen::Ref<MatrixXr<S>> posts) {
+  using RowMajor = MatrixXr<S>;
+  const Eigen::Index K = inputs.rows();
+  if (inputs.cols() != shape.inputs() || pres.rows() != K || posts.rows() != K ||
+      pres.cols() != shape.activation_count() || posts.cols() != shape.activation_count())
+    throw ArgumentError("network on a batch of inputs: inputs " + std::to_string(inputs.rows()) + "x" +
+                        std::to_string(inputs.cols()) + ", pres and posts expected " + std::to_string(K) + "x" +
+                        std::to_string(shape.activation_count()));
+  for (int l = 0; l < shape.layers(); ++l) {
+    const int in = shape.widths[l], out = shape.widths[l + 1], at = shape.activation_offset(l);
+    const Eigen::Map<const RowMajor> W(weights.data() + shape.weight_offset(l), out, in);
+    const auto b = weights.segment(shape.bias_offset(l), out);
+    auto Z = pres.middleCols(at, out);
+    if (l == 0) Z.noalias() = inputs * W.transpose();
+    else Z.noalias() = posts.middleCols(shape.activation_offset(l - 1), in) * W.transpose();
+    Z.rowwise() += b.transpose();
+    const Activation act = shape.activation_of(l);
+    auto Y = posts.middleCols(at, out);
+    for (Eigen::Index k = 0; k < K; ++k)
+      for (int i = 0; i < out; ++i) Y(k, i) = detail::activate(act, Z(k, i));
+  }
+}
+
 Eigen::VectorXd dense_initial_weights(const DenseShape& shape, std::uint64_t seed, bool zero_last_layer) {
   check_dense_shape(shape, "network");
   Eigen::VectorXd w = Eigen::VectorXd::Zero(shape.param_count());
@@ -130,7 +156,9 @@ std::vector<std::string> dense_param_names(const DenseShape& shape, const std::s
 
 #define GRADYN_INSTANTIATE(S)                                                                        \
   template struct DenseWorkspaceTpl<S>;                                                              \
-  template Eigen::Ref<const VectorX<S>> dense_forward<S>(const DenseShape&, const VecRef<S>&, DenseWorkspaceTpl<S>&);
+  template Eigen::Ref<const VectorX<S>> dense_forward<S>(const DenseShape&, const VecRef<S>&, DenseWorkspaceTpl<S>&); \
+  template void dense_forward_rows<S>(const DenseShape&, const VecRef<S>&, const Eigen::Ref<const MatrixXr<S>>&,      \
+                                      Eigen::Ref<MatrixXr<S>>, Eigen::Ref<MatrixXr<S>>);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

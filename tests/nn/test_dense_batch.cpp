@@ -1,6 +1,7 @@
-// The dense network's adjoint over many evaluations (nn/dense_batch.hpp): the z adjoints of
-// dense_vjp_deltas and one dense_weight_grads per chunk give the weights' adjoint that dense_vjp
-// accumulates one evaluation at a time, and the same input adjoints.
+// The dense network over many evaluations (nn/dense_batch.hpp): dense_forward_rows gives every
+// row's z and outputs as dense_forward does one input at a time; the z adjoints of dense_vjp_deltas
+// and one dense_weight_grads per chunk give the weights' adjoint that dense_vjp accumulates one
+// evaluation at a time, and the same input adjoints.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -39,6 +40,33 @@ TEST(DenseBatch, ChunkedWeightGradientsEqualThePerEvaluationOnes) {
     EXPECT_LT((reference - batched).cwiseAbs().maxCoeff(), 1e-13 * std::max(1.0, reference.cwiseAbs().maxCoeff()))
         << activation_name(hidden);
     EXPECT_GT(reference.cwiseAbs().maxCoeff(), 1e-3);
+  }
+}
+
+TEST(DenseBatch, ForwardRowsEqualOneEvaluationAtATime) {
+  for (Activation hidden : {Activation::Tanh, Activation::Relu, Activation::Elu}) {
+    DenseShape shape;
+    shape.widths = {4, 33, 17, 5};  // widths past a matrix product's blocking
+    shape.hidden = hidden;
+    shape.output = Activation::Softplus;
+    const Eigen::VectorXd weights = dense_initial_weights(shape, 7, false);
+    std::mt19937 rng(2);
+    std::normal_distribution<double> normal;
+    const int K = 13;
+    MatrixXr<double> inputs(K, 4), pres(K, shape.activation_count()), posts(K, shape.activation_count());
+    for (int k = 0; k < K; ++k)
+      for (int i = 0; i < 4; ++i) inputs(k, i) = normal(rng);
+    dense_forward_rows<double>(shape, weights, inputs, pres, posts);
+    DenseWorkspace work(shape);
+    for (int k = 0; k < K; ++k) {
+      work.input = inputs.row(k).transpose();
+      dense_forward<double>(shape, weights, work);
+      EXPECT_LT((pres.row(k).transpose() - work.pre).cwiseAbs().maxCoeff(), 1e-13 * (1 + work.pre.cwiseAbs().maxCoeff()))
+          << activation_name(hidden) << " row " << k;
+      EXPECT_LT((posts.row(k).transpose() - work.post).cwiseAbs().maxCoeff(), 1e-13 * (1 + work.post.cwiseAbs().maxCoeff()))
+          << activation_name(hidden) << " row " << k;
+    }
+    EXPECT_GT(posts.cwiseAbs().maxCoeff(), 1e-2);
   }
 }
 

@@ -89,10 +89,11 @@ struct PolicyWorkspace {
   Eigen::VectorXd ctrl_bar_sum;        // an open-loop policy's adjoint: the controls' over every step
   MatrixXr<double> step_readings_replay;
   MatrixXr<double> memories;  // the adjoint's replay: the memory at every step (T x memory)
-  // The adjoint's last steps, added to the weights' adjoint a chunk at a time (nn/dense_batch.hpp):
-  // each row one step's network input, layer outputs and layer z adjoints.
+  // The adjoint's steps a chunk at a time (nn/dense_batch.hpp): each row one step's network input,
+  // layer z and outputs (for a closed-loop policy without sensors, the network of the whole chunk is
+  // recomputed at once) and layer z adjoints, which go to the weights' adjoint once per chunk.
   static constexpr int kChunk = 64;
-  MatrixXr<double> chunk_inputs, chunk_posts, chunk_z_bars;
+  MatrixXr<double> chunk_inputs, chunk_pres, chunk_posts, chunk_z_bars;
   Eigen::VectorXd chunk_weights_bar;  // one chunk's weight adjoint, added to the caller's
   int chunk_rows = 0;
 };

@@ -236,10 +236,14 @@ struct OriginInertia {
     Y.h = I.mass * c;
     Matrix3<S> T;
     T.noalias() = oMi.R * I.inertia_com;
-    Y.Io.noalias() = T * oMi.R.transpose();  // R Ic R^T
-    const S ch = c.dot(Y.h);                 // - m [c]x [c]x = m |c|^2 I - m c c^T
-    Y.Io.noalias() -= c * Y.h.transpose();
-    Y.Io.diagonal().array() += ch;
+    const S ch = c.dot(Y.h);  // - m [c]x [c]x = m |c|^2 I - m c c^T
+    for (int col = 0; col < 3; ++col)  // R Ic R^T - m c c^T + m |c|^2 I: the upper triangle, mirrored
+      for (int row = 0; row <= col; ++row) {
+        S value = T(row, 0) * oMi.R(col, 0) + T(row, 1) * oMi.R(col, 1) + T(row, 2) * oMi.R(col, 2);
+        value -= c[row] * Y.h[col];
+        if (row == col) value += ch;
+        Y.Io(row, col) = Y.Io(col, row) = value;
+      }
     return Y;
   }
   OriginInertia& operator+=(const OriginInertia& o) {

@@ -64,11 +64,33 @@ inline void joint_pose(const ModelTpl<S>& model, const VecRef<S>& q, int i, Pose
   }
 }
 
+template <class S>
+inline void world_motion_subspace(const ModelTpl<S>& model, DataTpl<S>& data, int i);
+
 /// liMi, oMi and the world-frame motion subspace oS of body i (its parent already done).
 template <class S>
 inline void world_body_pose(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, int i) {
-  joint_pose(model, q, i, data.liMi[i]);
   const int p = model.parent[i];
+  const JointType type = model.joint_type[i];
+  if constexpr (std::is_same_v<S, double>) {
+    // A revolute joint whose placement does not rotate (most URDF joints: origin rpy="0 0 0"): the
+    // body's world axes are its parent's turned about the joint axis, without a 3x3 product. (The AD
+    // scalar takes the general path: its placement may carry derivatives.)
+    if (p >= 0 && (type == JointType::Revolute || type == JointType::Continuous) &&
+        model.joint_placement[i].R == Matrix3<S>::Identity()) {
+      const double th = q[model.idx_q[i]], c = std::cos(th), s = std::sin(th);
+      const Pose<S>& P = data.oMi[p];
+      Pose<S>& L = data.liMi[i];
+      times_axis_rotation<S>(model.joint_placement[i].R, model.joint_axis[i], c, s, L.R);
+      L.p = model.joint_placement[i].p;
+      times_axis_rotation<S>(P.R, model.joint_axis[i], c, s, data.oMi[i].R);
+      data.oMi[i].p.noalias() = P.R * L.p;
+      data.oMi[i].p += P.p;
+      world_motion_subspace(model, data, i);
+      return;
+    }
+  }
+  joint_pose(model, q, i, data.liMi[i]);
   if (p >= 0) {
     const Pose<S>& P = data.oMi[p];
     data.oMi[i].R.noalias() = P.R * data.liMi[i].R;
@@ -77,6 +99,12 @@ inline void world_body_pose(const ModelTpl<S>& model, DataTpl<S>& data, const Ve
   } else {
     data.oMi[i] = data.liMi[i];
   }
+  world_motion_subspace(model, data, i);
+}
+
+/// The world-frame motion subspace oS of body i, its pose oMi set.
+template <class S>
+inline void world_motion_subspace(const ModelTpl<S>& model, DataTpl<S>& data, int i) {
   const JointType type = model.joint_type[i];
   const Pose<S>& X = data.oMi[i];
   S* oS = data.oS[i].data();  // column-major 6 x nv
