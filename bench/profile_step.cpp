@@ -3,7 +3,7 @@
 // mode 'vjp' times rollout_vjp_from_states of a loss on the last state instead (after one rollout).
 //
 //   python -c "open('m.model','wb').write(model.__getstate__())"; np.savetxt('m.state', np.r_[q, v])
-//   perf record build/bench/bench/gradyn_profile_step m.model m.state 1000 200 [forward|vjp]
+//   perf record build/bench/bench/gradyn_profile_step m.model m.state 1000 200 [forward|vjp] [dt]
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -17,7 +17,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s MODEL_FILE STATE_FILE [STEPS=1000] [ROLLOUTS=100] [forward|vjp]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s MODEL_FILE STATE_FILE [STEPS=1000] [ROLLOUTS=100] [forward|vjp] [DT=0.001]\n", argv[0]);
     return 2;
   }
   std::ifstream model_file(argv[1], std::ios::binary);
@@ -30,12 +30,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   const long steps = argc > 3 ? std::atol(argv[3]) : 1000, rollouts = argc > 4 ? std::atol(argv[4]) : 100;
+  const double dt = argc > 6 ? std::atof(argv[6]) : 1e-3;
   const Eigen::Map<const gradyn::VectorX<double>> q0(state.data(), model.nq), v0(state.data() + model.nq, model.nv);
   gradyn::Data data(model);
   gradyn::MatrixXr<double> taus = gradyn::MatrixXr<double>::Zero(steps, model.nv), qs, vs;
   double checksum = 0;
   if (argc > 5 && std::string(argv[5]) == "vjp") {
-    gradyn::rollout<double>(model, data, q0, v0, taus, 1e-3, gradyn::Integrator::SemiImplicitEuler, qs, vs);
+    gradyn::rollout<double>(model, data, q0, v0, taus, dt, gradyn::Integrator::SemiImplicitEuler, qs, vs);
     gradyn::MatrixXr<double> qs_bar = gradyn::MatrixXr<double>::Zero(steps + 1, model.nq);
     gradyn::MatrixXr<double> vs_bar = gradyn::MatrixXr<double>::Zero(steps + 1, model.nv);
     gradyn::MatrixXr<double> taus_bar = gradyn::MatrixXr<double>::Zero(steps, model.nv), no_ctrls;
@@ -44,7 +45,7 @@ int main(int argc, char** argv) {
     gradyn::ModelTangent model_bar(model);
     for (long r = 0; r < rollouts; ++r) {
       q0_bar.setZero(), v0_bar.setZero(), taus_bar.setZero();
-      gradyn::rollout_vjp_from_states<double>(model, data, qs, vs, taus, no_ctrls, 1e-3,
+      gradyn::rollout_vjp_from_states<double>(model, data, qs, vs, taus, no_ctrls, dt,
                                               gradyn::Integrator::SemiImplicitEuler, qs_bar, vs_bar, q0_bar, v0_bar,
                                               taus_bar, no_ctrls, model_bar);
       checksum += v0_bar[2];
@@ -53,7 +54,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   for (long r = 0; r < rollouts; ++r) {
-    gradyn::rollout<double>(model, data, q0, v0, taus, 1e-3, gradyn::Integrator::SemiImplicitEuler, qs, vs);
+    gradyn::rollout<double>(model, data, q0, v0, taus, dt, gradyn::Integrator::SemiImplicitEuler, qs, vs);
     checksum += qs(steps, 2);
   }
   std::printf("%ld rollouts of %ld steps, checksum %.12e, status %u\n", rollouts, steps, checksum, data.status);
