@@ -10,6 +10,9 @@
 // kADChunk (8) directions per run, at most 18 directions (3 runs). The contact adjoints dotted with
 // the derivative columns give the pair's world wrenches on the two geoms and the size adjoints.
 // The branches taken are decided on values, so the re-run takes the same ones as collide() did.
+// One pair skips the re-run: a sphere on a plane (feet on the ground, the pair of most rollouts),
+// whose single contact is differentiated in closed form (plane_sphere_vjp; the tests hold it to the
+// forward-mode result).
 //
 // Matching the re-run's contacts to those in data: collide() writes a pair's contacts
 // consecutively and in collide_geoms' order, keeping a prefix when Data::contacts fills up (only
