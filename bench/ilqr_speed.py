@@ -13,9 +13,11 @@ Problems (each simulator loads the same MJCF text):
       spheres on a plane, a position servo per hinge, kp 150, kv 5) released 1 cm above its
       toes with its legs 0.03 rad off the stance and its base moving, T = 100 steps at
       dt = 0.002 (at 0.005 these servos make explicit Euler unstable in both simulators); cost:
-      base pose and all velocities to the stance, servo targets near the stance angles. gradyn
-      contact: 'pgs' (impulses; its Jacobian through the solver's conditions); MuJoCo: its
-      default soft contacts. The contact models differ, so the plans differ.
+      base pose and all velocities to the stance, servo targets near the stance angles. MuJoCo:
+      its default soft contacts. gradyn, two problems: 'pgs' (hard contact: impulses, its Jacobian
+      through the solver's conditions; nonsmooth, so many line searches find no step) and
+      'penalty' (soft contact, laikago_scene's setting: the counterpart of MuJoCo's). The contact
+      models differ, so the plans differ; the MuJoCo row is the same problem for both.
 Backends: gradyn.control.GradynDynamics (step_jacobian over the T steps as one batch, on 1 thread
 and on all cores; the line-search candidates' closed loops in C++) and MujocoDynamics below
 (mjd_transitionFD per step, one-sided differences, eps 1e-6; the candidates stepped with mj_step in
@@ -266,9 +268,10 @@ def cartpole_problem():
             "state_gap": worst, "jacobian_gap": jacobian_gap}
 
 
-def laikago_problem(dt=0.002, T=100):
+def laikago_problem(contact="pgs", dt=0.002, T=100):
     xml = scene.mujoco_xml(timestep=dt, position_servos=(scene.KP, scene.KD))
-    m, model = load_both(xml, dt, contact="pgs")
+    m, model = load_both(xml, dt, contact=contact,
+                         contact_settings=scene.PENALTY_SETTINGS if contact == "penalty" else None)
     stance = scene.stance(model, clearance=0.0)
     start = scene.stance(model, clearance=0.01)
     # Legs a little off the stance and the base moving: the plan has work to do.
@@ -295,8 +298,9 @@ def laikago_problem(dt=0.002, T=100):
             v0 = np.r_[R @ v_start[:3], v_start[3:]]
         return dyn, cost, q0, v0, np.tile(targets, (T, 1))
 
-    return {"name": "laikago-standing", "T": T, "dt": dt, "nv": nv, "nu": model.nu, "setup": setup,
-            "check": "contact models differ (gradyn pgs, MuJoCo soft); same robot, same cost"}
+    kind = "hard" if contact == "pgs" else "soft"
+    return {"name": f"laikago-standing ({contact})", "T": T, "dt": dt, "nv": nv, "nu": model.nu, "setup": setup,
+            "check": f"contact models differ (gradyn {contact}, {kind}; MuJoCo soft); same robot, same cost"}
 
 
 def time_backend(problem, backend, threads, iterations, repeats):
@@ -342,7 +346,7 @@ def main():
     iterations, repeats = (5, 1) if args.quick else (args.iterations, args.repeats)
     cores = os.cpu_count() or 1
     rows = []
-    problems = [cartpole_problem(), laikago_problem()]
+    problems = [cartpole_problem(), laikago_problem("pgs"), laikago_problem("penalty")]
     for problem in problems:
         row = {key: problem[key] for key in problem if key != "setup"}
         row["problem"] = row.pop("name")

@@ -180,7 +180,7 @@ def test_ilqr_benchmark_checks_and_reports(tmp_path):
     import json
 
     rows = {r["problem"]: r for r in json.loads(out_base.with_suffix(".json").read_text())["rows"]}
-    assert set(rows) == {"cartpole-swingup", "laikago-standing"}, out
+    assert set(rows) == {"cartpole-swingup", "laikago-standing (pgs)", "laikago-standing (penalty)"}, out
     cartpole = rows["cartpole-swingup"]
     assert cartpole["state_gap"] < 1e-9 and cartpole["jacobian_gap"] < 1e-4, out
     for row in rows.values():
