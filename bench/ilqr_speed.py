@@ -392,7 +392,11 @@ def main():
         "batch, the candidates' closed loops in C++ (GradynDynamics.feedback_rollout). An "
         "iteration that finds no step (the cost rises for every step size; regularisation goes "
         "up) reuses the last Jacobians, so iterations cost unequal amounts; the linearisation "
-        "column times the Jacobians of one whole horizon alone.\n",
+        "column times the Jacobians of one whole horizon alone. laikago-standing is solved on gradyn with two "
+        "contact models against the same MuJoCo baseline (MuJoCo's soft contacts): 'pgs' (hard contact, "
+        "nonsmooth where toes stick and slip: most of its iterations find no step, and such an iteration "
+        "costs both backends the same backward pass and line search, no Jacobians) and 'penalty' (soft "
+        "contact, MuJoCo's kind).\n",
         "| problem | T | nv | nu | backend | iterations (accepted) | solve s | iterations/s | vs MuJoCo FD | "
         "linearisation ms | vs MuJoCo FD | final cost | stop |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
