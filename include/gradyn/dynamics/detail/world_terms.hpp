@@ -71,8 +71,8 @@ inline void world_motion_subspace(const ModelTpl<S>& model, DataTpl<S>& data, in
 template <class S>
 inline void world_body_pose(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, int i) {
   const int p = model.parent[i];
-  const JointType type = model.joint_type[i];
   if constexpr (std::is_same_v<S, double>) {
+    const JointType type = model.joint_type[i];
     // A revolute joint whose placement does not rotate (most URDF joints: origin rpy="0 0 0"): the
     // body's world axes are its parent's turned about the joint axis, without a 3x3 product. (The AD
     // scalar takes the general path: its placement may carry derivatives.)
