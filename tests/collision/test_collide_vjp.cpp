@@ -248,7 +248,8 @@ std::vector<PairCase> random_pair_cases() {
           {sphere, capsule, 1},     {sphere, box, 1},        {sphere, cylinder, 1},  {capsule, capsule2, 1},
           {capsule, box, 1},        {capsule, box, 2},       {capsule, cylinder, 1}, {capsule, cylinder, 2},
           {box, box2, 1},           {box, box2, 3},          {box, cylinder, 1},     {box, cylinder, 3},
-          {cylinder, cylinder2, 1}, {cylinder, cylinder2, 2}, {cylinder2, sphere, 1}, {box2, capsule, 1}};
+          {cylinder, cylinder2, 1}, {cylinder, cylinder2, 2}, {cylinder2, sphere, 1}, {box2, capsule, 1},
+          {sphere, plane, 1}};  // (the plane second: geom b, its normal reported from the sphere)
 }
 
 TEST(CollideVjp, MatchesForwardModeForEveryPairTypeAtRandomPoses) {
