@@ -87,16 +87,18 @@ GeomTpl<AD> seeded_geom(const Geom& g, int dir0, int first) {
   return out;
 }
 
-// The same contact (values) to rounding.
-bool same_contact(const Contact& c, const ContactTpl<AD>& d) {
+// The same contact (values) to rounding: point, normal and depth.
+template <class S>
+bool same_contact(const Contact& c, const Vector3<S>& point, const Vector3<S>& normal, const S& depth) {
   const double tol = 1e-9 * (1 + c.point.cwiseAbs().maxCoeff() + std::abs(c.depth));
-  double err = std::abs(c.depth - d.depth.value());
+  double err = std::abs(c.depth - value_of(depth));
   for (int i = 0; i < 3; ++i) {
-    err = std::max(err, std::abs(c.point[i] - d.point[i].value()));
-    err = std::max(err, std::abs(c.normal[i] - d.normal[i].value()));
+    err = std::max(err, std::abs(c.point[i] - value_of(point[i])));
+    err = std::max(err, std::abs(c.normal[i] - value_of(normal[i])));
   }
   return err <= tol;
 }
+bool same_contact(const Contact& c, const ContactTpl<AD>& d) { return same_contact<AD>(c, d.point, d.normal, d.depth); }
 
 std::string pair_name(const Model& model, int a, int b) {
   return "geoms '" + model.geoms[a].name + "' and '" + model.geoms[b].name + "'";
@@ -196,14 +198,9 @@ bool plane_sphere_vjp(const Model& model, const Data& data, int c0, const Contac
   const Eigen::Vector3d n = P.R.col(2), d = B.p - P.p, m = plane_first ? n : Eigen::Vector3d(-n);
   const double h = n.dot(d) - r;
   const Eigen::Vector3d point = B.p - r * n - 0.5 * h * n;
-  const double tol = 1e-9 * (1 + point.cwiseAbs().maxCoeff() + std::abs(h));
-  if (std::abs(contact.depth + h) > tol || (contact.point - point).cwiseAbs().maxCoeff() > tol ||
-      (contact.normal - m).cwiseAbs().maxCoeff() > tol)
-    return false;
+  if (!same_contact<double>(contact, point, m, -h)) return false;
   const Eigen::Matrix3d F = collision_detail::contact_frame<double>(m);
-  int k = 0;  // contact_frame's axis
-  if (std::abs(m.y()) < std::abs(m[k])) k = 1;
-  if (std::abs(m.z()) < std::abs(m[k])) k = 2;
+  const int k = collision_detail::contact_frame_axis<double>(m);
   const Eigen::Vector3d t1 = F.col(1), u = m.cross(Eigen::Vector3d::Unit(k));
   // back through the frame, to m and then n
   Eigen::Vector3d m_bar = bar.frame.col(0) + t1.cross(bar.frame.col(2));

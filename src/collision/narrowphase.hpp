@@ -31,14 +31,20 @@ Eigen::Matrix3d values(const Matrix3<S>& M) {
   return out;
 }
 
-/// Columns: n, t1, t2 (right-handed). t1 is n x (the world axis least aligned with n).
+/// The world axis least aligned with n (the first on a tie): contact_frame's e_k.
 template <class S>
-Matrix3<S> contact_frame(const Vector3<S>& n) {
+int contact_frame_axis(const Vector3<S>& n) {
   using std::abs;
   int k = 0;
   if (abs(value_of(n.y())) < abs(value_of(n[k]))) k = 1;
   if (abs(value_of(n.z())) < abs(value_of(n[k]))) k = 2;
-  const Vector3<S> t1 = n.cross(Vector3<S>::Unit(k)).normalized();
+  return k;
+}
+
+/// Columns: n, t1, t2 (right-handed). t1 is n x e_k, normalised (e_k: contact_frame_axis).
+template <class S>
+Matrix3<S> contact_frame(const Vector3<S>& n) {
+  const Vector3<S> t1 = n.cross(Vector3<S>::Unit(contact_frame_axis(n))).normalized();
   Matrix3<S> F;
   F.col(0) = n;
   F.col(1) = t1;
