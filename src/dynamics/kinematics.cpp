@@ -1,18 +1,9 @@
 #include "gradyn/dynamics/kinematics.hpp"
 
-#include <sstream>
-
 #include "gradyn/autodiff.hpp"
 #include "gradyn/model/errors.hpp"
 
 namespace gradyn {
-
-void check_size(const char* what, Eigen::Index actual, Eigen::Index expected) {
-  if (actual == expected) return;
-  std::ostringstream s;
-  s << what << ": expected shape (" << expected << ",), got (" << actual << ",)";
-  throw ArgumentError(s.str());
-}
 
 namespace {
 template <class S>

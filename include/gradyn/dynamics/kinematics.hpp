@@ -9,7 +9,7 @@ namespace gradyn {
 
 template <class S> struct ModelTangentTpl;  // model/params.hpp
 
-// VecRef, VecOut, NoDeduce: the algorithms' vector arguments (spatial/spatial.hpp).
+// VecRef, VecOut, NoDeduce: the algorithms' vector arguments, and check_size (core/types.hpp).
 
 /// Fills data.liMi and data.oMi from q.
 template <class S>
@@ -27,8 +27,5 @@ void update_frames(const ModelTpl<S>& model, DataTpl<S>& data);
 // Adjoints of q are in the ambient coordinates (nq entries, one per number in q, quaternion
 // components included): the gradient of the computed function of the q array, what an autograd
 // framework composes with. Tangent-space adjoints, where needed, are documented where they appear.
-
-/// Throws ArgumentError unless x has `expected` entries; `what` names the argument.
-void check_size(const char* what, Eigen::Index actual, Eigen::Index expected);
 
 }  // namespace gradyn
