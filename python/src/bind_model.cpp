@@ -21,11 +21,14 @@ int joint_or_raise(const Model& model, const std::string& name) {
 }
 
 JointType parse_joint_type(const std::string& t) {
-  for (JointType type : {JointType::Fixed, JointType::Revolute, JointType::Continuous, JointType::Prismatic,
-                         JointType::Spherical, JointType::Free, JointType::Planar})
-    if (joint_type_name(type) == t) return type;
-  throw ArgumentError("type: expected one of 'fixed', 'revolute', 'continuous', 'prismatic', 'spherical', "
-                      "'free', 'planar', got '" + t + "'");
+  std::optional<JointType> found;
+  std::string expected;  // the registered joint kinds (joint.hpp)
+  for_each_joint_type([&](JointType type) {
+    if (joint_type_name(type) == t) found = type;
+    expected += (expected.empty() ? "'" : ", '") + std::string(joint_type_name(type)) + "'";
+  });
+  if (found) return *found;
+  throw ArgumentError("type: expected one of " + expected + ", got '" + t + "'");
 }
 
 /// 3x3 symmetric matrix, or the 6 numbers (ixx, iyy, izz, ixy, ixz, iyz).

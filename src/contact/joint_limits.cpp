@@ -9,16 +9,9 @@ namespace gradyn {
 
 template <class S>
 Vector3<S> joint_limit_rate_row(const ModelTpl<S>& model, int body, int coordinate, const VecRef<S>& q) {
-  using std::cos;
-  using std::sin;
-  if (model.joint_type[body] != JointType::Planar) return Vector3<S>(S(1), S(0), S(0));
-  const S theta = q[model.idx_q[body] + 2];
-  const S c = cos(theta), s = sin(theta);
-  switch (coordinate) {
-    case 0: return Vector3<S>(c, -s, S(0));
-    case 1: return Vector3<S>(s, c, S(0));
-    default: return Vector3<S>(S(0), S(0), S(1));
-  }
+  return visit_joint(model.joint_type[body], [&]<class J>(J) {
+    return J::template limit_rate_row<S>(q.segment(model.idx_q[body], J::nq), coordinate);
+  });
 }
 
 namespace {
@@ -86,8 +79,6 @@ void add_joint_limit_forces(const ModelTpl<S>& model, const VecRef<S>& q, const 
 template <class S>
 void add_joint_limit_forces_vjp(const ModelTpl<S>& model, const VecRef<S>& q, const VecRef<S>& v,
                                 const VecRef<S>& tau_bar, VecOut<S> q_bar, VecOut<S> v_bar) {
-  using std::cos;
-  using std::sin;
   const S k_l = S(model.contact.limit_stiffness), c_l = S(model.contact.limit_damping);
   for_each_pushing_limit<S>(model, q, v, [&](int i, int k, int side, const Vector3<S>& r, const S& f) {
     const int iq = model.idx_q[i], iv = model.idx_v[i], nvi = model.joint_nv(i);
@@ -105,12 +96,10 @@ void add_joint_limit_forces_vjp(const ModelTpl<S>& model, const VecRef<S>& q, co
       v_bar[iv + j] += rate_bar * r[j];
       r_bar[j] += rate_bar * v[iv + j];
     }
-    if (model.joint_type[i] == JointType::Planar && k < 2) {
-      const S theta = q[iq + 2];
-      const S c = cos(theta), s = sin(theta);
-      // x: r = (c, -s, 0), dr/dtheta = (-s, -c, 0);  y: r = (s, c, 0), dr/dtheta = (c, -s, 0)
-      q_bar[iq + 2] += k == 0 ? S(-s * r_bar[0] - c * r_bar[1]) : S(c * r_bar[0] - s * r_bar[1]);
-    }
+    visit_joint(model.joint_type[i], [&]<class J>(J) {  // the row's own dependence on q (planar)
+      if constexpr (J::limit_rate_varies)
+        J::template limit_rate_row_vjp<S>(q.segment(iq, J::nq), k, r_bar, q_bar.segment(iq, J::nq));
+    });
   });
   for_each_pushing_tendon_limit<S>(model, q, v, [&](const FixedTendon& tendon, int side, const S&) {
     // tau += s f J_t,  f = k_l s (bound - J_t q) - c_l s J_t v  (J_t constant)
@@ -214,12 +203,18 @@ void joint_limit_jacobian_vjp(const Model& model, const VecRef<double>& q, int c
                               const VecRef<double>& z, VecOut<double> q_bar) {
   int body, k;
   limit_coordinate_owner(model, coord, body, k);
-  if (weight == 0.0 || body < 0 || model.joint_type[body] != JointType::Planar || k == 2) return;
-  const int iv = model.idx_v[body], itheta = model.idx_q[body] + 2;
-  const double c = std::cos(q[itheta]), s = std::sin(q[itheta]);
-  // d r / d theta: x row (c, -s) -> (-s, -c); y row (s, c) -> (c, -s)
-  const double dr0 = k == 0 ? -s : c, dr1 = k == 0 ? -c : -s;
-  q_bar[itheta] += weight * side * (dr0 * z[iv] + dr1 * z[iv + 1]);
+  if (weight == 0.0 || body < 0) return;
+  visit_joint(model.joint_type[body], [&]<class J>(J) {  // only rows that depend on q (planar)
+    if constexpr (J::limit_rate_varies) {
+      const int iv = model.idx_v[body], iq = model.idx_q[body];
+      Vector3<double> z_joint = Vector3<double>::Zero();
+      for (int m = 0; m < J::nv && m < 3; ++m) z_joint[m] = z[iv + m];
+      Eigen::Matrix<double, J::nq, 1> g = Eigen::Matrix<double, J::nq, 1>::Zero();
+      J::template limit_rate_row_vjp<double>(q.segment(iq, J::nq), k, z_joint, g);
+      for (int m = 0; m < J::nq; ++m)
+        if (g[m] != 0.0) q_bar[iq + m] += weight * side * g[m];
+    }
+  });
 }
 
 #define GRADYN_INSTANTIATE(S)                                                                          \

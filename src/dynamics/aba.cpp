@@ -8,7 +8,7 @@
 namespace gradyn {
 
 namespace {
-// Pass 2 for a joint of N DoFs (3: spherical, planar; 6: free), on fixed-size matrices.
+// Pass 2 for a joint of N > 1 DoFs (3: spherical, planar; 6: free), on fixed-size matrices.
 template <int N, class S>
 void backward_multi_dof(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& tau, int i) {
   using MatN = Eigen::Matrix<S, N, N>;
@@ -78,8 +78,10 @@ const VectorX<S>& aba(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S
       }
     } else if (nvi == 6) {
       backward_multi_dof<6>(model, data, tau, i);
-    } else {
-      backward_multi_dof<3>(model, data, tau, i);  // spherical and planar
+    } else {  // every other multi-DoF kind (spherical and planar: 3), at its own size
+      visit_joint(model.joint_type[i], [&]<class J>(J) {
+        if constexpr (J::nv > 1) backward_multi_dof<J::nv>(model, data, tau, i);
+      });
     }
   }
 

@@ -52,28 +52,10 @@ void joint_columns_vjp(const ModelTpl<S>& model, const DataTpl<S>& data, const V
     if (w_bar) w_bar->segment(iv, nvk) += data.oS[k].transpose() * F[k];
     if (model_bar && nvk == 1) {
       const Vector6<S> Fb = data.oMi[k].act_inv_force(F[k]);  // Ad(oMk)^T F
-      if (model.joint_type[k] == JointType::Prismatic)
-        model_bar->axis[k] += wk[0] * Fb.template tail<3>();
-      else if (model.joint_type[k] == JointType::Revolute || model.joint_type[k] == JointType::Continuous)
-        model_bar->axis[k] += wk[0] * Fb.template head<3>();
+      if (joint_has_axis(model.joint_type[k]))
+        model_bar->axis[k] += wk[0] * joint_subspace_axis_bar<S>(model.joint_type[k], Fb);
     }
   }
-}
-
-/// Ambient adjoint of a quaternion q (x, y, z, w; read normalised, u = q / |q|) from the adjoint g
-/// of the body-frame rotation vector omega, dR = R [omega]x: omega = 2 Im(conj(u) dq) / |q|, so
-/// q_bar = (2 / |q|) [u_w g + u_v x g; -u_v . g], which has no component along q.
-template <class S, class QSeg>
-Eigen::Matrix<S, 4, 1> quaternion_adjoint(const QSeg& q, const Vector3<S>& g) {
-  using std::sqrt;
-  const S n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-  const Vector3<S> uv(q[0] / n, q[1] / n, q[2] / n);
-  const S uw = q[3] / n;
-  const S two_over_n = S(2) / n;
-  Eigen::Matrix<S, 4, 1> out;
-  out.template head<3>() = two_over_n * (uw * g + uv.cross(g));
-  out[3] = -two_over_n * uv.dot(g);
-  return out;
 }
 
 template <class S>
@@ -126,27 +108,7 @@ void body_poses_vjp(const ModelTpl<S>& model, const DataTpl<S>& data, const VecR
     const Eigen::Matrix<S, Eigen::Dynamic, 1, 0, 6, 1> g = data.oS[j].transpose() * F[j];
     auto qj = q.segment(iq, model.joint_nq(j));
     auto qj_bar = q_bar.segment(iq, model.joint_nq(j));
-    switch (type) {
-      case JointType::Revolute:
-      case JointType::Continuous:
-      case JointType::Prismatic: qj_bar[0] += g[0]; break;
-      case JointType::Spherical: qj_bar += quaternion_adjoint<S>(qj, Vector3<S>(g[0], g[1], g[2])); break;
-      case JointType::Free: {
-        // dp (parent frame) = R v_lin with R the normalised quaternion's rotation.
-        const Pose<S> Mj = joint_transform<S>(type, model.joint_axis[j], qj);
-        qj_bar.template head<3>() += Mj.R * Vector3<S>(g[0], g[1], g[2]);
-        qj_bar.template tail<4>() += quaternion_adjoint<S>(qj.template tail<4>(), Vector3<S>(g[3], g[4], g[5]));
-        break;
-      }
-      case JointType::Planar: {  // d(x, y) = Rz(theta) (vx, vy), dtheta = wz
-        const S c = cos(qj[2]), s = sin(qj[2]);
-        qj_bar[0] += c * g[0] - s * g[1];
-        qj_bar[1] += s * g[0] + c * g[1];
-        qj_bar[2] += g[2];
-        break;
-      }
-      case JointType::Fixed: break;
-    }
+    joint_tangent_vjp<S>(type, model.joint_axis[j], qj, g, qj_bar);
 
     // Joint placement P (joint frame in the parent frame): oMj = oMp P Mj. A change (dR, dp) with
     // dR = [phi]x R is the parent-frame twist [phi; dp - phi x P.p] of the subtree, paired with the
@@ -158,21 +120,9 @@ void body_poses_vjp(const ModelTpl<S>& model, const DataTpl<S>& data, const VecR
     model_bar.placement_p[j] += f_p;
     model_bar.placement_R[j].noalias() += S(0.5) * skew<S>(Vector3<S>(n_p - P.p.cross(f_p))) * P.R;
 
-    // Axis (joint frame). Prismatic: Mj = (I, a q), so da moves the subtree by [0; q da]: exact in
-    // every direction. Revolute: along the unit sphere only (da . a = 0), where d exp(q [a]x) is the
-    // joint-frame rotation sin(q) da + (1 - cos q) a x da; the normal component is not a rigid
-    // motion (with_params normalises axes; params_gradient projects it out anyway).
-    if (type == JointType::Prismatic || type == JointType::Revolute || type == JointType::Continuous) {
-      const Vector6<S> Fj = P.act_inv_force(Fp);
-      const Vector3<S>& a = model.joint_axis[j];
-      if (type == JointType::Prismatic) {
-        model_bar.axis[j] += qj[0] * Fj.template tail<3>();
-      } else {
-        const Vector3<S> n_j = Fj.template head<3>();
-        const Vector3<S> t = sin(qj[0]) * n_j + (S(1) - cos(qj[0])) * n_j.cross(a);
-        model_bar.axis[j] += t - a * (a.dot(t) / a.squaredNorm());
-      }
-    }
+    // Axis (joint frame): the subtree moves with it (joints/<kind>.hpp, axis_wrench_vjp).
+    if (joint_has_axis(type))
+      joint_axis_wrench_vjp<S>(type, model.joint_axis[j], qj, Vector6<S>(P.act_inv_force(Fp)), model_bar.axis[j]);
   }
 }
 

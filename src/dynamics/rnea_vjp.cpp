@@ -54,75 +54,6 @@ void inertia_apply_vjp(const Inertia<S>& I, const Vector6<S>& x, const Vector6<S
   x_bar.template tail<3>() += I.mass * lin_bar;
 }
 
-/// Adjoint of the quaternion -> matrix formula (joint.hpp), entry by entry: returns d<R_bar, R>/d(x, y, z, w).
-template <class S>
-Eigen::Matrix<S, 4, 1> quaternion_matrix_vjp(const S& x, const S& y, const S& z, const S& w, const Matrix3<S>& B) {
-  Eigen::Matrix<S, 4, 1> g;
-  const S s01 = B(0, 1) + B(1, 0), s02 = B(0, 2) + B(2, 0), s12 = B(1, 2) + B(2, 1);
-  const S d10 = B(1, 0) - B(0, 1), d02 = B(0, 2) - B(2, 0), d21 = B(2, 1) - B(1, 2);
-  g[0] = S(2) * (y * s01 + z * s02 + w * d21) - S(4) * x * (B(1, 1) + B(2, 2));
-  g[1] = S(2) * (x * s01 + w * d02 + z * s12) - S(4) * y * (B(0, 0) + B(2, 2));
-  g[2] = S(2) * (w * d10 + x * s02 + y * s12) - S(4) * z * (B(0, 0) + B(1, 1));
-  g[3] = S(2) * (z * d10 + y * d02 + x * d21);
-  return g;
-}
-
-/// Adjoint of R(q / |q|) (joint_transform reads quaternions normalised): the formula's adjoint at
-/// the unit quaternion u, then through the normalisation, (I - u u^T) / |q|.
-template <class S, class Q>
-Eigen::Matrix<S, 4, 1> normalized_quaternion_matrix_vjp(const Q& q, const Matrix3<S>& B) {
-  using std::sqrt;
-  const S n = sqrt(q.squaredNorm());
-  const Eigen::Matrix<S, 4, 1> u = q / n;
-  const Eigen::Matrix<S, 4, 1> g = quaternion_matrix_vjp<S>(u[0], u[1], u[2], u[3], B);
-  return (g - u * u.dot(g)) / n;
-}
-
-/// Adjoint of joint_transform(type, axis, q_seg) = (Rj, pj): accumulates into q_bar (the joint's
-/// own nq entries) and axis_bar.
-template <class S, class QSeg, class QBar>
-void joint_transform_vjp(JointType type, const Vector3<S>& axis, const QSeg& q, const Pose<S>& Mj,
-                         const Matrix3<S>& Rj_bar, const Vector3<S>& pj_bar, QBar&& q_bar, Vector3<S>& axis_bar) {
-  using std::cos;
-  using std::sin;
-  switch (type) {
-    case JointType::Revolute:
-    case JointType::Continuous: {
-      // Rj = I + s K + (1 - c) K^2 (Rodrigues, exactly as computed: the axis need not be unit).
-      const Matrix3<S> K = skew(axis);
-      const Matrix3<S> K2 = K * K;
-      const S s = sin(q[0]), c = cos(q[0]);
-      q_bar[0] += (Rj_bar.cwiseProduct(c * K + s * K2)).sum();
-      const Matrix3<S> K_bar = s * Rj_bar + (S(1) - c) * (Rj_bar * K.transpose() + K.transpose() * Rj_bar);
-      axis_bar += unskew_adjoint<S>(K_bar);
-      break;
-    }
-    case JointType::Prismatic:
-      q_bar[0] += axis.dot(pj_bar);
-      axis_bar += q[0] * pj_bar;
-      break;
-    case JointType::Spherical: {
-      const Eigen::Matrix<S, 4, 1> g = normalized_quaternion_matrix_vjp<S>(q.template segment<4>(0), Rj_bar);
-      for (int k = 0; k < 4; ++k) q_bar[k] += g[k];
-      break;
-    }
-    case JointType::Free: {
-      const Eigen::Matrix<S, 4, 1> g = normalized_quaternion_matrix_vjp<S>(q.template segment<4>(3), Rj_bar);
-      for (int k = 0; k < 3; ++k) q_bar[k] += pj_bar[k];
-      for (int k = 0; k < 4; ++k) q_bar[3 + k] += g[k];
-      break;
-    }
-    case JointType::Planar: {
-      const S c = Mj.R(0, 0), s = Mj.R(1, 0);
-      q_bar[0] += pj_bar[0];
-      q_bar[1] += pj_bar[1];
-      q_bar[2] += -s * (Rj_bar(0, 0) + Rj_bar(1, 1)) + c * (Rj_bar(1, 0) - Rj_bar(0, 1));
-      break;
-    }
-    case JointType::Fixed: break;
-  }
-}
-
 }  // namespace
 
 template <class S>
@@ -209,8 +140,7 @@ void rnea_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
     // Joint axis through S (1-DoF joints only; other subspaces are constant).
     if (nvi == 1) {
       const Vector6<S> s_bar = data.f[i] * tau_bar[iv] + ab * a[iv] + vj_bar * v[iv];
-      model_bar.axis[i] += model.joint_type[i] == JointType::Prismatic ? Vector3<S>(s_bar.template tail<3>())
-                                                                       : Vector3<S>(s_bar.template head<3>());
+      model_bar.axis[i] += joint_subspace_axis_bar<S>(model.joint_type[i], s_bar);
     }
 
     // liMi = placement * joint_M: R = Rp Rj, p = Rp pj + pp.

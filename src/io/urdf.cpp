@@ -13,6 +13,7 @@
 #include <iostream>
 #include <map>
 #include <numbers>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -308,15 +309,16 @@ std::optional<Inertia<double>> read_inertial(const UrdfContext& ctx, const XMLEl
 
 JointType read_joint_type(const UrdfContext& ctx, const XMLElement* joint, const std::string& owner) {
   const std::string type = require_attribute(ctx, joint, "type", owner);
-  if (type == "revolute") return JointType::Revolute;
-  if (type == "continuous") return JointType::Continuous;
-  if (type == "prismatic") return JointType::Prismatic;
-  if (type == "fixed") return JointType::Fixed;
-  if (type == "floating") return JointType::Free;
-  if (type == "planar") return JointType::Planar;
-  throw ModelError(locate(ctx, joint, owner),
-                   "unknown joint type '" + type +
-                       "' (expected revolute, continuous, prismatic, fixed, floating or planar)");
+  std::optional<JointType> found;
+  std::string expected;  // the URDF names of the registered joint kinds (joint.hpp)
+  for_each_joint_type([&](JointType t) {
+    const std::string_view urdf = joint_urdf_type(t);
+    if (urdf.empty()) return;
+    if (urdf == type) found = t;
+    expected += (expected.empty() ? "" : ", ") + std::string(urdf);
+  });
+  if (found) return *found;
+  throw ModelError(locate(ctx, joint, owner), "unknown joint type '" + type + "' (expected one of " + expected + ")");
 }
 
 JointSpec read_joint(const UrdfContext& ctx, const XMLElement* joint) {
@@ -480,9 +482,7 @@ ModelBuilder parse_document(const std::string& xml, const std::string& file, con
   std::vector<ActuatorSpec> motors;
   if (options.urdf_effort_motors)
     for (const JointSpec& joint : joints) {
-      const bool scalar = joint.type == JointType::Revolute || joint.type == JointType::Continuous ||
-                          joint.type == JointType::Prismatic;
-      if (!scalar || !(joint.effort_limit > 0) || !std::isfinite(joint.effort_limit)) continue;
+      if (joint_nv(joint.type) != 1 || !(joint.effort_limit > 0) || !std::isfinite(joint.effort_limit)) continue;
       ActuatorSpec motor;
       motor.name = joint.name;
       motor.kind = ActuatorKind::Motor;
@@ -499,8 +499,7 @@ ModelBuilder parse_document(const std::string& xml, const std::string& file, con
   for (const JointSpec& joint : joints) joint_types[joint.name] = joint.type;
   const auto one_dof = [&](const std::string& name) {
     const auto it = joint_types.find(name);
-    return it != joint_types.end() && (it->second == JointType::Revolute || it->second == JointType::Continuous ||
-                                       it->second == JointType::Prismatic);
+    return it != joint_types.end() && joint_nv(it->second) == 1;
   };
   for (const XMLElement* j = robot->FirstChildElement("joint"); j; j = j->NextSiblingElement("joint")) {
     const XMLElement* mimic = j->FirstChildElement("mimic");

@@ -9,19 +9,6 @@
 
 namespace gradyn {
 
-std::string_view joint_type_name(JointType type) {
-  switch (type) {
-    case JointType::Fixed: return "fixed";
-    case JointType::Revolute: return "revolute";
-    case JointType::Continuous: return "continuous";
-    case JointType::Prismatic: return "prismatic";
-    case JointType::Spherical: return "spherical";
-    case JointType::Free: return "free";
-    case JointType::Planar: return "planar";
-  }
-  return "unknown";
-}
-
 // Sum of two inertias in one frame. Massless links may still carry rotational inertia (a rotor,
 // a frame given a tensor but no mass), which Inertia::operator+ drops when both masses are zero.
 static Inertia<double> add_inertia(const Inertia<double>& a, const Inertia<double>& b) {
@@ -279,9 +266,7 @@ ModelBuilder& ModelBuilder::add_joint(JointSpec joint) {
   if (joint.name.empty()) throw ModelError(where, "a joint needs a name");
   for (const auto& j : joints_)
     if (j.name == joint.name) throw ModelError(where, "duplicate joint name '" + joint.name + "'");
-  const bool scalar = joint.type == JointType::Revolute || joint.type == JointType::Continuous ||
-                      joint.type == JointType::Prismatic;
-  if (scalar) {
+  if (joint_has_axis(joint.type)) {
     const double n = joint.axis.norm();
     if (!std::isfinite(n) || n < 1e-12) throw ModelError(where, "joint axis must be a non-zero vector");
     joint.axis /= n;
@@ -447,7 +432,7 @@ void add_tendons(const std::vector<TendonSpec>& specs, Model& m) {
       const int b = m.joint_id(spec.joints[i]);
       if (b < 0) throw ModelError(spec.where, what + ": unknown joint '" + spec.joints[i] + "'");
       const JointType type = m.joint_type[b];
-      if (type != JointType::Revolute && type != JointType::Continuous && type != JointType::Prismatic)
+      if (joint_nv(type) != 1)
         throw ModelError(spec.where, what + ": joint '" + spec.joints[i] + "' is " +
                                          std::string(joint_type_name(type)) +
                                          "; fixed tendons span hinge and slide joints only");

@@ -120,13 +120,9 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   contact_subtree_force.assign(nb, Vector6<S>::Zero());
   contact_tau = VectorX<S>::Zero(model.nv);
   contact_tau_total = VectorX<S>::Zero(model.nv);
-  int limit_rows = 0;  // two per coordinate of a revolute, continuous, prismatic or planar joint, and per
-                      // limited tendon
-  for (int i = 0; i < nb; ++i) {
-    const JointType t = model.joint_type[i];
-    if (t == JointType::Revolute || t == JointType::Continuous || t == JointType::Prismatic || t == JointType::Planar)
-      limit_rows += 2 * model.joint_nq(i);
-  }
+  int limit_rows = 0;  // two per coordinate of a joint with limited coordinates, and per limited tendon
+  for (int i = 0; i < nb; ++i)
+    if (joint_has_limited_coordinates(model.joint_type[i])) limit_rows += 2 * model.joint_nq(i);
   for (const FixedTendon& tendon : model.tendons) limit_rows += tendon.limited() ? 2 : 0;
   const int ncontact_slots = static_cast<int>(contacts.size());
   const int joint_rows = joint_constraint_rows<S>(model);

@@ -22,11 +22,9 @@ namespace gradyn {
 
 namespace {
 
-bool has_axis(JointType t) {
-  return t == JointType::Revolute || t == JointType::Continuous || t == JointType::Prismatic;
-}
-// Joints whose coordinates are plain numbers (no quaternion), so that each has a spring rest value.
-bool has_rest(JointType t) { return has_axis(t) || t == JointType::Planar; }
+// (Which joints have axis and rest-position parameters: each kind says, joints/<kind>.hpp.)
+bool has_axis(JointType t) { return joint_has_axis(t); }
+bool has_rest(JointType t) { return joint_has_rest(t); }
 
 // Roll, pitch, yaw with rpy_to_matrix(rpy) == R for a rotation matrix R (R = Rz(yaw) Ry(pitch)
 // Rx(roll)). Yaw comes from the first column; pitch and roll are then read off

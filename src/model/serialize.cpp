@@ -461,7 +461,7 @@ Model read_payload(Reader& r) {
   for (std::size_t b = 0; b < nbodies; ++b) {
     const int parent = r.i32("body parent");
     check_index(parent, -1, static_cast<int>(b), "the parent of body " + std::to_string(b));
-    const JointType type = r.enumeration("joint type", JointType::Planar);
+    const JointType type = r.enumeration("joint type", kLastJointType);
     m.parent.push_back(parent);
     m.joint_type.push_back(type);
     detail::append_joint_layout(m, type);  // derived, as ModelBuilder::build lays it out

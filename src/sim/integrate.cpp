@@ -40,9 +40,7 @@ template <class S>
 void normalize_configuration(const ModelTpl<S>& model, VecOut<S> q) {
   check_size("q", q.size(), model.nq);
   for (int i = 0; i < model.nbodies(); ++i) {
-    const int iq = model.idx_q[i];
-    if (model.joint_type[i] == JointType::Spherical) q.segment(iq, 4).normalize();
-    if (model.joint_type[i] == JointType::Free) q.segment(iq + 3, 4).normalize();
+    joint_normalize<S>(model.joint_type[i], q.segment(model.idx_q[i], model.joint_nq(i)));
   }
 }
 

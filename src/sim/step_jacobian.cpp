@@ -36,7 +36,7 @@ namespace {
 using Mat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, 6, 6>;
 
 // Ad(exp(-h)) and Jexp(h) of a joint's group at the step h, by forward-mode AD of joint_integrate
-// and joint_difference: the general path (planar joints).
+// and joint_difference: the general path (planar joints, and any group joint without a closed form).
 using VecIn = Eigen::Ref<const Eigen::VectorXd>;
 
 void group_jacobians_ad(JointType type, const VecIn& q_joint, const VecIn& h, Mat& Ad, Mat& Jexp) {
@@ -110,8 +110,14 @@ void free_jacobians(const Eigen::Matrix<double, 6, 1>& h, Mat& Ad, Mat& Jexp) {
       return;
     }
     case JointType::Free: free_jacobians(Eigen::Matrix<double, 6, 1>(h), Ad, Jexp); return;
-    case JointType::Planar: group_jacobians_ad(type, q_joint, h, Ad, Jexp); return;
-    default: Ad.setIdentity(1, 1); Jexp.setIdentity(1, 1); return;
+    default:  // closed forms above; any other group joint by forward-mode AD of its own kernels
+      if (joint_is_group(type)) {
+        group_jacobians_ad(type, q_joint, h, Ad, Jexp);
+      } else {  // a vector space: the identity
+        Ad.setIdentity(joint_nv(type), joint_nv(type));
+        Jexp.setIdentity(joint_nv(type), joint_nv(type));
+      }
+      return;
   }
 }
 

@@ -22,40 +22,6 @@ namespace gradyn {
 
 namespace {
 
-// Accumulates the adjoints of x and y for out = [x, y] (bilinear) given out_bar.
-template <class S>
-void bracket_vjp(JointType type, const S* x, const S* y, const S* o, S* x_bar, S* y_bar) {
-  switch (type) {
-    case JointType::Spherical: {
-      const Vector3<S> X(x[0], x[1], x[2]), Y(y[0], y[1], y[2]), O(o[0], o[1], o[2]);
-      const Vector3<S> xb = Y.cross(O), yb = O.cross(X);
-      for (int k = 0; k < 3; ++k) x_bar[k] += xb[k], y_bar[k] += yb[k];
-      break;
-    }
-    case JointType::Free: {
-      const Vector3<S> v1(x[0], x[1], x[2]), w1(x[3], x[4], x[5]), v2(y[0], y[1], y[2]), w2(y[3], y[4], y[5]);
-      const Vector3<S> ol(o[0], o[1], o[2]), oa(o[3], o[4], o[5]);
-      // lin = w1 x v2 - w2 x v1, ang = w1 x w2
-      const Vector3<S> w1b = v2.cross(ol) + w2.cross(oa), v2b = ol.cross(w1);
-      const Vector3<S> w2b = -v1.cross(ol) + oa.cross(w1), v1b = -ol.cross(w2);
-      for (int k = 0; k < 3; ++k) {
-        x_bar[k] += v1b[k], x_bar[3 + k] += w1b[k];
-        y_bar[k] += v2b[k], y_bar[3 + k] += w2b[k];
-      }
-      break;
-    }
-    case JointType::Planar:
-      x_bar[0] += -y[2] * o[1];
-      x_bar[1] += y[2] * o[0];
-      x_bar[2] += -y[1] * o[0] + y[0] * o[1];
-      y_bar[0] += x[2] * o[1];
-      y_bar[1] += -x[2] * o[0];
-      y_bar[2] += x[1] * o[0] - x[0] * o[1];
-      break;
-    default: break;
-  }
-}
-
 // Adjoint of dexpinv: accumulates into theta_bar and xi_bar.
 template <class S>
 void dexpinv_vjp(const ModelTpl<S>& model, const VectorX<S>& theta, const VectorX<S>& xi, const VectorX<S>& out_bar,
@@ -63,16 +29,16 @@ void dexpinv_vjp(const ModelTpl<S>& model, const VectorX<S>& theta, const Vector
   xi_bar += out_bar;
   for (int i = 0; i < model.nbodies(); ++i) {
     const JointType t = model.joint_type[i];
-    if (!detail::is_group_joint(t)) continue;
+    if (!joint_is_group(t)) continue;
     const int iv = model.idx_v[i], nvi = model.joint_nv(i);
     S b1[6], b1_bar[6], b2_bar[6];
-    detail::joint_bracket<S>(t, theta.data() + iv, xi.data() + iv, b1);
+    joint_bracket<S>(t, theta.data() + iv, xi.data() + iv, b1);
     for (int k = 0; k < nvi; ++k) {
       b1_bar[k] = out_bar[iv + k] / S(2);
       b2_bar[k] = out_bar[iv + k] / S(12);
     }
-    bracket_vjp<S>(t, theta.data() + iv, b1, b2_bar, theta_bar.data() + iv, b1_bar);  // b2 = [theta, b1]
-    bracket_vjp<S>(t, theta.data() + iv, xi.data() + iv, b1_bar, theta_bar.data() + iv, xi_bar.data() + iv);
+    joint_bracket_vjp<S>(t, theta.data() + iv, b1, b2_bar, theta_bar.data() + iv, b1_bar);  // b2 = [theta, b1]
+    joint_bracket_vjp<S>(t, theta.data() + iv, xi.data() + iv, b1_bar, theta_bar.data() + iv, xi_bar.data() + iv);
   }
 }
 

@@ -50,13 +50,6 @@
 
 namespace gradyn {
 
-/// Whether joints of this type have coordinates that limits apply to (revolute, continuous,
-/// prismatic, planar).
-constexpr bool joint_has_limited_coordinates(JointType type) {
-  return type == JointType::Revolute || type == JointType::Continuous || type == JointType::Prismatic ||
-         type == JointType::Planar;
-}
-
 /// Limit coordinates: the nq coordinates of q, then one length per fixed tendon.
 template <class S>
 int limit_coordinates(const ModelTpl<S>& model) {

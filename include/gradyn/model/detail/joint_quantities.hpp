@@ -21,9 +21,7 @@ struct JointQuantity {
 inline std::vector<JointQuantity> joint_quantities(const Model& model) {
   std::vector<JointQuantity> all;
   for (int i = 0; i < model.nbodies(); ++i) {
-    const JointType type = model.joint_type[i];
-    const bool scalar = type == JointType::Revolute || type == JointType::Continuous || type == JointType::Prismatic;
-    if (scalar && model.joint_nq(i) == 1) all.push_back({true, model.idx_q[i], model.idx_v[i], model.joint_names[i] + ".q"});
+    if (joint_nv(model.joint_type[i]) == 1 && model.joint_nq(i) == 1) all.push_back({true, model.idx_q[i], model.idx_v[i], model.joint_names[i] + ".q"});
   }
   for (int i = 0; i < model.nbodies(); ++i) {
     const int n = model.joint_nv(i);
