@@ -10,6 +10,7 @@ namespace gradyn {
 template <class S>
 Vector3<S> joint_limit_rate_row(const ModelTpl<S>& model, int body, int coordinate, const VecRef<S>& q) {
   return visit_joint(model.joint_type[body], [&]<class J>(J) {
+    static_assert(!J::limited || (J::nq <= 3 && J::nv <= 3), "a limit's rate row holds at most 3 velocities");
     return J::template limit_rate_row<S>(q.segment(model.idx_q[body], J::nq), coordinate);
   });
 }
