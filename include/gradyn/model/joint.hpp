@@ -1,7 +1,8 @@
 // The joint kinds, registered: each kind's kernels and their adjoints live in a file of their own,
 // joints/<kind>.hpp (the joint transform, the motion subspace, and the configuration-space operations
 // integrate, difference, neutral on its manifold), and this header dispatches on JointType to them.
-// A new joint kind is its file plus three lines here (the enumerator, the include, its visit case).
+// A new joint kind is its file plus three lines here (the enumerator, the include, its visit case),
+// and kLastJointType when it comes last.
 //
 // Configuration (q) and velocity (v) layout per joint, in gradyn's public convention:
 //   revolute, continuous   q = [angle]                    v = [angular rate]
