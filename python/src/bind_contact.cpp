@@ -4,15 +4,17 @@
 #include <nanobind/stl/unique_ptr.h>
 
 #include "common.hpp"
+#include "gradyn/contact/contact_models.hpp"
 
 namespace gradyn::python {
 
 ContactModel parse_contact_model(const std::string& name, const char* argument) {
-  if (name == "penalty") return ContactModel::Penalty;
-  if (name == "pgs") return ContactModel::Pgs;
-  if (name == "ipm") return ContactModel::Ipm;
-  if (name == "none") return ContactModel::None;
-  throw ArgumentError(std::string(argument) + ": expected None, 'penalty', 'pgs' or 'ipm', got '" + name + "'");
+  ContactModel model = ContactModel::None;
+  if (contact_model_from_name(name, model)) return model;
+  std::string expected = "None";  // Python's None stands for 'none'
+  for (int m = 1; m < kContactModelCount; ++m)
+    expected += std::string(m + 1 == kContactModelCount ? " or '" : ", '") + contact_model_name(static_cast<ContactModel>(m)) + "'";
+  throw ArgumentError(std::string(argument) + ": expected " + expected + ", got '" + name + "'");
 }
 
 namespace {

@@ -1,7 +1,9 @@
 #include "gradyn/contact/ipm_contact.hpp"
+#include "gradyn/contact/models/ipm.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -40,14 +42,14 @@ void copy_values(const Src& src, Dst& dst) {
     for (Eigen::Index r = 0; r < src.rows(); ++r) dst(r, c) = value_of(src(r, c));
 }
 
-// Forward-mode derivatives of the solution (x, z) in data.ipm->workspace: the implicit function theorem
+// Forward-mode derivatives of the solution (x, z) in ipm_data(data).workspace: the implicit function theorem
 // at the returned point, K [dx; dz] = -[dM x + dG^T z + dq; dG x + dF z - dm] per direction
-// (mixed_lcp_kkt_solve: K factored there once, on the first direction). Writes value and derivatives into x_out and data.ipm->z.
+// (mixed_lcp_kkt_solve: K factored there once, on the first direction). Writes value and derivatives into x_out and ipm_data(data).z.
 void propagate_derivatives(const MixedLcpTpl<ADScalar>& p, DataTpl<ADScalar>& data, VecOut<ADScalar> x_out) {
-  IpmWorkspace& ws = data.ipm->workspace;
+  IpmWorkspace& ws = ipm_data(data).workspace;
   const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = p.A.rows();
   for (Eigen::Index i = 0; i < nx; ++i) x_out[i] = ad_seed(ws.x[i], -1);
-  for (Eigen::Index r = 0; r < ni; ++r) data.ipm->z[r] = ad_seed(ws.z[r], -1);
+  for (Eigen::Index r = 0; r < ni; ++r) ipm_data(data).z[r] = ad_seed(ws.z[r], -1);
   for (int k = 0; k < kADChunk; ++k) {
     ws.rhs.setZero();
     bool any = false;
@@ -74,9 +76,9 @@ void propagate_derivatives(const MixedLcpTpl<ADScalar>& p, DataTpl<ADScalar>& da
       any = any || e != 0.0;
     }
     if (!any) continue;
-    mixed_lcp_kkt_solve<double>(data.ipm->problem_value, ws, ws.rhs, ws.sol, false);
+    mixed_lcp_kkt_solve<double>(ipm_data(data).problem_value, ws, ws.rhs, ws.sol, false);
     for (Eigen::Index i = 0; i < nx; ++i) x_out[i].derivatives()[k] = ws.sol[i];
-    for (Eigen::Index r = 0; r < ni; ++r) data.ipm->z[r].derivatives()[k] = ws.sol[nx + r];
+    for (Eigen::Index r = 0; r < ni; ++r) ipm_data(data).z[r].derivatives()[k] = ws.sol[nx + r];
   }
 }
 
@@ -102,11 +104,11 @@ template <class S>
 void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                           const VecRef<S>& a_free, const NoDeduce<S>& dt, VecOut<S> v_next) {
   const ContactSettings& settings = model.contact;
-  data.ipm->v_free = v + dt * a_free;
+  ipm_data(data).v_free = v + dt * a_free;
   collide<S>(model, data, settings.margin);  // data.oMi is at q (forward_dynamics ran there)
   const int nc = data.ncontacts;
-  const int nl = select_joint_limit_rows<S>(model, q, data.ipm->v_free, value_of(dt), data.ipm->limit_coord,
-                                            data.ipm->limit_side);
+  const int nl = select_joint_limit_rows<S>(model, q, ipm_data(data).v_free, value_of(dt), ipm_data(data).limit_coord,
+                                            ipm_data(data).limit_side);
   const int nv = model.nv;
   const int N = settings.ipm_friction_directions;
   const int nf = joint_friction_rows<S>(model);                  // DoFs with dry friction: 3 rows each
@@ -114,63 +116,63 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
   const int nconn = model.connection_blocks();  // blocks of three rows (for_each_connection_block)
   // equality rows: every coupling, then each connection's rows along the directions it keeps
   // (rotate_connection_rows: a direction the joints can hardly move has no row)
-  if (static_cast<int>(data.ipm->eq_source.size()) != ncouplings + 3 * nconn)  // Data sizes them once
+  if (static_cast<int>(ipm_data(data).eq_source.size()) != ncouplings + 3 * nconn)  // Data sizes them once
     throw ArgumentError("this Data was made for a model with other couplings or connections than this one: make a "
                         "new Data from this model");
   int ne = ncouplings;
-  for (int c = 0; c < ncouplings; ++c) data.ipm->eq_source[static_cast<size_t>(c)] = c;
+  for (int c = 0; c < ncouplings; ++c) ipm_data(data).eq_source[static_cast<size_t>(c)] = c;
   if (nconn > 0) {
-    data.ipm->connection_JT.setZero();
+    ipm_data(data).connection_JT.setZero();
     for_each_connection_block<S>(model, [&](int k, const BodyConnection& c, bool rotational) {
-      auto rows = data.ipm->connection_JT.middleCols(3 * k, 3);
+      auto rows = ipm_data(data).connection_JT.middleCols(3 * k, 3);
       add_connection_block_rows<S>(model, data, c, rotational, rows);
-      Eigen::Matrix3d& axes = data.ipm->connection_axes[static_cast<size_t>(k)];
+      Eigen::Matrix3d& axes = ipm_data(data).connection_axes[static_cast<size_t>(k)];
       rotate_connection_rows<S>(rows, axes);
       for (int r = 0; r < 3; ++r)  // a direction left out has no row
-        if (!axes.col(r).isZero(0.0)) data.ipm->eq_source[static_cast<size_t>(ne++)] = ncouplings + 3 * k + r;
+        if (!axes.col(r).isZero(0.0)) ipm_data(data).eq_source[static_cast<size_t>(ne++)] = ncouplings + 3 * k + r;
     });
   }
-  data.ipm->neq = ne;
+  ipm_data(data).neq = ne;
   const int ni = (N + 2) * nc + nl + 3 * nf;
   const int row_f = nc, row_gamma = nc + N * nc;  // first friction row, first gamma row
   const int row_limit = (N + 2) * nc;             // first joint-limit row
   const int row_joint_friction = row_limit + nl;  // beta+ (nf), beta- (nf), gamma (nf)
-  data.ipm->nlimits = nl;
+  ipm_data(data).nlimits = nl;
   if (nc + nl + nf + ne == 0) {
-    v_next = data.ipm->v_free;
-    data.ipm->ncontacts = 0;
-    data.ipm->warm_ncontacts = -1;
-    data.ipm->result = LcpIpmResult{true, 0, 0.0, 0.0, 0.0};
+    v_next = ipm_data(data).v_free;
+    ipm_data(data).ncontacts = 0;
+    ipm_data(data).warm_ncontacts = -1;
+    ipm_data(data).result = LcpIpmResult{true, 0, 0.0, 0.0, 0.0};
     return;
   }
-  MixedLcpTpl<S>& lcp = data.ipm->problem;
+  MixedLcpTpl<S>& lcp = ipm_data(data).problem;
   if (lcp.G.rows() != ni || lcp.M.rows() != nv || lcp.A.rows() != ne) {  // allocates: only when the row count changes
     shape_problem(lcp, nv, ni, ne);
-    if constexpr (!std::is_same_v<S, double>) shape_problem(data.ipm->problem_value, nv, ni, ne);
-    data.ipm->workspace = IpmWorkspace(nv, ne, ni);
-    data.ipm->z.setZero(ni);
-    data.ipm->warm_ncontacts = -1;
+    if constexpr (!std::is_same_v<S, double>) shape_problem(ipm_data(data).problem_value, nv, ni, ne);
+    ipm_data(data).workspace = IpmWorkspace(nv, ne, ni);
+    ipm_data(data).z.setZero(ni);
+    ipm_data(data).warm_ncontacts = -1;
   }
-  if (data.ipm->ncontacts != nc || data.ipm->workspace.row_basis.rows() != ni)  // allocates: as above
-    set_friction_row_basis(ni, nc, N, data.ipm->workspace.row_basis);
-  data.ipm->ncontacts = nc;
+  if (ipm_data(data).ncontacts != nc || ipm_data(data).workspace.row_basis.rows() != ni)  // allocates: as above
+    set_friction_row_basis(ni, nc, N, ipm_data(data).workspace.row_basis);
+  ipm_data(data).ncontacts = nc;
   // Warm start when the rows are the last solve's: the same geom pairs in the same order, the same
   // limit rows (then each row's multiplier is a good guess for this step's).
-  bool warm = settings.ipm_warm_start && data.ipm->warm_ncontacts == nc;
+  bool warm = settings.ipm_warm_start && ipm_data(data).warm_ncontacts == nc;
   for (int k = 0; warm && k < nc; ++k)
-    warm = data.ipm->warm_pair[k] == std::pair<int, int>(data.contacts[k].geom_a, data.contacts[k].geom_b);
+    warm = ipm_data(data).warm_pair[k] == std::pair<int, int>(data.contacts[k].geom_a, data.contacts[k].geom_b);
   for (int l = 0; warm && l < nl; ++l)
-    warm = data.ipm->warm_limit_coord[static_cast<size_t>(l)] == data.ipm->limit_coord[static_cast<size_t>(l)] &&
-           data.ipm->warm_limit_side[static_cast<size_t>(l)] == data.ipm->limit_side[static_cast<size_t>(l)];
+    warm = ipm_data(data).warm_limit_coord[static_cast<size_t>(l)] == ipm_data(data).limit_coord[static_cast<size_t>(l)] &&
+           ipm_data(data).warm_limit_side[static_cast<size_t>(l)] == ipm_data(data).limit_side[static_cast<size_t>(l)];
 
   // Normal and tangent Jacobian columns; friction directions are combinations of the tangent ones.
-  auto JT = data.ipm->JT.leftCols(3 * nc);
+  auto JT = ipm_data(data).JT.leftCols(3 * nc);
   JT.setZero();
   for (int k = 0; k < nc; ++k) detail::add_contact_frame_jacobian<S>(model, data, data.contacts[k], JT.middleCols(3 * k, 3));
 
   // M v+ = M v_free + J^T z  ->  q = -M v_free (x = v+).
   lcp.M = crba<S>(model, data, q);
-  lcp.q.noalias() = lcp.M * data.ipm->v_free;  // then negated in place: -(M v) would evaluate into a temporary
+  lcp.q.noalias() = lcp.M * ipm_data(data).v_free;  // then negated in place: -(M v) would evaluate into a temporary
   lcp.q = -lcp.q;
 
   lcp.G.setZero();
@@ -194,7 +196,7 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     // diverge. Such a row is made inert (s_n = 1 m/s, lambda_n = 0).
     double reach = 0.0;
     for (int i = 0; i < nv; ++i) reach = std::max(reach, std::abs(value_of(Jn[i])));
-    std::uint8_t& branch = data.ipm->target_branch[k];
+    std::uint8_t& branch = ipm_data(data).target_branch[k];
     if (reach < kInertJacobian) {
       lcp.m[k] = S(1);
       branch = kIpmTargetInert;
@@ -229,7 +231,7 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
   // Joint limits (joint_limits.hpp, the rows PGS builds): s_l = J_l v+ - target + cfm lambda_l >= 0.
   for (int l = 0; l < nl; ++l) {
     const int r = row_limit + l;
-    const int coord = data.ipm->limit_coord[static_cast<size_t>(l)], side = data.ipm->limit_side[static_cast<size_t>(l)];
+    const int coord = ipm_data(data).limit_coord[static_cast<size_t>(l)], side = ipm_data(data).limit_side[static_cast<size_t>(l)];
     for_each_limit_row_entry<S>(model, q, coord, side, [&](int dof, const S& value) { lcp.G(r, dof) = -value; });
     lcp.F(r, r) = S(-settings.cfm);
     lcp.m[r] = -joint_limit_target<S>(model, q, coord, side, dt);
@@ -259,13 +261,13 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
   }
   // Body connections: an equality row per kept direction, J v+ = target along it.
   for_each_connection_block<S>(model, [&](int k, const BodyConnection& c, bool rotational) {
-    data.ipm->block_target[static_cast<size_t>(k)] = connection_block_target<S>(model, data, c, rotational, dt);
+    ipm_data(data).block_target[static_cast<size_t>(k)] = connection_block_target<S>(model, data, c, rotational, dt);
   });
   for (int e = ncouplings; e < ne; ++e) {
-    const int r = data.ipm->eq_source[static_cast<size_t>(e)] - ncouplings, k = r / 3;
-    lcp.A.row(e) = data.ipm->connection_JT.col(r).transpose();
-    lcp.b[e] = data.ipm->connection_axes[static_cast<size_t>(k)].col(r % 3).template cast<S>().dot(
-        data.ipm->block_target[static_cast<size_t>(k)]);
+    const int r = ipm_data(data).eq_source[static_cast<size_t>(e)] - ncouplings, k = r / 3;
+    lcp.A.row(e) = ipm_data(data).connection_JT.col(r).transpose();
+    lcp.b[e] = ipm_data(data).connection_axes[static_cast<size_t>(k)].col(r % 3).template cast<S>().dot(
+        ipm_data(data).block_target[static_cast<size_t>(k)]);
   }
 
   LcpIpmSettings<double> options;
@@ -274,11 +276,11 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
   options.kappa = settings.ipm_kappa;
   options.warm_start = warm;
   if constexpr (std::is_same_v<S, double>) {
-    data.ipm->result = solve_mixed_lcp<double>(lcp, options, data.ipm->workspace);
-    v_next = data.ipm->workspace.x;  // after every read of v: v_next may alias it
-    data.ipm->z = data.ipm->workspace.z;
+    ipm_data(data).result = solve_mixed_lcp<double>(lcp, options, ipm_data(data).workspace);
+    v_next = ipm_data(data).workspace.x;  // after every read of v: v_next may alias it
+    ipm_data(data).z = ipm_data(data).workspace.z;
   } else {
-    MixedLcp& value = data.ipm->problem_value;
+    MixedLcp& value = ipm_data(data).problem_value;
     copy_values(lcp.M, value.M);
     copy_values(lcp.G, value.G);
     copy_values(lcp.F, value.F);
@@ -286,21 +288,61 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     copy_values(lcp.m, value.m);
     copy_values(lcp.A, value.A);
     copy_values(lcp.b, value.b);
-    data.ipm->result = solve_mixed_lcp<double>(value, options, data.ipm->workspace);
+    ipm_data(data).result = solve_mixed_lcp<double>(value, options, ipm_data(data).workspace);
     propagate_derivatives(lcp, data, v_next);
   }
-  if (!data.ipm->result.converged) data.status |= kStatusSolverNotConverged;
-  data.ipm->warm_ncontacts = data.ipm->result.converged ? nc : -1;
-  for (int k = 0; k < nc; ++k) data.ipm->warm_pair[k] = {data.contacts[k].geom_a, data.contacts[k].geom_b};
+  if (!ipm_data(data).result.converged) data.status |= kStatusSolverNotConverged;
+  ipm_data(data).warm_ncontacts = ipm_data(data).result.converged ? nc : -1;
+  for (int k = 0; k < nc; ++k) ipm_data(data).warm_pair[k] = {data.contacts[k].geom_a, data.contacts[k].geom_b};
   for (int l = 0; l < nl; ++l) {
-    data.ipm->warm_limit_coord[static_cast<size_t>(l)] = data.ipm->limit_coord[static_cast<size_t>(l)];
-    data.ipm->warm_limit_side[static_cast<size_t>(l)] = data.ipm->limit_side[static_cast<size_t>(l)];
+    ipm_data(data).warm_limit_coord[static_cast<size_t>(l)] = ipm_data(data).limit_coord[static_cast<size_t>(l)];
+    ipm_data(data).warm_limit_side[static_cast<size_t>(l)] = ipm_data(data).limit_side[static_cast<size_t>(l)];
   }
+}
+
+// ---- the contact model's hooks (contact/models/ipm.hpp) ----
+
+template <class S>
+detail::OpaqueWorkspace IpmContact::make_workspace(const ModelTpl<S>& model, const ContactWorkspaceSizes& sizes) {
+  return detail::OpaqueWorkspace(std::make_unique<IpmDataTpl<S>>(model, sizes.contacts, sizes.limit_rows));
+}
+
+void IpmContact::check_settings(const ContactSettings& c) {
+  // step() calls this every time: build the location (a heap string) only for an error.
+  auto where = [] { return SourceLocation{"", 0, "contact settings"}; };
+  if (c.ipm_iterations < 1)
+    throw ModelError(where(), "ipm_iterations: expected >= 1, got " + std::to_string(c.ipm_iterations));
+  auto require = [&](const char* name, double x) {
+    if (!std::isfinite(x) || x < 0.0)
+      throw ModelError(where(), std::string(name) + ": expected a finite number >= 0, got " + std::to_string(x));
+  };
+  require("ipm_tolerance", c.ipm_tolerance);
+  require("ipm_kappa", c.ipm_kappa);
+  if (c.ipm_friction_directions < 3)  // fewer cannot span the tangent plane
+    throw ModelError(where(), "ipm_friction_directions: expected >= 3 (directions spanning the friction cone), got " +
+                                std::to_string(c.ipm_friction_directions));
+}
+
+template <class S>
+void IpmContact::forget_warm_start(DataTpl<S>& data) {
+  ipm_data(data).warm_ncontacts = -1;
+}
+
+bool IpmContact::jacobian_by_reverse_mode(const Model& model) { return has_joint_constraints(model); }
+
+template <class S>
+S IpmContact::normal_force(const ModelTpl<S>&, const DataTpl<S>& data, int k, int nc, const S& dt) {
+  // the impulses are the last solve's only if it saw these contacts
+  const IpmDataTpl<S>& ipm = ipm_data(data);
+  return ipm.ncontacts == nc && ipm.z.size() >= nc ? S(ipm.z[k] / dt) : S(0);
 }
 
 #define GRADYN_INSTANTIATE(S)                                                                                    \
   template void ipm_contact_velocity<S>(const ModelTpl<S>&, DataTpl<S>&, const VecRef<S>&, const VecRef<S>&,      \
-                                        const VecRef<S>&, const NoDeduce<S>&, VecOut<S>);
+                                        const VecRef<S>&, const NoDeduce<S>&, VecOut<S>);                        \
+  template detail::OpaqueWorkspace IpmContact::make_workspace<S>(const ModelTpl<S>&, const ContactWorkspaceSizes&); \
+  template void IpmContact::forget_warm_start<S>(DataTpl<S>&);                                                    \
+  template S IpmContact::normal_force<S>(const ModelTpl<S>&, const DataTpl<S>&, int, int, const S&);
 GRADYN_FOR_EACH_SCALAR(GRADYN_INSTANTIATE)
 
 }  // namespace gradyn

@@ -21,10 +21,10 @@ void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
                               double dt, const VecRef<double>& v_next_bar, VecOut<double> q_bar, VecOut<double> v_bar,
                               VecOut<double> a_free_bar, ModelTangent& model_bar) {
   const ContactSettings& settings = model.contact;
-  const int nc = data.ncontacts, nl = data.ipm->nlimits;
+  const int nc = data.ncontacts, nl = ipm_data(data).nlimits;
   const int ncouplings = static_cast<int>(model.joint_couplings.size());
-  const int nf = joint_friction_rows(model), ne = data.ipm->neq;
-  if (nc + nl + nf + ne == 0 || data.ipm->ncontacts != nc) {  // no row at all: v+ = v_free
+  const int nf = joint_friction_rows(model), ne = ipm_data(data).neq;
+  if (nc + nl + nf + ne == 0 || ipm_data(data).ncontacts != nc) {  // no row at all: v+ = v_free
     if (nc != 0) throw ArgumentError("ipm_contact_velocity_vjp: data holds no interior-point solve for these contacts");
     v_bar += v_next_bar;
     a_free_bar += dt * v_next_bar;
@@ -33,8 +33,8 @@ void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
   const int nv = model.nv, nb = model.nbodies();
   const int N = settings.ipm_friction_directions;
   const int row_f = nc, row_gamma = nc + N * nc, row_limit = (N + 2) * nc, row_joint_friction = row_limit + nl;
-  const MixedLcp& lcp = data.ipm->problem;
-  IpmWorkspace& ws = data.ipm->workspace;
+  const MixedLcp& lcp = ipm_data(data).problem;
+  IpmWorkspace& ws = ipm_data(data).workspace;
   const Eigen::Index ni = lcp.n_ineq();
   if (ni != row_joint_friction + 3 * nf || lcp.n_eq() != ne)
     throw ArgumentError("ipm_contact_velocity_vjp: data's LCP has " + std::to_string(ni) + " rows, expected " +
@@ -42,7 +42,7 @@ void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
 
   // The LCP's adjoint (paper 000, Eq. 3). mixed_lcp_vjp accumulates into a zeroed gradient, so
   // grad.q = -lambda_x and grad.m = lambda_s (see its header).
-  MixedLcp& grad = data.ipm->adj;
+  MixedLcp& grad = ipm_data(data).adj;
   if (grad.n_x() != nv || grad.n_ineq() != ni || grad.n_eq() != ne) {
     grad = MixedLcp(nv, ne, ni);  // allocates: only when the contact count changed
   } else {
@@ -54,9 +54,9 @@ void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
     grad.m.setZero();
     grad.b.setZero();
   }
-  data.ipm->adj_column = v_next_bar;
-  mixed_lcp_vjp<double>(lcp, ws, data.ipm->adj_column, data.ipm->adj_none, data.ipm->adj_none, data.ipm->adj_none, grad);
-  Eigen::VectorXd& lambda_x = data.ipm->adj_lambda_x;
+  ipm_data(data).adj_column = v_next_bar;
+  mixed_lcp_vjp<double>(lcp, ws, ipm_data(data).adj_column, ipm_data(data).adj_none, ipm_data(data).adj_none, ipm_data(data).adj_none, grad);
+  Eigen::VectorXd& lambda_x = ipm_data(data).adj_lambda_x;
   lambda_x = -grad.q;
   const Eigen::VectorXd& lambda_s = grad.m;
   const Eigen::VectorXd& x = ws.x;
@@ -66,13 +66,13 @@ void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
   for (int k = 0; k < nc; ++k) data.contact_bar[k].setZero();
 
   // M: in M x and in q = -M v_free, together grad.q^T dM (x - v_free); v_free_bar = -M grad.q.
-  Eigen::VectorXd& v_free_bar = data.ipm->adj_v_free_bar;
+  Eigen::VectorXd& v_free_bar = ipm_data(data).adj_v_free_bar;
   v_free_bar.noalias() = lcp.M * lambda_x;
-  data.ipm->adj_column = x - data.ipm->v_free;
-  detail::mass_bilinear_vjp<double>(model, data, grad.q, data.ipm->adj_column, 1.0, data.ipm->adj_scratch, model_bar);
+  ipm_data(data).adj_column = x - ipm_data(data).v_free;
+  detail::mass_bilinear_vjp<double>(model, data, grad.q, ipm_data(data).adj_column, 1.0, ipm_data(data).adj_scratch, model_bar);
 
   // J: G = -J_hat, J_hat's rows combine the basis rows; J_bar = a1 x^T + a2 lambda_x^T.
-  Eigen::VectorXd& weight = data.ipm->adj_row;
+  Eigen::VectorXd& weight = ipm_data(data).adj_row;
   for (int pass = 0; pass < 2; ++pass) {
     const Eigen::VectorXd& per_row = pass == 0 ? lambda_s : z;
     weight.head(3 * nc).setZero();
@@ -86,14 +86,14 @@ void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
       }
     }
     detail::add_contact_jacobian_rank_one_vjp<double>(model, data, weight, pass == 0 ? x : lambda_x,
-                                                     data.ipm->adj_scratch, model_bar);
+                                                     ipm_data(data).adj_scratch, model_bar);
   }
 
   // Limit rows: G row = -J_l, J_l_bar = lambda_s x^T + z lambda_x^T (q enters through a planar angle);
   // m = -target.
   for (int l = 0; l < nl; ++l) {
     const int r = row_limit + l;
-    const int coord = data.ipm->limit_coord[static_cast<size_t>(l)], side = data.ipm->limit_side[static_cast<size_t>(l)];
+    const int coord = ipm_data(data).limit_coord[static_cast<size_t>(l)], side = ipm_data(data).limit_side[static_cast<size_t>(l)];
     joint_limit_jacobian_vjp(model, q, coord, side, lambda_s[r], x, q_bar);
     joint_limit_jacobian_vjp(model, q, coord, side, z[r], lambda_x, q_bar);
     joint_limit_target_vjp(model, q, coord, side, dt, -lambda_s[r], q_bar, model_bar);
@@ -114,16 +114,16 @@ void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
   // Connection rows (the equality rows after the couplings'): the same, through the body poses;
   // rows no joint moves were left out (their adjoints are 0).
   if (ne > ncouplings) {
-    data.ipm->adj_eq_a.setZero();  // lambda_y, then y, by joint row
-    data.ipm->adj_eq_b.setZero();
+    ipm_data(data).adj_eq_a.setZero();  // lambda_y, then y, by joint row
+    ipm_data(data).adj_eq_b.setZero();
     for (int e = ncouplings; e < ne; ++e) {
-      const int row = data.ipm->eq_source[static_cast<size_t>(e)];
-      data.ipm->adj_eq_a[row] = grad.b[e];
-      data.ipm->adj_eq_b[row] = ws.y[e];
+      const int row = ipm_data(data).eq_source[static_cast<size_t>(e)];
+      ipm_data(data).adj_eq_a[row] = grad.b[e];
+      ipm_data(data).adj_eq_b[row] = ws.y[e];
     }
-    connection_rows_vjp(model, data, data.ipm->connection_axes, data.ipm->adj_eq_a, -1.0, ncouplings, x, data.ipm->adj_scratch, model_bar);
-    connection_rows_vjp(model, data, data.ipm->connection_axes, data.ipm->adj_eq_b, -1.0, ncouplings, lambda_x, data.ipm->adj_scratch, model_bar);
-    connection_targets_vjp(model, data, data.ipm->connection_axes, data.ipm->adj_eq_a.data() + ncouplings, 1.0, v, dt, v_bar, model_bar);
+    connection_rows_vjp(model, data, ipm_data(data).connection_axes, ipm_data(data).adj_eq_a, -1.0, ncouplings, x, ipm_data(data).adj_scratch, model_bar);
+    connection_rows_vjp(model, data, ipm_data(data).connection_axes, ipm_data(data).adj_eq_b, -1.0, ncouplings, lambda_x, ipm_data(data).adj_scratch, model_bar);
+    connection_targets_vjp(model, data, ipm_data(data).connection_axes, ipm_data(data).adj_eq_a.data() + ncouplings, 1.0, v, dt, v_bar, model_bar);
   }
 
   // F: mu_k at (gamma_k, lambda_n,k) as -mu_k; -cfm on the normal, friction, limit and joint-friction
@@ -143,7 +143,7 @@ void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
   for (int k = 0; k < nc; ++k) {
     const Contact& c = data.contacts[k];
     const double target_bar = -lambda_s[k];
-    switch (data.ipm->target_branch[k]) {
+    switch (ipm_data(data).target_branch[k]) {
       case kIpmTargetBaumgarte: {
         const double excess = c.depth - settings.slop;
         data.contact_bar[k].depth += target_bar * settings.erp / dt;
@@ -156,7 +156,7 @@ void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
         [[fallthrough]];
       case kIpmTargetRestitution: {  // -e J_n v
         const double e = model.geoms[c.restitution_geom].restitution;
-        const double approach = data.ipm->JT.col(3 * k).dot(v);
+        const double approach = ipm_data(data).JT.col(3 * k).dot(v);
         model_bar.geom_restitution[c.restitution_geom] += target_bar * -approach;
         weight[3 * k] = target_bar * -e;
         any_bounce = true;
@@ -170,8 +170,8 @@ void ipm_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
     }
   }
   if (any_bounce) {
-    v_bar.noalias() += data.ipm->JT.leftCols(3 * nc) * weight.head(3 * nc);
-    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, weight, v, data.ipm->adj_scratch, model_bar);
+    v_bar.noalias() += ipm_data(data).JT.leftCols(3 * nc) * weight.head(3 * nc);
+    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, weight, v, ipm_data(data).adj_scratch, model_bar);
   }
 
   collide_vjp<double>(model, data, data.contact_bar, data.adj_pose_bar, model_bar);

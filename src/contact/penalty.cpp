@@ -13,62 +13,12 @@
 
 namespace gradyn {
 
-const char* contact_model_name(ContactModel model) {
-  switch (model) {
-    case ContactModel::None: return "none";
-    case ContactModel::Penalty: return "penalty";
-    case ContactModel::Pgs: return "pgs";
-    case ContactModel::Ipm: return "ipm";
-  }
-  return "?";
-}
-
 const char* friction_model_name(FrictionModel model) {
   switch (model) {
     case FrictionModel::SmoothCoulomb: return "smooth_coulomb";
     case FrictionModel::Brown: return "brown";
   }
   return "?";
-}
-
-void check_contact_settings(const ContactSettings& c) {
-  // step() calls this every time: build the location (a heap string) only for an error.
-  auto where = [] { return SourceLocation{"", 0, "contact settings"}; };
-  auto require = [&](const char* name, double x, double lowest, const char* bound) {
-    if (!std::isfinite(x) || x < lowest)
-      throw ModelError(where(), std::string(name) + ": expected a finite number " + bound + ", got " + std::to_string(x));
-  };
-  require("stiffness", c.stiffness, 0.0, ">= 0");
-  require("exponent", c.exponent, 1.0, ">= 1");
-  require("damping", c.damping, 0.0, ">= 0");
-  require("velocity_scale", c.velocity_scale, 0.0, ">= 0");
-  require("static_friction_ratio", c.static_friction_ratio, 1.0, ">= 1");
-  require("viscous_friction", c.viscous_friction, 0.0, ">= 0");
-  require("margin", c.margin, 0.0, ">= 0");
-  if (c.pgs_iterations < 1)
-    throw ModelError(where(), "pgs_iterations: expected >= 1, got " + std::to_string(c.pgs_iterations));
-  require("pgs_tolerance", c.pgs_tolerance, 0.0, ">= 0");
-  require("erp", c.erp, 0.0, ">= 0");
-  if (c.erp > 1.0) throw ModelError(where(), "erp: expected a number in [0, 1], got " + std::to_string(c.erp));
-  require("slop", c.slop, 0.0, ">= 0");
-  require("cfm", c.cfm, 0.0, ">= 0");
-  require("restitution_threshold", c.restitution_threshold, 0.0, ">= 0");
-  require("max_correction_velocity", c.max_correction_velocity, 0.0, ">= 0");
-  require("limit_stiffness", c.limit_stiffness, 0.0, ">= 0");
-  require("limit_damping", c.limit_damping, 0.0, ">= 0");
-  require("limit_margin", c.limit_margin, 0.0, ">= 0");
-  require("max_penetration", c.max_penetration, 0.0, ">= 0");
-  if (c.ipm_iterations < 1)
-    throw ModelError(where(), "ipm_iterations: expected >= 1, got " + std::to_string(c.ipm_iterations));
-  require("ipm_tolerance", c.ipm_tolerance, 0.0, ">= 0");
-  require("ipm_kappa", c.ipm_kappa, 0.0, ">= 0");
-  if (c.ipm_friction_directions < 3)  // fewer cannot span the tangent plane
-    throw ModelError(where(), "ipm_friction_directions: expected >= 3 (directions spanning the friction cone), got " +
-                                std::to_string(c.ipm_friction_directions));
-  // The friction laws divide by the velocity scale: zero is only allowed while contact is off.
-  if (c.model != ContactModel::None && !(c.velocity_scale > 0.0))
-    throw ModelError(where(), "velocity_scale: expected > 0 when contact is enabled (it regularises friction at rest), got " +
-                                std::to_string(c.velocity_scale));
 }
 
 template <class S>

@@ -26,10 +26,10 @@ void add_limit_rows_rank_one(const Model& model, const Data& data, const Eigen::
                              const Eigen::VectorXd& a, const Eigen::VectorXd& z, Eigen::Ref<Eigen::VectorXd> q_bar,
                              ModelTangent& model_bar) {
   const int nc = data.ncontacts;
-  for (int l = 0; l < data.pgs->nlimits; ++l)
-    joint_limit_jacobian_vjp(model, q, data.pgs->limit_coord[static_cast<size_t>(l)],
-                             data.pgs->limit_side[static_cast<size_t>(l)], a[3 * nc + l], z, q_bar);
-  const int row_coupling = 3 * nc + data.pgs->nlimits + joint_friction_rows(model);
+  for (int l = 0; l < pgs_data(data).nlimits; ++l)
+    joint_limit_jacobian_vjp(model, q, pgs_data(data).limit_coord[static_cast<size_t>(l)],
+                             pgs_data(data).limit_side[static_cast<size_t>(l)], a[3 * nc + l], z, q_bar);
+  const int row_coupling = 3 * nc + pgs_data(data).nlimits + joint_friction_rows(model);
   for (size_t c = 0; c < model.joint_couplings.size(); ++c)
     joint_coupling_jacobian_vjp(model, model.joint_couplings[c], q, a[row_coupling + static_cast<int>(c)], z, q_bar,
                                 &model_bar);
@@ -40,10 +40,10 @@ void limit_targets_vjp(const Model& model, const Data& data, const Eigen::Ref<co
                        const Eigen::Ref<const Eigen::VectorXd>& v, double dt, const Eigen::VectorXd& b_bar,
                        Eigen::Ref<Eigen::VectorXd> q_bar, Eigen::Ref<Eigen::VectorXd> v_bar, ModelTangent& model_bar) {
   const int nc = data.ncontacts;
-  for (int l = 0; l < data.pgs->nlimits; ++l)
-    joint_limit_target_vjp(model, q, data.pgs->limit_coord[static_cast<size_t>(l)],
-                           data.pgs->limit_side[static_cast<size_t>(l)], dt, -b_bar[3 * nc + l], q_bar, model_bar);
-  const int row_coupling = 3 * nc + data.pgs->nlimits + joint_friction_rows(model);
+  for (int l = 0; l < pgs_data(data).nlimits; ++l)
+    joint_limit_target_vjp(model, q, pgs_data(data).limit_coord[static_cast<size_t>(l)],
+                           pgs_data(data).limit_side[static_cast<size_t>(l)], dt, -b_bar[3 * nc + l], q_bar, model_bar);
+  const int row_coupling = 3 * nc + pgs_data(data).nlimits + joint_friction_rows(model);
   for (size_t c = 0; c < model.joint_couplings.size(); ++c)
     joint_coupling_target_vjp(model, model.joint_couplings[c], q, v, dt, -b_bar[row_coupling + static_cast<int>(c)],
                               q_bar, v_bar, model_bar);
@@ -56,64 +56,64 @@ void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
                               VecOut<double> a_free_bar, ModelTangent& model_bar) {
   const ContactSettings& settings = model.contact;
   const int nc = data.ncontacts;
-  const BoxedLcp& lcp = data.pgs->problem;
-  const int nl = data.pgs->nlimits;
+  const BoxedLcp& lcp = pgs_data(data).problem;
+  const int nl = pgs_data(data).nlimits;
   // the first connection row (contact_constraints.hpp: after the friction and coupling rows)
   const int row_connection =
       3 * nc + nl + joint_friction_rows(model) + static_cast<int>(model.joint_couplings.size());
   const int nconn_rows = 3 * model.connection_blocks();
   // 3 nc contact rows, nl joint-limit rows, then the friction, coupling and connection rows
-  const int n = nc + nl + data.pgs->njoint_rows == 0 ? 0 : lcp.size();
+  const int n = nc + nl + pgs_data(data).njoint_rows == 0 ? 0 : lcp.size();
   // v+ = v_free + X lambda, v_free = v + dt a_free
-  Eigen::VectorXd& v_free_bar = data.pgs->adj_v_free_bar;
+  Eigen::VectorXd& v_free_bar = pgs_data(data).adj_v_free_bar;
   v_free_bar = v_next_bar;
   if (n > 0) {
-    const auto JT = data.pgs->JT.leftCols(n);
-    const auto X = data.pgs->MinvJT.leftCols(n);
-    const auto lambda = data.pgs->lambda.head(n);
+    const auto JT = pgs_data(data).JT.leftCols(n);
+    const auto X = pgs_data(data).MinvJT.leftCols(n);
+    const auto lambda = pgs_data(data).lambda.head(n);
     const int nb = model.nbodies();
     for (int i = 0; i < nb; ++i) data.adj_pose_bar[i].setZero();
     for (int k = 0; k < nc; ++k) data.contact_bar[k].setZero();
     // y = J^T lambda (y_bar = M^-1 v+_bar is the adjoint of y at fixed M)
-    Eigen::VectorXd& y_bar = data.pgs->adj_y_bar;
+    Eigen::VectorXd& y_bar = pgs_data(data).adj_y_bar;
     minv_solve<double>(model, data, v_next_bar, y_bar);
-    data.pgs->adj_lambda_bar.noalias() = JT.transpose() * y_bar;
+    pgs_data(data).adj_lambda_bar.noalias() = JT.transpose() * y_bar;
     // the LCP
-    BoxedLcpAdjoint& adj = data.pgs->adj;
+    BoxedLcpAdjoint& adj = pgs_data(data).adj;
     adj.resize(n);
-    if (data.pgs->adj_workspace.lambda_bar.size() != n) {  // allocates: a new row count
+    if (pgs_data(data).adj_workspace.lambda_bar.size() != n) {  // allocates: a new row count
       // every branch's buffers, so that a later step taking another branch allocates nothing
-      data.pgs->adj_workspace.resize(n);
-      data.pgs->adj_lambda.resize(n);
-      data.pgs->adj_A_sym.resize(n, n);
-      data.pgs->adj_eigen.resize(n);
+      pgs_data(data).adj_workspace.resize(n);
+      pgs_data(data).adj_lambda.resize(n);
+      pgs_data(data).adj_A_sym.resize(n, n);
+      pgs_data(data).adj_eigen.resize(n);
     }
-    if (data.pgs->record_workspace.n != n || data.pgs->record_workspace.capacity < settings.pgs_iterations)
-      data.pgs->record_workspace.resize(n, settings.pgs_iterations);  // allocates: as above
+    if (pgs_data(data).record_workspace.n != n || pgs_data(data).record_workspace.capacity < settings.pgs_iterations)
+      pgs_data(data).record_workspace.resize(n, settings.pgs_iterations);  // allocates: as above
     bool done = false;
     if (settings.pgs_gradient == PgsGradient::Implicit) {
       // a singular active-set system (redundant rows) takes the least-norm adjoint
-      pgs_implicit_vjp(lcp, lambda, data.pgs->adj_lambda_bar, data.pgs->adj_workspace, adj, 1e-9,
+      pgs_implicit_vjp(lcp, lambda, pgs_data(data).adj_lambda_bar, pgs_data(data).adj_workspace, adj, 1e-9,
                        /*least_norm_if_singular=*/true);
       done = true;
     }
     const bool rank_one_A = done;  // A_bar = -u lambda^T (pgs.hpp)
     if (!done) {  // Sweeps: replay the sweeps from the warm start
-      data.pgs->adj_lambda = data.pgs->warm_start.head(n);  // what the forward solve started from
+      pgs_data(data).adj_lambda = pgs_data(data).warm_start.head(n);  // what the forward solve started from
       PgsOptions options;
       options.max_iterations = settings.pgs_iterations;
       options.tolerance = settings.pgs_tolerance;
       options.record_iterates = true;
-      pgs_solve<double>(lcp, options, data.pgs->record_workspace, data.pgs->adj_lambda);
+      pgs_solve<double>(lcp, options, pgs_data(data).record_workspace, pgs_data(data).adj_lambda);
       adj.resize(n);
-      pgs_sweeps_vjp(lcp, data.pgs->record_workspace, data.pgs->adj_lambda_bar, data.pgs->adj_workspace, adj);
+      pgs_sweeps_vjp(lcp, pgs_data(data).record_workspace, pgs_data(data).adj_lambda_bar, pgs_data(data).adj_workspace, adj);
     }
     model_bar.contact.cfm += adj.cfm;
     // b = J v_free - target (normal rows)
     v_free_bar.noalias() += JT * adj.b;
-    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, adj.b, data.pgs->v_free, data.pgs->adj_scratch,
+    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, adj.b, pgs_data(data).v_free, pgs_data(data).adj_scratch,
                                                       model_bar);
-    add_limit_rows_rank_one(model, data, q, adj.b, data.pgs->v_free, q_bar, model_bar);
+    add_limit_rows_rank_one(model, data, q, adj.b, pgs_data(data).v_free, q_bar, model_bar);
     limit_targets_vjp(model, data, q, v, dt, adj.b, q_bar, v_bar, model_bar);
     // dry joint friction: the row's bounds -+ frictionloss dt
     const int row_joint_friction = 3 * nc + nl;
@@ -121,10 +121,10 @@ void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
       model_bar.frictionloss[dof] += dt * (adj.hi[row_joint_friction + r] - adj.lo[row_joint_friction + r]);
     });
     if (nconn_rows > 0) {  // b = J v_free - target
-      connection_rows_vjp(model, data, data.pgs->connection_axes, adj.b, 1.0, row_connection, data.pgs->v_free, data.pgs->adj_scratch, model_bar);
-      connection_targets_vjp(model, data, data.pgs->connection_axes, adj.b.data() + row_connection, -1.0, v, dt, v_bar, model_bar);
+      connection_rows_vjp(model, data, pgs_data(data).connection_axes, adj.b, 1.0, row_connection, pgs_data(data).v_free, pgs_data(data).adj_scratch, model_bar);
+      connection_targets_vjp(model, data, pgs_data(data).connection_axes, adj.b.data() + row_connection, -1.0, v, dt, v_bar, model_bar);
     }
-    Eigen::VectorXd& approach_bar = data.pgs->adj_row;  // per row: adjoint of J_r v (normal rows only)
+    Eigen::VectorXd& approach_bar = pgs_data(data).adj_row;  // per row: adjoint of J_r v (normal rows only)
     approach_bar.setZero(n);
     for (int k = 0; k < nc; ++k) {
       const Contact& c = data.contacts[k];
@@ -152,7 +152,7 @@ void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
     }
     if (!approach_bar.isZero(0.0)) {  // restitution on some row
       v_bar.noalias() += JT * approach_bar;
-      detail::add_contact_jacobian_rank_one_vjp<double>(model, data, approach_bar, v, data.pgs->adj_scratch,
+      detail::add_contact_jacobian_rank_one_vjp<double>(model, data, approach_bar, v, pgs_data(data).adj_scratch,
                                                         model_bar);
     }
     // A = J X: J_bar += (A_bar + A_bar^T) X^T, and -sum_rs sym(A_bar)_rs x_r^T dM x_s.
@@ -160,45 +160,45 @@ void pgs_contact_velocity_vjp(const Model& model, Data& data, const VecRef<doubl
       // A_bar = -u lambda^T: J_bar += -lambda (X u)^T - u (X lambda)^T and the M term is
       // +(X u)^T dM (X lambda). With y's terms below (J_bar += lambda y_bar^T, -y_bar^T dM X lambda)
       // the first and the M term fold into y_bar -= X u; the second is one more rank-one term.
-      Eigen::VectorXd& u = data.pgs->adj_row;
-      const PgsAdjointWorkspace& aws = data.pgs->adj_workspace;
+      Eigen::VectorXd& u = pgs_data(data).adj_row;
+      const PgsAdjointWorkspace& aws = pgs_data(data).adj_workspace;
       for (int i = 0; i < n; ++i) u[i] = aws.active[static_cast<size_t>(i)] == 0 ? -aws.y[i] : 0.0;  // -u
       y_bar.noalias() += X * u;
-      data.pgs->adj_x.noalias() = X * lambda;
-      detail::add_contact_jacobian_rank_one_vjp<double>(model, data, u, data.pgs->adj_x, data.pgs->adj_scratch, model_bar);
-      add_limit_rows_rank_one(model, data, q, u, data.pgs->adj_x, q_bar, model_bar);
-      connection_rows_vjp(model, data, data.pgs->connection_axes, u, 1.0, row_connection, data.pgs->adj_x,
-                          data.pgs->adj_scratch, model_bar);
+      pgs_data(data).adj_x.noalias() = X * lambda;
+      detail::add_contact_jacobian_rank_one_vjp<double>(model, data, u, pgs_data(data).adj_x, pgs_data(data).adj_scratch, model_bar);
+      add_limit_rows_rank_one(model, data, q, u, pgs_data(data).adj_x, q_bar, model_bar);
+      connection_rows_vjp(model, data, pgs_data(data).connection_axes, u, 1.0, row_connection, pgs_data(data).adj_x,
+                          pgs_data(data).adj_scratch, model_bar);
     } else {  // a general A_bar (the sweeps' adjoint): one rank-one term per column, M through sym(A_bar)'s eigenvectors
-      data.pgs->adj_A_sym = adj.A + adj.A.transpose();
+      pgs_data(data).adj_A_sym = adj.A + adj.A.transpose();
       for (int s = 0; s < n; ++s) {
-        data.pgs->adj_x = X.col(s);
-        data.pgs->adj_row = data.pgs->adj_A_sym.col(s);
-        detail::add_contact_jacobian_rank_one_vjp<double>(model, data, data.pgs->adj_row, data.pgs->adj_x,
-                                                          data.pgs->adj_scratch, model_bar);
-        add_limit_rows_rank_one(model, data, q, data.pgs->adj_row, data.pgs->adj_x, q_bar, model_bar);
-        connection_rows_vjp(model, data, data.pgs->connection_axes, data.pgs->adj_row, 1.0, row_connection, data.pgs->adj_x,
-                            data.pgs->adj_scratch, model_bar);
+        pgs_data(data).adj_x = X.col(s);
+        pgs_data(data).adj_row = pgs_data(data).adj_A_sym.col(s);
+        detail::add_contact_jacobian_rank_one_vjp<double>(model, data, pgs_data(data).adj_row, pgs_data(data).adj_x,
+                                                          pgs_data(data).adj_scratch, model_bar);
+        add_limit_rows_rank_one(model, data, q, pgs_data(data).adj_row, pgs_data(data).adj_x, q_bar, model_bar);
+        connection_rows_vjp(model, data, pgs_data(data).connection_axes, pgs_data(data).adj_row, 1.0, row_connection, pgs_data(data).adj_x,
+                            pgs_data(data).adj_scratch, model_bar);
       }
-      data.pgs->adj_A_sym *= 0.5;
-      data.pgs->adj_eigen.compute(data.pgs->adj_A_sym);
-      const double largest = data.pgs->adj_eigen.eigenvalues.cwiseAbs().maxCoeff();
+      pgs_data(data).adj_A_sym *= 0.5;
+      pgs_data(data).adj_eigen.compute(pgs_data(data).adj_A_sym);
+      const double largest = pgs_data(data).adj_eigen.eigenvalues.cwiseAbs().maxCoeff();
       for (int k = 0; k < n; ++k) {
-        const double sigma = data.pgs->adj_eigen.eigenvalues[k];
+        const double sigma = pgs_data(data).adj_eigen.eigenvalues[k];
         if (std::abs(sigma) <= 1e-15 * largest) continue;
-        data.pgs->adj_x.noalias() = X * data.pgs->adj_eigen.eigenvectors.col(k);
-        mass_quadratic_vjp<double>(model, data, data.pgs->adj_x, -sigma, data.adj_pose_bar, model_bar);
+        pgs_data(data).adj_x.noalias() = X * pgs_data(data).adj_eigen.eigenvectors.col(k);
+        mass_quadratic_vjp<double>(model, data, pgs_data(data).adj_x, -sigma, data.adj_pose_bar, model_bar);
       }
     }
     // y = J^T lambda, x = M^-1 y: J_bar += lambda y_bar^T, and -y_bar^T dM x
-    data.pgs->adj_x.noalias() = X * lambda;
-    detail::mass_bilinear_vjp<double>(model, data, y_bar, data.pgs->adj_x, -1.0, data.pgs->adj_column, model_bar);
-    data.pgs->adj_row = lambda;
-    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, data.pgs->adj_row, y_bar, data.pgs->adj_scratch,
+    pgs_data(data).adj_x.noalias() = X * lambda;
+    detail::mass_bilinear_vjp<double>(model, data, y_bar, pgs_data(data).adj_x, -1.0, pgs_data(data).adj_column, model_bar);
+    pgs_data(data).adj_row = lambda;
+    detail::add_contact_jacobian_rank_one_vjp<double>(model, data, pgs_data(data).adj_row, y_bar, pgs_data(data).adj_scratch,
                                                       model_bar);
-    add_limit_rows_rank_one(model, data, q, data.pgs->adj_row, y_bar, q_bar, model_bar);
-    connection_rows_vjp(model, data, data.pgs->connection_axes, data.pgs->adj_row, 1.0, row_connection, y_bar,
-                        data.pgs->adj_scratch, model_bar);
+    add_limit_rows_rank_one(model, data, q, pgs_data(data).adj_row, y_bar, q_bar, model_bar);
+    connection_rows_vjp(model, data, pgs_data(data).connection_axes, pgs_data(data).adj_row, 1.0, row_connection, y_bar,
+                        pgs_data(data).adj_scratch, model_bar);
     collide_vjp<double>(model, data, data.contact_bar, data.adj_pose_bar, model_bar);
     body_poses_vjp<double>(model, data, q, data.adj_pose_bar, q_bar, model_bar);
   }

@@ -43,8 +43,10 @@ bool supported_pair(GeomType lo, GeomType hi) {
 
 FlatArrays export_flat_model(const Model& model) {
   const ContactSettings& c = model.contact;
-  if (c.model == ContactModel::Ipm)
-    refuse("it uses contact model 'ipm', and the GPU kernels run 'penalty' and 'pgs' contact (or none); use "
+  // the kernels' own implementations (flat/penalty.hpp, flat/pgs.hpp): any other model is refused
+  if (c.model != ContactModel::None && c.model != ContactModel::Penalty && c.model != ContactModel::Pgs)
+    refuse(std::string("it uses contact model '") + contact_model_name(c.model) +
+           "', and the GPU kernels run 'penalty' and 'pgs' contact (or none); use "
            "model.with_contact(model='pgs') or 'penalty', or run it on the CPU (device='cpu')");
   if (c.model == ContactModel::Pgs && c.pgs_gradient != PgsGradient::Implicit)
     refuse("its pgs contact is differentiated through the sweeps (pgs_gradient='sweeps'); the GPU kernels "

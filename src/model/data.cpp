@@ -1,13 +1,12 @@
-// Data's constructor: every workspace sized once from the Model (model/data.hpp), the solvers' own
-// blocks by their constructors (contact/pgs_data.hpp, contact/ipm_data.hpp).
+// Data's constructor: every workspace sized once from the Model (model/data.hpp), the contact models'
+// own blocks by their make_workspace (contact/contact_models.hpp).
 #include "gradyn/model/data.hpp"
 
 #include <algorithm>
 
 #include "gradyn/autodiff.hpp"
-#include "gradyn/contact/ipm_data.hpp"
 #include "gradyn/contact/joint_constraints.hpp"
-#include "gradyn/contact/pgs_data.hpp"
+#include "gradyn/contact/models/contact_model_defaults.hpp"
 #include "gradyn/model/params.hpp"
 
 namespace gradyn {
@@ -126,8 +125,8 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   for (const FixedTendon& tendon : model.tendons) limit_rows += tendon.limited() ? 2 : 0;
   const int ncontact_slots = static_cast<int>(contacts.size());
   const int joint_rows = joint_constraint_rows<S>(model);
-  pgs = detail::DeepPtr<PgsDataTpl<S>>(std::make_unique<PgsDataTpl<S>>(model, ncontact_slots, limit_rows, joint_rows));
-  ipm = detail::DeepPtr<IpmDataTpl<S>>(std::make_unique<IpmDataTpl<S>>(model, ncontact_slots, limit_rows));
+  const ContactWorkspaceSizes sizes{ncontact_slots, limit_rows, joint_rows};
+  make_contact_workspaces<S>(model, sizes, contact_workspaces);  // every registered model's, whichever is on
   // contact adjoint workspace
   adj_pose_bar.assign(nb, Vector6<S>::Zero());
   adj_ow.assign(nb, Vector6<S>::Zero());
@@ -175,6 +174,7 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   deriv_contact_jac.assign(contacts.size(), Eigen::Matrix<double, 13, 12>::Zero());
   deriv_ov_next.assign(nb, Vector6<S>::Zero());
   deriv_contact_rate = MatrixX<S>::Zero(3 * static_cast<Eigen::Index>(contacts.size()), model.nv);
+  deriv_limit_tangent = VectorX<S>::Zero(model.nv);
   deriv_contact_depth = deriv_contact_approach = MatrixX<S>::Zero(static_cast<Eigen::Index>(contacts.size()), model.nv);
   // deriv_impulse_*: sized by their first use (the row count depends on the solver)
 }

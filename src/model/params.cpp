@@ -90,15 +90,17 @@ void add_names(std::vector<std::string>& out, const std::string& base, std::init
 }
 
 // The ContactSettings fields in the flat vector, in order.
-constexpr const char* kContactSettingNames[] = {"stiffness",        "exponent", "damping", "velocity_scale",
-                                                "static_friction_ratio", "viscous_friction", "erp", "slop", "cfm"};
+#define GRADYN_CONTACT_SETTING_NAME(name) #name,
+constexpr const char* kContactSettingNames[] = {GRADYN_DIFFERENTIABLE_CONTACT_SETTINGS(GRADYN_CONTACT_SETTING_NAME)};
+#undef GRADYN_CONTACT_SETTING_NAME
 constexpr int kContactSettings = sizeof(kContactSettingNames) / sizeof(kContactSettingNames[0]);
 
 // Pointers to the settings (or their adjoints) in kContactSettingNames' order.
 template <class Settings>
 auto contact_fields(Settings& c) {
-  return std::array{&c.stiffness, &c.exponent, &c.damping, &c.velocity_scale, &c.static_friction_ratio,
-                    &c.viscous_friction, &c.erp, &c.slop, &c.cfm};
+#define GRADYN_CONTACT_SETTING_FIELD(name) &c.name,
+  return std::array{GRADYN_DIFFERENTIABLE_CONTACT_SETTINGS(GRADYN_CONTACT_SETTING_FIELD)};
+#undef GRADYN_CONTACT_SETTING_FIELD
 }
 static_assert(std::tuple_size_v<decltype(contact_fields(std::declval<ContactSettings&>()))> == kContactSettings);
 

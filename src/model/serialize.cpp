@@ -754,7 +754,7 @@ Model read_payload(Reader& r) {
   if (m.max_contacts < 0) Reader::inconsistent("max_contacts is " + std::to_string(m.max_contacts));
 
   ContactSettings& c = m.contact;
-  c.model = r.enumeration("contact model", ContactModel::Ipm);
+  c.model = r.enumeration("contact model", kLastContactModel);
   c.stiffness = r.f64("contact stiffness");
   c.exponent = r.f64("contact exponent");
   c.damping = r.f64("contact damping");

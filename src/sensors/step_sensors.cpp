@@ -3,8 +3,7 @@
 #include "gradyn/sensors/step_sensors.hpp"
 
 #include "gradyn/autodiff.hpp"
-#include "gradyn/contact/ipm_data.hpp"
-#include "gradyn/contact/pgs_data.hpp"
+#include "gradyn/contact/contact_models.hpp"
 #include "gradyn/model/errors.hpp"
 #include "gradyn/model/params.hpp"
 
@@ -34,19 +33,9 @@ void step_contact_normal_forces(const ModelTpl<S>& model, const DataTpl<S>& data
   if (normal_force.size() < nc)
     throw ArgumentError("normal_force: expected room for " + std::to_string(nc) + " contacts, got " +
                         std::to_string(normal_force.size()));
-  for (int k = 0; k < nc; ++k) {
-    normal_force[k] = S(0);
-    switch (model.contact.model) {
-      case ContactModel::Penalty: normal_force[k] = data.contact_force[k].dot(data.contacts[k].normal); break;
-      case ContactModel::Pgs:
-        if (data.pgs->ncontacts == nc) normal_force[k] = data.pgs->lambda[3 * k] / dt;
-        break;
-      case ContactModel::Ipm:
-        if (data.ipm->ncontacts == nc && data.ipm->z.size() >= nc) normal_force[k] = data.ipm->z[k] / dt;
-        break;
-      case ContactModel::None: break;
-    }
-  }
+  visit_contact_model(model.contact.model, [&](auto contact_model) {
+    for (int k = 0; k < nc; ++k) normal_force[k] = decltype(contact_model)::normal_force(model, data, k, nc, dt);
+  });
 }
 
 template <class S>

@@ -11,9 +11,7 @@
 #include <omp.h>
 
 #include "gradyn/autodiff.hpp"
-#include "gradyn/contact/ipm_data.hpp"
-#include "gradyn/contact/pgs_contact.hpp"
-#include "gradyn/contact/pgs_data.hpp"
+#include "gradyn/contact/contact_models.hpp"
 #include "gradyn/model/errors.hpp"
 
 namespace gradyn {
@@ -63,8 +61,7 @@ template <class S>
 void forget_history(const ModelTpl<S>& model, DataTpl<S>& data) {
   data.status = kStatusOk;
   for (int g = 0; g < model.ngeoms(); ++g) data.sweep_order[g] = g;
-  pgs_forget_warm_start<S>(data);
-  data.ipm->warm_ncontacts = -1;
+  forget_contact_warm_starts<S>(data);
 }
 
 #define GRADYN_INSTANTIATE(S) template void forget_history<S>(const ModelTpl<S>&, DataTpl<S>&);

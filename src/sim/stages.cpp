@@ -1,10 +1,9 @@
-// The forward stages of a step (sim/stages.hpp): the one place that dispatches on the contact model.
+// The forward stages of a step (sim/stages.hpp): the one place that dispatches on the contact model,
+// through its hooks (contact/contact_models.hpp).
 #include "gradyn/sim/stages.hpp"
 
 #include "gradyn/autodiff.hpp"
-#include "gradyn/contact/ipm_contact.hpp"
-#include "gradyn/contact/penalty.hpp"
-#include "gradyn/contact/pgs_contact.hpp"
+#include "gradyn/contact/contact_models.hpp"
 #include "gradyn/dynamics/actuation.hpp"
 #include "gradyn/dynamics/network_forces.hpp"
 #include "gradyn/dynamics/passive.hpp"
@@ -20,8 +19,8 @@ void flag_deep_penetration(const ModelTpl<S>& model, DataTpl<S>& data) {
     if (value_of(data.contacts[k].depth) > model.contact.max_penetration) data.status |= kStatusDeepPenetration;
 }
 
-// Networks at contact sites run per contact inside the penalty model; under any other they would
-// silently do nothing.
+// Networks at contact sites run per contact inside the models that evaluate them (penalty); under
+// any other they would silently do nothing.
 template <class S>
 void require_no_contact_networks(const ModelTpl<S>& model) {
   for (const NetworkTpl<S>& net : model.networks)
@@ -37,17 +36,24 @@ void require_no_contact_networks(const ModelTpl<S>& model) {
 template <class S>
 const VectorX<S>& detail::accelerations_under(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
                                       const VecRef<S>& v, const VecRef<S>& tau) {
-  // Pgs, Ipm: free motion here; the impulses come in stage_constraints, at the velocity level.
-  if (model.contact.model != ContactModel::Penalty) return forward_dynamics<S>(model, data, q, v, tau);
-  data.contact_tau_total = tau + contact_generalized_forces<S>(model, data, q, v);
-  flag_deep_penetration<S>(model, data);
-  return forward_dynamics<S>(model, data, q, v, data.contact_tau_total);
+  return visit_contact_model(model.contact.model, [&](auto contact_model) -> const VectorX<S>& {
+    using Kind = decltype(contact_model);
+    // Impulse-level models: free motion here; the impulses come in stage_constraints.
+    if constexpr (Kind::level != ContactLevel::Force) {
+      return forward_dynamics<S>(model, data, q, v, tau);
+    } else {
+      data.contact_tau_total = tau + Kind::template generalized_forces<S>(model, data, q, v);
+      flag_deep_penetration<S>(model, data);
+      return forward_dynamics<S>(model, data, q, v, data.contact_tau_total);
+    }
+  });
 }
 
 template <class S>
 void detail::applied_forces(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                             const VecRef<S>& tau, const VecRef<S>& ctrl) {
-  if (model.contact.model != ContactModel::Penalty) require_no_contact_networks(model);
+  if (!visit_contact_model(model.contact.model, [](auto m) { return decltype(m)::evaluates_contact_networks; }))
+    require_no_contact_networks(model);
   actuation<S>(model, data, q, v, ctrl);
   if (model.networks.empty()) {
     data.applied_tau = tau + data.actuation_tau;
@@ -71,14 +77,16 @@ const VectorX<S>& stage_accelerations(const ModelTpl<S>& model, DataTpl<S>& data
 template <class S>
 void stage_constraints(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                        const VecRef<S>& a, const NoDeduce<S>& dt, VecOut<S> v_next) {
-  // v_next may alias v: both contact solvers read v before writing v_next.
-  switch (model.contact.model) {
-    case ContactModel::Pgs: pgs_contact_velocity<S>(model, data, q, v, a, dt, v_next); break;
-    case ContactModel::Ipm: ipm_contact_velocity<S>(model, data, q, v, a, dt, v_next); break;
-    case ContactModel::None:
-    case ContactModel::Penalty: v_next = v + dt * a; return;
-  }
-  flag_deep_penetration<S>(model, data);
+  // v_next may alias v: every impulse model reads v before writing v_next.
+  visit_contact_model(model.contact.model, [&](auto contact_model) {
+    using Kind = decltype(contact_model);
+    if constexpr (Kind::level == ContactLevel::Impulse) {
+      Kind::template velocity<S>(model, data, q, v, a, dt, v_next);
+      flag_deep_penetration<S>(model, data);
+    } else {
+      v_next = v + dt * a;
+    }
+  });
 }
 
 #define GRADYN_INSTANTIATE(S)                                                                                  \

@@ -3,11 +3,7 @@
 #include <type_traits>
 
 #include "gradyn/autodiff.hpp"
-#include "gradyn/contact/ipm_contact_vjp.hpp"
-#include "gradyn/contact/joint_constraints.hpp"
-#include "gradyn/contact/joint_limits.hpp"
-#include "gradyn/contact/penalty_vjp.hpp"
-#include "gradyn/contact/pgs_contact_vjp.hpp"
+#include "gradyn/contact/contact_models.hpp"
 #include "gradyn/dynamics/actuation.hpp"
 #include "gradyn/dynamics/network_forces.hpp"
 #include "gradyn/dynamics/passive.hpp"
@@ -24,20 +20,21 @@ template <class S>
 void accelerations_under_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                              const VecRef<S>& tau, const VectorX<S>& a_bar, VecOut<S> q_bar, VecOut<S> v_bar,
                              VecOut<S> tau_bar, ModelTangentTpl<S>& model_bar, bool stage_is_current) {
-  if (model.contact.model != ContactModel::Penalty) {
-    forward_dynamics_vjp<S>(model, data, q, v, tau, a_bar, q_bar, v_bar, tau_bar, model_bar, stage_is_current);
-    return;
-  }
-  // a = forward_dynamics(q, v, tau + tau_c(q, v)): the adjoint of tau + tau_c flows to both.
-  if (!stage_is_current) detail::accelerations_under<S>(model, data, q, v, tau);
-  VectorX<S>& total_bar = data.adj_stage_tau_bar;
-  total_bar.setZero();
-  forward_dynamics_vjp<S>(model, data, q, v, data.contact_tau_total, a_bar, q_bar, v_bar, total_bar, model_bar,
-                          /*forward_is_current=*/true);
-  tau_bar += total_bar;
-  penalty_contact_forces_vjp<S>(model, data, q, v, total_bar, q_bar, v_bar, model_bar);
-  add_joint_limit_forces_vjp<S>(model, q, v, total_bar, q_bar, v_bar);
-  add_joint_constraint_forces_vjp<S>(model, q, v, total_bar, q_bar, v_bar, &model_bar);
+  visit_contact_model(model.contact.model, [&](auto contact_model) {
+    using Kind = decltype(contact_model);
+    if constexpr (Kind::level != ContactLevel::Force) {
+      forward_dynamics_vjp<S>(model, data, q, v, tau, a_bar, q_bar, v_bar, tau_bar, model_bar, stage_is_current);
+    } else {
+      // a = forward_dynamics(q, v, tau + tau_c(q, v)): the adjoint of tau + tau_c flows to both.
+      if (!stage_is_current) detail::accelerations_under<S>(model, data, q, v, tau);
+      VectorX<S>& total_bar = data.adj_stage_tau_bar;
+      total_bar.setZero();
+      forward_dynamics_vjp<S>(model, data, q, v, data.contact_tau_total, a_bar, q_bar, v_bar, total_bar, model_bar,
+                              /*forward_is_current=*/true);
+      tau_bar += total_bar;
+      Kind::template generalized_forces_vjp<S>(model, data, q, v, total_bar, q_bar, v_bar, model_bar);
+    }
+  });
 }
 
 }  // namespace
@@ -69,28 +66,19 @@ template <class S>
 void stage_constraints_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
                            const NoDeduce<S>& dt, const VecRef<S>& v_next_bar, VecOut<S> q_bar, VecOut<S> v_bar,
                            VecOut<S> a_bar, ModelTangentTpl<S>& model_bar) {
-  if constexpr (!std::is_same_v<S, double>) {
-    if (has_impulses(model.contact.model))
-      throw ArgumentError(std::string("step_vjp: the adjoint of contact model '") +
-                          contact_model_name(model.contact.model) +
-                          "' is computed in double only; forward mode through its step is exact already "
-                          "(the impulses carry ADScalar derivatives by the implicit function theorem)");
-  }
-  switch (model.contact.model) {
-    case ContactModel::Pgs:
-      if constexpr (std::is_same_v<S, double>)
-        pgs_contact_velocity_vjp(model, data, q, v, dt, v_next_bar, q_bar, v_bar, a_bar, model_bar);
-      return;
-    case ContactModel::Ipm:
-      if constexpr (std::is_same_v<S, double>)
-        ipm_contact_velocity_vjp(model, data, q, v, dt, v_next_bar, q_bar, v_bar, a_bar, model_bar);
-      return;
-    case ContactModel::None:
-    case ContactModel::Penalty:  // v+ = v + dt a
+  visit_contact_model(model.contact.model, [&](auto contact_model) {
+    using Kind = decltype(contact_model);
+    if constexpr (Kind::level != ContactLevel::Impulse) {  // v+ = v + dt a
       v_bar += v_next_bar;
       a_bar += dt * v_next_bar;
-      return;
-  }
+    } else if constexpr (std::is_same_v<S, double>) {
+      Kind::velocity_vjp(model, data, q, v, dt, v_next_bar, q_bar, v_bar, a_bar, model_bar);
+    } else {
+      throw ArgumentError(std::string("step_vjp: the adjoint of contact model '") + Kind::name +
+                          "' is computed in double only; forward mode through its step is exact already "
+                          "(the impulses carry ADScalar derivatives by the implicit function theorem)");
+    }
+  });
 }
 
 #define GRADYN_INSTANTIATE(S)                                                                                       \

@@ -12,12 +12,8 @@
 #include <unsupported/Eigen/AutoDiff>
 
 #include "gradyn/autodiff.hpp"
+#include "gradyn/contact/contact_models.hpp"
 #include "gradyn/contact/impulse_jacobian.hpp"
-#include "gradyn/contact/ipm_contact.hpp"
-#include "gradyn/contact/joint_constraints.hpp"
-#include "gradyn/contact/penalty.hpp"
-#include "gradyn/contact/penalty_jacobian.hpp"
-#include "gradyn/contact/pgs_contact.hpp"
 #include "gradyn/dynamics/actuation.hpp"
 #include "gradyn/dynamics/detail/network_inputs.hpp"
 #include "gradyn/dynamics/network_forces.hpp"
@@ -336,10 +332,12 @@ void state_rows_without_contact(const Eigen::MatrixXd& Minv, const Eigen::Matrix
   }
 }
 
-// The step Jacobian by reverse mode, one step_vjp per output: for the velocity-level models with dry
-// joint friction, couplings or connections, whose rows the forward-mode impulse terms
-// (contact/impulse_jacobian.hpp) do not cover, and for networks at contact sites and body
-// connections under penalty, which penalty_jacobian's per-contact force-law derivative does not include. Tangent coordinates on both sides: an output row r of
+// The step Jacobian by reverse mode, one step_vjp per output: for networks at contact sites, and
+// for what a contact model's jacobian_by_reverse_mode names (the velocity-level models with dry joint
+// friction, couplings or connections, whose rows the forward-mode impulse terms of
+// contact/impulse_jacobian.hpp do not cover; body connections under penalty, which
+// penalty_jacobian's per-contact force-law derivative does not include). Tangent coordinates on
+// both sides: an output row r of
 // q+'s tangent is read through the ambient cotangent c_r = D (D^T D)^-1 e_r (D = d integrate(q+, d) /
 // d d at d = 0: c_r^T D = e_r^T), and the ambient q adjoint goes to q's tangent through integrate_vjp
 // at a zero step. Allocates its scratch (2 nv step_vjp calls dominate the cost anyway).
@@ -408,9 +406,10 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
                         "semi-implicit Euler step (integrator 'euler'; Integrator::SemiImplicitEuler in C++); for RK4 use "
                         "step_vjp");
   const ContactModel contact = model.contact.model;
+  const ContactLevel level = contact_level(contact);
   if (contact != ContactModel::None) check_contact_settings(model.contact);
-  if ((has_impulses(contact) && has_joint_constraints(model)) || detail::has_contact_networks(model) ||
-      (contact == ContactModel::Penalty && !model.body_connections.empty())) {
+  if (detail::has_contact_networks(model) ||
+      visit_contact_model(contact, [&](auto m) { return decltype(m)::jacobian_by_reverse_mode(model); })) {
     reverse_mode_step_jacobian(model, data, q, v, tau, ctrl, dt, integrator, A, B, B_ctrl);
     return;
   }
@@ -418,8 +417,8 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   // Forward: the step's accelerations, as step() computes them. With velocity-level contact the
   // velocity rows are those of the step at the total acceleration (v+ - v) / dt with the impulses
   // held, then corrected by the impulses' response (contact/impulse_jacobian.hpp).
-  const bool penalty = contact == ContactModel::Penalty;
-  const bool impulses = has_impulses(contact);
+  const bool forces = level == ContactLevel::Force;
+  const bool impulses = level == ContactLevel::Impulse;
   Eigen::VectorXd& v_next = data.k_v[0];
   Eigen::VectorXd& h = data.k_q[0];
   Eigen::VectorXd& a = data.k_v[1];
@@ -443,8 +442,12 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
     if (actuated) detail::applied_forces<double>(model, data, q, v, tau, ctrl);
     else if (ctrl.size() != 0) actuation<double>(model, data, q, v, ctrl);  // throws: no actuator takes these controls
     const VecRef<double> applied = actuated ? VecRef<double>(data.applied_tau) : tau;
-    if (penalty) data.contact_tau_total = applied + contact_generalized_forces<double>(model, data, q, v);
-    data.tau_total = (penalty ? VecRef<double>(data.contact_tau_total) : applied) + passive_forces<double>(model, data, q, v);
+    visit_contact_model(contact, [&](auto contact_model) {
+      using Kind = decltype(contact_model);
+      if constexpr (Kind::level == ContactLevel::Force)
+        data.contact_tau_total = applied + Kind::template generalized_forces<double>(model, data, q, v);
+    });
+    data.tau_total = (forces ? VecRef<double>(data.contact_tau_total) : applied) + passive_forces<double>(model, data, q, v);
     detail::rnea_derivatives_kinematics(model, data, q, v);
     data.ddq.setZero();
     detail::rnea_derivatives_forces(model, data, data.ddq);  // the bias forces rnea(q, v, 0)
@@ -470,7 +473,10 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   dv.diagonal() -= model.damping;
   add_spring_terms(model, q, dq);
   add_tendon_spring_terms(model, dq, dv);
-  if (penalty) penalty_forces_jacobian(model, data, q, v, dq, dv);
+  visit_contact_model(contact, [&](auto contact_model) {
+    using Kind = decltype(contact_model);
+    if constexpr (Kind::level == ContactLevel::Force) Kind::forces_jacobian(model, data, q, v, dq, dv);
+  });
   if (impulses) add_impulse_forces_jacobian(model, data, q, v_next, dt, dq);
   if (model.nu() > 0) actuation_derivatives(model, q, v, ctrl, dtau_dx, data.deriv_dtau_dctrl);
   if (!model.networks.empty()) network_forces_derivatives(model, data, q, v, ctrl, dtau_dx, data.deriv_dtau_dctrl);
@@ -488,7 +494,7 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
     Bv.noalias() = (dt * T) * Minv;
     Av.noalias() += Bv * dtau_dx;
     Av.rightCols(nv) += T;
-  } else if (contact == ContactModel::None) {
+  } else if (level == ContactLevel::None) {
     state_rows_without_contact(Minv, dtau_dx, dt, A, data.deriv_index_scratch.data());
     for (int j = 0; j < nv; ++j) {
       const double* m = Minv.col(j).data();
@@ -508,7 +514,7 @@ void step_jacobian(const Model& model, Data& data, const VecRef<double>& q, cons
   // Configuration rows: dq+ = Ad dq + Jexp dt dv+. For 1-DoF joints (R) Ad = Jexp = 1: all rows as
   // if every joint were one (column by column, contiguous), then the multi-DoF joints' rows (the
   // path without contact formed the former already).
-  if (contact != ContactModel::None) {
+  if (level != ContactLevel::None) {
     A.topRows(nv) = dt * A.bottomRows(nv);
     A.topLeftCorner(nv, nv).diagonal().array() += 1.0;
     B.topRows(nv) = dt * B.bottomRows(nv);

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "gradyn/autodiff.hpp"
-#include "gradyn/contact/pgs_contact.hpp"
+#include "gradyn/contact/contact_models.hpp"
 #include "gradyn/model/params.hpp"
 #include "gradyn/sim/detail/lie_bracket.hpp"
 #include "gradyn/sim/integrate.hpp"
@@ -71,11 +71,8 @@ void step_vjp(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, co
 
   if (integrator == Integrator::SemiImplicitEuler) {
     // forward: a = accelerations(q, v, tau); v+ = constraints(q, v, a); dv = dt v+
-    if (model.contact.model == ContactModel::Pgs) {
-      // Cold start: the step is differentiated as a function of (q, v, tau) alone, not of the warm
-      // start a previous step left (converged solves agree to the PGS tolerance either way).
-      pgs_forget_warm_start<S>(data);
-    }
+    // e.g. PGS's cold start: the step is differentiated as a function of (q, v, tau) alone
+    visit_contact_model(model.contact.model, [&](auto m) { decltype(m)::before_step_vjp(data); });
     kv[0] = stage_accelerations<S>(model, data, q, v, tau, ctrl);
     stage_constraints<S>(model, data, q, v, kv[0], dt, kq[0]);
     dv = dt * kq[0];

@@ -231,9 +231,9 @@ StackResult stand_stack(ContactModel cm, double dt, double T, const std::functio
   const auto start = std::chrono::steady_clock::now();
   for (int t = 0; t < steps; ++t) {
     step<double>(m, d, q, v, tau, dt, Integrator::SemiImplicitEuler, q, v);
-    sweeps += d.pgs->result.iterations;
-    if (!d.pgs->result.converged) ++res.unconverged_steps;
-    res.max_rows = std::max(res.max_rows, d.pgs->problem.rows);
+    sweeps += pgs_data(d).result.iterations;
+    if (!pgs_data(d).result.converged) ++res.unconverged_steps;
+    res.max_rows = std::max(res.max_rows, pgs_data(d).problem.rows);
     for (int i = 0; i < 5; ++i) {
       const int iq = m.idx_q[i];
       res.max_drift = std::max(res.max_drift, (q.segment<2>(iq) - q_start.segment<2>(iq)).norm());
@@ -382,7 +382,7 @@ TEST(ContactStatus, PgsFlagsAnUnconvergedSolveAndKeepsGoing) {
   q[2] = half.z() - 1e-3;
   v[3] = 0.5;  // rolling: the corners push unevenly
   EXPECT_NO_THROW(step<double>(m, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q, v));
-  EXPECT_FALSE(d.pgs->result.converged);
+  EXPECT_FALSE(pgs_data(d).result.converged);
   EXPECT_TRUE(d.status & kStatusSolverNotConverged);
   EXPECT_FALSE(d.status & kStatusDeepPenetration);
   // A single contact converges within the default sweeps: no flag.
@@ -392,7 +392,7 @@ TEST(ContactStatus, PgsFlagsAnUnconvergedSolveAndKeepsGoing) {
   qb[2] = 0.1 - 1e-3;
   vb[0] = 0.5;  // sliding
   step<double>(ball, fresh, qb, vb, tau, 1e-3, Integrator::SemiImplicitEuler, qb, vb);
-  EXPECT_TRUE(fresh.pgs->result.converged);
+  EXPECT_TRUE(pgs_data(fresh).result.converged);
   EXPECT_EQ(fresh.status, kStatusOk);
 }
 
@@ -430,14 +430,14 @@ TEST(PgsPhysics, LcpStorageIsReusedAsContactsComeAndGo) {
   std::vector<int> counts_seen(5, 0);
   for (int t = 0; t < 2000; ++t) {
     step<double>(m, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q, v);
-    if (d.pgs->problem.rows > 0 && storage == nullptr) storage = d.pgs->problem.A.data();
-    if (storage) EXPECT_EQ(d.pgs->problem.A.data(), storage) << "step " << t;
+    if (pgs_data(d).problem.rows > 0 && storage == nullptr) storage = pgs_data(d).problem.A.data();
+    if (storage) EXPECT_EQ(pgs_data(d).problem.A.data(), storage) << "step " << t;
     counts_seen[std::min(d.ncontacts, 4)] += 1;
   }
   EXPECT_GT(counts_seen[0], 0);
   EXPECT_GT(counts_seen[1] + counts_seen[2], 0);
   EXPECT_GT(counts_seen[4], 0);
-  EXPECT_EQ(d.pgs->problem.A.rows(), 12);
+  EXPECT_EQ(pgs_data(d).problem.A.rows(), 12);
   EXPECT_EQ(d.status & ~kStatusSolverNotConverged, kStatusOk);
 }
 

@@ -69,9 +69,9 @@ TEST(IpmContact, SphereRestsOnPlane) {
   simulate(m, d, q, v, dt, 10000);  // 10 s
   EXPECT_EQ(d.status, kStatusOk);
   EXPECT_EQ(d.ncontacts, 1);
-  EXPECT_TRUE(d.ipm->result.converged);
+  EXPECT_TRUE(ipm_data(d).result.converged);
   EXPECT_LE((q.head<3>() - q_start.head<3>()).norm(), 1e-4);
-  EXPECT_NEAR(d.ipm->z[0], 9.81 * dt, 1e-8) << "the normal impulse carries the weight";
+  EXPECT_NEAR(ipm_data(d).z[0], 9.81 * dt, 1e-8) << "the normal impulse carries the weight";
   EXPECT_LE(v.norm(), 1e-8);
 }
 
@@ -86,7 +86,7 @@ TEST(IpmContact, BoxRestsOnPlane) {
   EXPECT_EQ(d.ncontacts, 4);
   EXPECT_LE((q.head<3>() - q_start.head<3>()).norm(), 1e-4);
   EXPECT_NEAR(std::abs(q[6]), 1.0, 1e-6);  // still level
-  EXPECT_NEAR(d.ipm->z.head(4).sum(), 9.81 * dt, 1e-8) << "the normal impulses carry the weight";
+  EXPECT_NEAR(ipm_data(d).z.head(4).sum(), 9.81 * dt, 1e-8) << "the normal impulses carry the weight";
 }
 
 // Gravity tilted by theta about y is a plane inclined by theta: below the friction angle the box
@@ -129,8 +129,8 @@ TEST(IpmContact, DiagonalSlidingShowsThePolyhedralCone) {
     v[0] = v[1] = v0 / std::sqrt(2.0);
     Eigen::VectorXd qn = q, vn = v;
     step<double>(m, d, q, v, Eigen::VectorXd::Zero(6), dt, Integrator::SemiImplicitEuler, qn, vn);
-    ASSERT_TRUE(d.ipm->result.converged);
-    const double normal = d.ipm->z[0];
+    ASSERT_TRUE(ipm_data(d).result.converged);
+    const double normal = ipm_data(d).z[0];
     EXPECT_NEAR(normal, g * dt, 1e-8);  // s_n = v_z+ <= tolerance / lambda_n
     // Body-frame linear velocity = world at identity orientation. Friction along -(1, 1)/sqrt 2.
     const double friction = (v.head<2>() - vn.head<2>()).norm();
@@ -230,17 +230,17 @@ TEST(IpmContact, LimitRowsFollowTheContactRows) {
   step<double>(m, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, qn, vn);
   EXPECT_EQ(d.status, kStatusOk);
   ASSERT_EQ(d.ncontacts, 1);
-  ASSERT_EQ(d.ipm->nlimits, 1);
-  EXPECT_EQ(d.ipm->limit_coord[0], 0);
-  EXPECT_EQ(d.ipm->limit_side[0], -1);
+  ASSERT_EQ(ipm_data(d).nlimits, 1);
+  EXPECT_EQ(ipm_data(d).limit_coord[0], 0);
+  EXPECT_EQ(ipm_data(d).limit_side[0], -1);
   const int row = (m.contact.ipm_friction_directions + 2) * d.ncontacts;
-  ASSERT_EQ(d.ipm->problem.n_ineq(), row + 1);
-  EXPECT_EQ(Eigen::Vector2d(d.ipm->problem.G.row(row).transpose()), Eigen::Vector2d(1.0, 0.0));
-  EXPECT_EQ(d.ipm->problem.F(row, row), -m.contact.cfm);
+  ASSERT_EQ(ipm_data(d).problem.n_ineq(), row + 1);
+  EXPECT_EQ(Eigen::Vector2d(ipm_data(d).problem.G.row(row).transpose()), Eigen::Vector2d(1.0, 0.0));
+  EXPECT_EQ(ipm_data(d).problem.F(row, row), -m.contact.cfm);
   // Baumgarte on the violation beyond the slop: target erp / dt (2e-4 - 1e-4)
-  EXPECT_NEAR(d.ipm->problem.m[row], -m.contact.erp / 1e-3 * (2e-4 - m.contact.slop), 1e-12);
-  EXPECT_GT(d.ipm->z[row], 0.0) << "the limit pushes back";
-  EXPECT_GT(d.ipm->z[0], 0.0) << "the floor pushes the ball";
+  EXPECT_NEAR(ipm_data(d).problem.m[row], -m.contact.erp / 1e-3 * (2e-4 - m.contact.slop), 1e-12);
+  EXPECT_GT(ipm_data(d).z[row], 0.0) << "the limit pushes back";
+  EXPECT_GT(ipm_data(d).z[0], 0.0) << "the floor pushes the ball";
   EXPECT_LT(qn[0], 2e-4) << "moving back into range";
   EXPECT_NEAR(-vn[0], m.contact.erp / 1e-3 * (2e-4 - m.contact.slop), 1e-6) << "at the Baumgarte rate";
 }
@@ -281,8 +281,8 @@ TEST(IpmContact, LimitStepsAgreeWithPgs) {
   for (int t = 0; t < 1500; ++t) {
     simulate(ipm, di, qi, vi, 1e-3, 1);
     simulate(pgs, dp, qp, vp, 1e-3, 1);
-    EXPECT_EQ(di.ipm->nlimits, dp.pgs->nlimits) << "step " << t;
-    both_active += di.ipm->nlimits == 2;
+    EXPECT_EQ(ipm_data(di).nlimits, pgs_data(dp).nlimits) << "step " << t;
+    both_active += ipm_data(di).nlimits == 2;
     worst = std::max({worst, (qi - qp).lpNorm<Eigen::Infinity>(), (vi - vp).lpNorm<Eigen::Infinity>()});
   }
   EXPECT_EQ(di.status, kStatusOk);
@@ -302,8 +302,8 @@ TEST(IpmContact, KappaGivesASlightlySoftContact) {
     Data d(m);
     Eigen::VectorXd q = at_height(m, r), v = Eigen::VectorXd::Zero(6), qn = q, vn = v;
     step<double>(m, d, q, v, Eigen::VectorXd::Zero(6), dt, Integrator::SemiImplicitEuler, qn, vn);
-    ASSERT_TRUE(d.ipm->result.converged) << kappa;
-    const double lambda_n = d.ipm->z[0];
+    ASSERT_TRUE(ipm_data(d).result.converged) << kappa;
+    const double lambda_n = ipm_data(d).z[0];
     EXPECT_NEAR(vn[2] * lambda_n, kappa, m.contact.ipm_tolerance) << kappa;  // s_n = v_z+ (target 0)
     EXPECT_GE(vn[2], -m.contact.ipm_tolerance);  // s_n >= 0, to the residual tolerance
     EXPECT_NEAR(lambda_n, 9.81 * dt + vn[2], 1e-10) << kappa;  // the impulse also lifts it
@@ -338,11 +338,11 @@ TEST(IpmContact, WarmStartGivesTheSameStepsInFewerIterations) {
   for (int t = 0; t < 200; ++t) {
     step<double>(m, cold, qw, vw, tau, 1e-3, Integrator::SemiImplicitEuler, qc, vc);
     step<double>(m_warm, warm, qw, vw, tau, 1e-3, Integrator::SemiImplicitEuler, qw, vw);
-    ASSERT_TRUE(cold.ipm->result.converged);
-    ASSERT_TRUE(warm.ipm->result.converged);
+    ASSERT_TRUE(ipm_data(cold).result.converged);
+    ASSERT_TRUE(ipm_data(warm).result.converged);
     ASSERT_EQ(warm.ncontacts, 4);
-    cold_iterations += cold.ipm->result.iterations;
-    warm_iterations += warm.ipm->result.iterations;
+    cold_iterations += ipm_data(cold).result.iterations;
+    warm_iterations += ipm_data(warm).result.iterations;
     worst = std::max(worst, (vw - vc).lpNorm<Eigen::Infinity>());
     EXPECT_LT((vw - vc).lpNorm<Eigen::Infinity>(), 1e-6) << "step " << t;
     EXPECT_LT((qw - qc).lpNorm<Eigen::Infinity>(), 1e-9) << "step " << t;
@@ -360,16 +360,16 @@ TEST(IpmContact, NonConvergenceSetsTheFlagAndKeepsTheIterate) {
   Eigen::VectorXd q = at_height(m, 0.049), v = Eigen::VectorXd::Zero(6), qn = q, vn = v;
   v[0] = 0.3;
   EXPECT_NO_THROW(step<double>(m, d, q, v, Eigen::VectorXd::Zero(6), 1e-3, Integrator::SemiImplicitEuler, qn, vn));
-  EXPECT_FALSE(d.ipm->result.converged);
-  EXPECT_EQ(d.ipm->result.iterations, 2);
+  EXPECT_FALSE(ipm_data(d).result.converged);
+  EXPECT_EQ(ipm_data(d).result.iterations, 2);
   EXPECT_TRUE(d.status & kStatusSolverNotConverged);
   EXPECT_TRUE(vn.allFinite());
-  EXPECT_EQ(vn, d.ipm->workspace.x) << "v+ is the last iterate";
+  EXPECT_EQ(vn, ipm_data(d).workspace.x) << "v+ is the last iterate";
   // With enough iterations the same step converges and clears nothing else.
   m.contact.ipm_iterations = 50;
   Data d2(m);
   step<double>(m, d2, q, v, Eigen::VectorXd::Zero(6), 1e-3, Integrator::SemiImplicitEuler, qn, vn);
-  EXPECT_TRUE(d2.ipm->result.converged);
+  EXPECT_TRUE(ipm_data(d2).result.converged);
   EXPECT_EQ(d2.status, kStatusOk);
 }
 
@@ -397,7 +397,7 @@ TEST(IpmContact, ForwardModeMatchesCentralDifferences) {
       VectorX<ADScalar> q = q0.cast<ADScalar>(), v = x.head(6), tau = VectorX<ADScalar>::Zero(6);
       VectorX<ADScalar> qn(7), vn(6);
       step<ADScalar>(ma, da, q, v, tau, ADScalar(dt), Integrator::SemiImplicitEuler, qn, vn);
-      EXPECT_TRUE(da.ipm->result.converged);
+      EXPECT_TRUE(ipm_data(da).result.converged);
       return VectorX<ADScalar>(vn);
     };
     auto f_fd = [&](const Eigen::VectorXd& x) {
@@ -440,9 +440,9 @@ TEST(IpmContact, ContactTheJointsCannotOpenIsInert) {
   step<double>(m, d, q, v, Eigen::VectorXd::Zero(3), 1e-3, Integrator::SemiImplicitEuler, qn, vn);
   ASSERT_EQ(d.ncontacts, 1);
   EXPECT_GT(d.contacts[0].depth, 0.02);
-  EXPECT_TRUE(d.ipm->result.converged);
+  EXPECT_TRUE(ipm_data(d).result.converged);
   EXPECT_EQ(d.status, kStatusOk);
-  EXPECT_NEAR(d.ipm->z[0], 0.0, 1e-9) << "no impulse on the inert row";
+  EXPECT_NEAR(ipm_data(d).z[0], 0.0, 1e-9) << "no impulse on the inert row";
   EXPECT_LE((vn - v).norm(), 1e-8) << "the spin goes on (frictional rows carry no load without a normal one)";
 }
 
@@ -473,21 +473,21 @@ TEST(IpmContact, CfmMakesConflictingContactsSolvable) {
     Data d(m);
     EXPECT_NO_THROW(step<double>(m, d, q, v, v, 1e-3, Integrator::SemiImplicitEuler, qn, vn));
     ASSERT_EQ(d.ncontacts, 2);
-    EXPECT_FALSE(d.ipm->result.converged);
+    EXPECT_FALSE(ipm_data(d).result.converged);
     EXPECT_TRUE(d.status & kStatusSolverNotConverged);
   }
   m.contact.cfm = 1e-4;
   Data d(m);
   step<double>(m, d, q, v, v, 1e-3, Integrator::SemiImplicitEuler, qn, vn);
-  EXPECT_TRUE(d.ipm->result.converged);
+  EXPECT_TRUE(ipm_data(d).result.converged);
   EXPECT_EQ(d.status, kStatusOk);
   EXPECT_NEAR(vn[0], 0.0, 1e-9);
   // Each normal row: 0 = J_n v+ - target + cfm lambda_n with v+ = 0.
   // (the contacts are deep: their Baumgarte target is max_correction_velocity, the cap)
   const double target = std::min(m.contact.erp / 1e-3 * (d.contacts[0].depth - m.contact.slop),
                                  m.contact.max_correction_velocity);
-  EXPECT_NEAR(d.ipm->z[0], target / m.contact.cfm, 1e-6 * target / m.contact.cfm);
-  EXPECT_NEAR(d.ipm->z[1], d.ipm->z[0], 1e-6 * d.ipm->z[0]);
+  EXPECT_NEAR(ipm_data(d).z[0], target / m.contact.cfm, 1e-6 * target / m.contact.cfm);
+  EXPECT_NEAR(ipm_data(d).z[1], ipm_data(d).z[0], 1e-6 * ipm_data(d).z[0]);
 }
 
 TEST(IpmContact, Rk4IsRefused) {

@@ -122,9 +122,9 @@ int contacts_at(const Case& c, bool& converged, std::vector<std::uint8_t>& branc
   Data d(c.model);
   Eigen::VectorXd qn(c.model.nq), vn(c.model.nv);
   step<double>(c.model, d, c.q, c.v, c.tau, 1e-3, Integrator::SemiImplicitEuler, qn, vn);
-  converged = d.ipm->result.converged;
-  branches.assign(d.ipm->target_branch.begin(), d.ipm->target_branch.begin() + d.ncontacts);
-  limits = d.ipm->nlimits;
+  converged = ipm_data(d).result.converged;
+  branches.assign(ipm_data(d).target_branch.begin(), ipm_data(d).target_branch.begin() + d.ncontacts);
+  limits = ipm_data(d).nlimits;
   return d.ncontacts;
 }
 

@@ -321,7 +321,7 @@ TEST(JointConstraints, ADirectionTheJointsCanHardlyMoveIsLeftOut) {
       ASSERT_EQ(d.status, 0) << contact_model_name(contact) << " step " << k;
     }
     const Eigen::Matrix3d& axes =
-        contact == ContactModel::Pgs ? d.pgs->connection_axes[0] : d.ipm->connection_axes[0];
+        contact == ContactModel::Pgs ? pgs_data(d).connection_axes[0] : ipm_data(d).connection_axes[0];
     int zero_columns = 0;
     for (int c = 0; c < 3; ++c) zero_columns += axes.col(c).isZero(0.0) ? 1 : 0;
     EXPECT_EQ(zero_columns, 1) << contact_model_name(contact) << "\n" << axes;

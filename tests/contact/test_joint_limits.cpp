@@ -216,16 +216,16 @@ TEST(JointLimits, PgsRowLayoutPutsLimitsAfterContacts) {
   q << 2e-4, std::asin(0.125) + 0.0025;
   v << 0.3, 0.0;  // the slide still driving into its limit
   step<double>(m, d, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, qn, vn);
-  ASSERT_EQ(d.pgs->ncontacts, 1);
-  ASSERT_EQ(d.pgs->nlimits, 1);
-  ASSERT_EQ(d.pgs->problem.rows, 4);
-  EXPECT_EQ(d.pgs->limit_coord[0], 0);
-  EXPECT_EQ(d.pgs->limit_side[0], -1);
-  EXPECT_EQ(d.pgs->JT.col(3), Eigen::Vector2d(-1.0, 0.0));
+  ASSERT_EQ(pgs_data(d).ncontacts, 1);
+  ASSERT_EQ(pgs_data(d).nlimits, 1);
+  ASSERT_EQ(pgs_data(d).problem.rows, 4);
+  EXPECT_EQ(pgs_data(d).limit_coord[0], 0);
+  EXPECT_EQ(pgs_data(d).limit_side[0], -1);
+  EXPECT_EQ(pgs_data(d).JT.col(3), Eigen::Vector2d(-1.0, 0.0));
   const Eigen::MatrixXd Minv = crba<double>(m, d, q).inverse();
-  EXPECT_NEAR(d.pgs->problem.A(3, 3), Minv(0, 0), 1e-12);
-  EXPECT_GT(d.pgs->lambda[3], 0.0) << "the limit pushes back";
-  EXPECT_GT(d.pgs->lambda[0], 0.0) << "the floor pushes the ball";
+  EXPECT_NEAR(pgs_data(d).problem.A(3, 3), Minv(0, 0), 1e-12);
+  EXPECT_GT(pgs_data(d).lambda[3], 0.0) << "the limit pushes back";
+  EXPECT_GT(pgs_data(d).lambda[0], 0.0) << "the floor pushes the ball";
   EXPECT_LT(qn[0], 2e-4) << "moving back into range";
 }
 

@@ -68,9 +68,9 @@ TEST(PgsContact, SphereRestsOnPlane) {
   const Eigen::VectorXd q_start = q;
   simulate(m, d, q, v, 1e-3, 10000);
   EXPECT_EQ(d.ncontacts, 1);
-  EXPECT_TRUE(d.pgs->result.converged);
+  EXPECT_TRUE(pgs_data(d).result.converged);
   EXPECT_LE((q.head<3>() - q_start.head<3>()).norm(), 1e-4);
-  EXPECT_NEAR(d.pgs->lambda[0], 9.81 * 1e-3, 1e-6) << "the normal impulse carries the weight";
+  EXPECT_NEAR(pgs_data(d).lambda[0], 9.81 * 1e-3, 1e-6) << "the normal impulse carries the weight";
 }
 
 // A step that diverges (a NaN torque) must not spoil the steps after it through the warm start: the

@@ -74,8 +74,8 @@ int contacts_at(const Case& c, bool& converged, int& limits) {
   Data d(c.model);
   Eigen::VectorXd qn(c.model.nq), vn(c.model.nv);
   step<double>(c.model, d, c.q, c.v, c.tau, 1e-3, Integrator::SemiImplicitEuler, qn, vn);
-  converged = d.pgs->result.converged;
-  limits = d.pgs->nlimits;
+  converged = pgs_data(d).result.converged;
+  limits = pgs_data(d).nlimits;
   return d.ncontacts;
 }
 
@@ -176,12 +176,12 @@ TEST(PgsContactVjp, ASingularActiveSetTakesTheStepJacobiansLeastNormMap) {
   Eigen::VectorXd qn(m.nq), vn(m.nv);
   step<double>(m, d, q, v, tau, dt, Integrator::SemiImplicitEuler, qn, vn);
   ASSERT_EQ(d.ncontacts, 4);
-  ASSERT_TRUE(d.pgs->result.converged);
-  const int n = d.pgs->problem.size();
+  ASSERT_TRUE(pgs_data(d).result.converged);
+  const int n = pgs_data(d).problem.size();
   PgsAdjointWorkspace aws(n);
   BoxedLcpAdjoint unused(n);
-  EXPECT_FALSE(pgs_implicit_vjp(d.pgs->problem, d.pgs->lambda.head(n), Eigen::VectorXd::Ones(n), aws, unused))
-      << "the scene must make the active-set system singular; lambda " << d.pgs->lambda.head(n).transpose();
+  EXPECT_FALSE(pgs_implicit_vjp(pgs_data(d).problem, pgs_data(d).lambda.head(n), Eigen::VectorXd::Ones(n), aws, unused))
+      << "the scene must make the active-set system singular; lambda " << pgs_data(d).lambda.head(n).transpose();
   // The rows of v+: by q (the VJP's ambient q mapped to tangent directions, d(q (+) e dq)/de by
   // central differences of the exponential map), by v and by tau.
   const Eigen::MatrixXd J = step_jacobian_vjp(m, q, v, tau, dt, Integrator::SemiImplicitEuler);

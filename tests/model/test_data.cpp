@@ -1,4 +1,4 @@
-// Data: a copy is a workspace of its own, solver blocks included (they are held by pointer so that
+// Data: a copy is a workspace of its own, solver blocks included (held by type-erased pointer so that
 // their headers stay out of data.hpp; a shallow copy would let two Data share one PGS warm start).
 #include <gtest/gtest.h>
 
@@ -23,28 +23,28 @@ TEST(Data, CopiesOwnTheirSolverWorkspaces) {
     const test::LaikagoScene s = test::laikago_standing(contact);
     Data original(s.model);
     step_once(s.model, original, s.q, -0.2);
-    const Eigen::VectorXd pgs_lambda = original.pgs->lambda;
-    const Eigen::VectorXd ipm_z = original.ipm->z;
+    const Eigen::VectorXd pgs_lambda = pgs_data(original).lambda;
+    const Eigen::VectorXd ipm_z = ipm_data(original).z;
     const int contacts = original.ncontacts;
 
     Data copy = original;
-    EXPECT_NE(&*copy.pgs, &*original.pgs);
-    EXPECT_NE(&*copy.ipm, &*original.ipm);
-    EXPECT_EQ(copy.pgs->lambda, original.pgs->lambda);
-    EXPECT_EQ(copy.ipm->z, original.ipm->z);
+    EXPECT_NE(&pgs_data(copy), &pgs_data(original));
+    EXPECT_NE(&ipm_data(copy), &ipm_data(original));
+    EXPECT_EQ(pgs_data(copy).lambda, pgs_data(original).lambda);
+    EXPECT_EQ(ipm_data(copy).z, ipm_data(original).z);
     step_once(s.model, copy, s.q, 0.3);  // another step on the copy changes the copy alone
-    EXPECT_EQ(original.pgs->lambda, pgs_lambda);
-    EXPECT_EQ(original.ipm->z, ipm_z);
+    EXPECT_EQ(pgs_data(original).lambda, pgs_lambda);
+    EXPECT_EQ(ipm_data(original).z, ipm_z);
     EXPECT_EQ(original.ncontacts, contacts);
 
     Data assigned(s.model);
     assigned = original;
-    EXPECT_NE(&*assigned.pgs, &*original.pgs);
-    EXPECT_EQ(assigned.pgs->lambda, pgs_lambda);
+    EXPECT_NE(&pgs_data(assigned), &pgs_data(original));
+    EXPECT_EQ(pgs_data(assigned).lambda, pgs_lambda);
 
-    const PgsDataTpl<double>* block = &*copy.pgs;
+    const PgsDataTpl<double>* block = &pgs_data(copy);
     Data moved = std::move(copy);  // a move hands the blocks over
-    EXPECT_EQ(&*moved.pgs, block);
+    EXPECT_EQ(&pgs_data(moved), block);
   }
 }
 
@@ -56,8 +56,8 @@ TEST(Data, ACopyStepsAsTheOriginal) {
   Data copy = original;
   step_once(s.model, original, s.q, -0.1);
   step_once(s.model, copy, s.q, -0.1);
-  EXPECT_EQ(copy.pgs->lambda, original.pgs->lambda);
-  EXPECT_EQ(copy.pgs->warm_start, original.pgs->warm_start);
+  EXPECT_EQ(pgs_data(copy).lambda, pgs_data(original).lambda);
+  EXPECT_EQ(pgs_data(copy).warm_start, pgs_data(original).warm_start);
 }
 
 }  // namespace

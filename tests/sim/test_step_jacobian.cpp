@@ -197,7 +197,7 @@ void expect_velocity_level_matches_ad(ContactModel contact_model, double tol) {
       Data probe(tree);
       Eigen::VectorXd q1(tree.nq), v1(tree.nv);
       step<double>(tree, probe, q, v, tau, 1e-3, Integrator::SemiImplicitEuler, q1, v1);
-      EXPECT_GT(contact.model == ContactModel::Pgs ? probe.pgs->nlimits : probe.ipm->nlimits, 0);
+      EXPECT_GT(contact.model == ContactModel::Pgs ? pgs_data(probe).nlimits : ipm_data(probe).nlimits, 0);
       expect_matches_ad(tree, q, v, tau, 1e-3, tol);
     }
   }

@@ -1,5 +1,8 @@
-// Forward-mode derivatives of the velocity-level contact stage (ContactModel::Pgs and Ipm) for the
-// step's analytical Jacobian (sim/step_jacobian.hpp).
+// Forward-mode derivatives of the velocity-level contact stage (an impulse-level contact model:
+// pgs, ipm) for the step's analytical Jacobian (sim/step_jacobian.hpp). What differs between the
+// models (their impulses, limit rows, target branches and the response below) comes through each
+// model's hooks (contact/models/<model>.hpp, written in src/contact/<model>_impulse_jacobian.cpp);
+// the rest is here.
 //
 // Both solvers return impulses z on rows with Jacobian J (contact normal and friction directions,
 // joint limits; the ipm's gamma rows have none) such that
@@ -27,7 +30,7 @@ namespace gradyn {
 
 /// Adds d(J^T z / dt)/dq (z held; tangent directions) into dtau_dq (nv x nv), and records in data the
 /// contacts' rate, depth and approach derivatives that impulse_response reads. Needs the step's
-/// contact stage (pgs_contact_velocity or ipm_contact_velocity) to have run at (q, v) with result
+/// contact stage (the model's velocity hook: pgs_contact_velocity, ipm_contact_velocity) to have run at (q, v) with result
 /// v_next, and data.oMi, oS, ov current at (q, v). Workspace in data.
 void add_impulse_forces_jacobian(const Model& model, Data& data, const VecRef<double>& q,
                                  const VecRef<double>& v_next, double dt, Eigen::Ref<Eigen::MatrixXd> dtau_dq);

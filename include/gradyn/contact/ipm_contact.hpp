@@ -22,7 +22,7 @@
 //   s_l = J_l v+ - target_l + cfm lambda_l >= 0  _|_ lambda_l >= 0
 // with J_l = side r_k on the joint's columns and target_l Baumgarte on the violation beyond the slop
 // (erp / dt max(-g - slop, 0)) or, not yet violated, -g / dt (close the gap, do not cross it).
-// The limit rows come after the contact rows (data.ipm->limit_coord / limit_side); with no
+// The limit rows come after the contact rows (ipm_data(data).limit_coord / limit_side); with no
 // contact they alone make the LCP.
 //
 // Dry joint friction, joint couplings and body connections (contact/joint_constraints.hpp), in every
@@ -32,7 +32,7 @@
 // row A_c x = b_c, A_c = J_c, b_c = its target (the solver's A, b; y its multipliers, impulse -y);
 // then per block of three connection rows (every connection's point rows, then every weld's
 // rotation rows) its rows along the directions it keeps (joint_constraints.hpp,
-// rotate_connection_rows: one the joints can hardly move has no row), data.ipm->eq_source naming each.
+// rotate_connection_rows: one the joints can hardly move has no row), ipm_data(data).eq_source naming each.
 //
 // In lcp_ipm's notation (M x + G^T z = -q, G x + F z + s = m, s, z >= 0, s.z = kappa), unknown
 // x = v+ directly, z = [lambda_n (nc); beta (N nc, contact-major); gamma (nc); lambda_l (nl);
@@ -65,7 +65,7 @@
 // (m/s)(N s).
 //
 // Not converged (ipm_iterations reached before ipm_tolerance): data.status |= kStatusSolverNotConverged,
-// never an exception; v+ is the last iterate. The solve runs in double; data.ipm->workspace keeps its
+// never an exception; v+ is the last iterate. The solve runs in double; ipm_data(data).workspace keeps its
 // solution, and the factorisation of K at it once a backward pass (or forward-mode AD) asked for one
 // (mixed_lcp_kkt_solve). For S = ADScalar the derivatives of the solution are those of the implicit
 // function R(w, data) = 0 at the returned point, one solve with that factorisation per derivative
@@ -102,7 +102,7 @@ inline Eigen::Vector2d ipm_friction_direction(int j, int N) {
   return {std::cos(angle), std::sin(angle)};
 }
 
-/// Which term set a contact's normal-row target (recorded per contact in data.ipm->target_branch for
+/// Which term set a contact's normal-row target (recorded per contact in ipm_data(data).target_branch for
 /// the backward pass).
 enum IpmTargetBranch : std::uint8_t {
   kIpmTargetZero = 0,     // depth <= slop and no bounce: target 0
@@ -115,7 +115,7 @@ enum IpmTargetBranch : std::uint8_t {
 };
 
 /// Velocity after the contact and joint-limit impulses: v_next = the mixed LCP's v+ (see the file
-/// comment); z (impulses and gamma) in data.ipm->z, the solver's report in data.ipm->result. Needs forward_dynamics(q, v, tau)
+/// comment); z (impulses and gamma) in ipm_data(data).z, the solver's report in ipm_data(data).result. Needs forward_dynamics(q, v, tau)
 /// to be the last dynamics call on data with a_free its result (kinematics at q are used); runs
 /// collide() and crba() at q itself. v_next may alias v.
 template <class S>

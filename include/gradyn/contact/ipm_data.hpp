@@ -1,6 +1,6 @@
-// The interior-point contact model's workspace (ContactModel::Ipm): Data holds it as data.ipm, and
-// only the files of the interior-point solver include this header, so that a change here rebuilds
-// only them.
+// The interior-point contact model's workspace (ContactModel::Ipm): Data holds it in
+// data.contact_workspaces, read through ipm_data(data), and only the files of the solver include
+// this header, so that a change here rebuilds only them.
 //
 // The mixed LCP of paper 000 (docs/references.md) per step; z = [lambda_n (nc); beta (N nc); gamma
 // (nc); joint-limit impulses (nlimits); joint friction (3 per DoF with frictionloss)], N =
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gradyn/contact/lcp_ipm.hpp"
+#include "gradyn/model/data.hpp"
 #include "gradyn/model/model.hpp"
 
 namespace gradyn {
@@ -79,6 +80,17 @@ IpmDataTpl<S>::IpmDataTpl(const ModelTpl<S>& model, int contacts, int limit_rows
   block_target.assign(static_cast<size_t>(nconn), Vector3<S>::Zero());
   eq_source.assign(static_cast<size_t>(njoint), -1);
   adj_eq_a = adj_eq_b = Eigen::VectorXd::Zero(njoint);
+}
+
+/// The ipm workspace in data (made by Data's constructor through the registry,
+/// contact/contact_models.hpp).
+template <class S>
+IpmDataTpl<S>& ipm_data(DataTpl<S>& data) {
+  return data.contact_workspaces[static_cast<int>(ContactModel::Ipm)].template get<IpmDataTpl<S>>();
+}
+template <class S>
+const IpmDataTpl<S>& ipm_data(const DataTpl<S>& data) {
+  return data.contact_workspaces[static_cast<int>(ContactModel::Ipm)].template get<IpmDataTpl<S>>();
 }
 
 }  // namespace gradyn

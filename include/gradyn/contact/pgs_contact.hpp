@@ -4,16 +4,16 @@
 //   a_free = forward_dynamics(q, v, tau),  v_free = v + dt a_free,
 //   v+ = v_free + M^-1 J^T lambda,         q+ = q (+) dt v+.
 //
-// Row layout (n = 3 nc + nl + nf + ncouplings rows; data.pgs->problem.rows = n):
+// Row layout (n = 3 nc + nl + nf + ncouplings rows; pgs_data(data).problem.rows = n):
 //   rows [0, 3 nc): contacts, three each, in collide()'s order (contact k: rows 3k, 3k+1, 3k+2);
 //   rows [3 nc, 3 nc + nl): joint limits, one per active limit, by coordinate index, a lower limit
-//                   before an upper one; row 3 nc + l is the limit of coordinate data.pgs->limit_coord[l]
-//                   on side data.pgs->limit_side[l] (+1 lower, -1 upper);
+//                   before an upper one; row 3 nc + l is the limit of coordinate pgs_data(data).limit_coord[l]
+//                   on side pgs_data(data).limit_side[l] (+1 lower, -1 upper);
 //   then the dry-friction rows (one per DoF with frictionloss > 0, in DoF order: J = e_k, impulse in
 //   [-frictionloss dt, frictionloss dt], b = J v_free) and one bilateral row per joint coupling
 //   (impulse unbounded, b = J v_free + erp / dt g), then three per connection along the world axes
-//   or, where it leaves a direction out, the rest (data.pgs->connection_axes; a zero, inert row);
-//   contact/joint_constraints.hpp. They are in every step (data.pgs->njoint_rows of them) and start
+//   or, where it leaves a direction out, the rest (pgs_data(data).connection_axes; a zero, inert row);
+//   contact/joint_constraints.hpp. They are in every step (pgs_data(data).njoint_rows of them) and start
 //   from the last step's impulses.
 //
 // Contact rows (normal n from geom a to geom b, tangents t1, t2 = the contact frame's columns 1, 2):
@@ -48,7 +48,7 @@
 // Warm start: each contact starts from the impulse (as a world vector, re-projected on the new
 // frame) of the last step's contact of the same geom pair nearest to it, if closer than 1 cm (so box
 // manifolds that change order or size keep their impulses); each limit from the last impulse of the
-// same coordinate and side; anything else from 0. data.pgs->warm_start holds what the solve began
+// same coordinate and side; anything else from 0. pgs_data(data).warm_start holds what the solve began
 // from. The solve does not record iterates (the adjoint replays them; pgs_contact_vjp.hpp).
 // Status: kStatusSolverNotConverged in data.status when PGS stops at pgs_iterations sweeps before
 // pgs_tolerance (the impulses of the last sweep are used; never throws).
@@ -88,7 +88,7 @@ inline PgsTargetBranch pgs_target_branch(const ContactSettings& settings, double
 }
 
 /// Velocity after the contact and joint-limit impulses: v_next = v + dt a_free + M^-1 J^T lambda,
-/// lambda in data.pgs->lambda (leading data.pgs->problem.rows entries). Needs forward_dynamics(q, v, tau)
+/// lambda in pgs_data(data).lambda (leading pgs_data(data).problem.rows entries). Needs forward_dynamics(q, v, tau)
 /// to be the last dynamics call on data (its kinematics and articulated inertias are used). Runs
 /// collide() at q itself. v_next may alias v.
 /// Forgets the warm start the last step left (impulses keyed by contact and limit), so that the next

@@ -1,5 +1,6 @@
-// The PGS contact model's workspace (ContactModel::Pgs): Data holds it as data.pgs, and only the
-// files of the PGS solver include this header, so that a change here rebuilds only them.
+// The PGS contact model's workspace (ContactModel::Pgs): Data holds it in
+// data.contact_workspaces, read through pgs_data(data), and only the files of the solver include
+// this header, so that a change here rebuilds only them.
 //
 // Rows (pgs_contact.hpp): per contact one normal row then two two-sided friction rows (tangent1,
 // tangent2), rows [0, 3 ncontacts); then one row per active joint limit, rows [3 ncontacts,
@@ -12,6 +13,7 @@
 
 #include "gradyn/contact/detail/symmetric_eigen.hpp"
 #include "gradyn/contact/pgs.hpp"
+#include "gradyn/model/data.hpp"
 #include "gradyn/model/model.hpp"
 
 namespace gradyn {
@@ -75,6 +77,17 @@ PgsDataTpl<S>::PgsDataTpl(const ModelTpl<S>& model, int contacts, int limit_rows
   column = VectorX<S>::Zero(model.nv);
   for (VectorX<S>* x : {&adj_v_free_bar, &adj_y_bar, &adj_x, &adj_column, &adj_scratch})
     *x = VectorX<S>::Zero(model.nv);
+}
+
+/// The pgs workspace in data (made by Data's constructor through the registry,
+/// contact/contact_models.hpp).
+template <class S>
+PgsDataTpl<S>& pgs_data(DataTpl<S>& data) {
+  return data.contact_workspaces[static_cast<int>(ContactModel::Pgs)].template get<PgsDataTpl<S>>();
+}
+template <class S>
+const PgsDataTpl<S>& pgs_data(const DataTpl<S>& data) {
+  return data.contact_workspaces[static_cast<int>(ContactModel::Pgs)].template get<PgsDataTpl<S>>();
 }
 
 }  // namespace gradyn

@@ -7,6 +7,7 @@
 // rest). Each field says which algorithm fills it and in which frame.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -16,8 +17,6 @@
 
 namespace gradyn {
 
-template <class S> struct PgsDataTpl;  // contact/pgs_data.hpp
-template <class S> struct IpmDataTpl;  // contact/ipm_data.hpp
 template <class S> struct ModelTangentTpl;  // model/params.hpp
 
 namespace detail {
@@ -44,6 +43,35 @@ class DeepPtr {
 
  private:
   std::unique_ptr<T> p_;
+};
+
+// An owned object of a type this header does not name: a contact model's workspace, declared in a
+// header of that model's own (contact/pgs_data.hpp, ipm_data.hpp) so that a change there rebuilds
+// only its files. Copies copy the object. The model's typed accessor (pgs_data(data), ...) casts
+// back; the slot a model owns is fixed by the registry, so the cast cannot meet another type.
+class OpaqueWorkspace {
+ public:
+  OpaqueWorkspace() = default;
+  template <class T>
+  explicit OpaqueWorkspace(std::unique_ptr<T> p)
+      : p_(p.release(), [](void* x) { delete static_cast<T*>(x); }),
+        clone_([](const void* x) -> void* { return new T(*static_cast<const T*>(x)); }) {}
+  OpaqueWorkspace(const OpaqueWorkspace& other)
+      : p_(other.p_ ? other.clone_(other.p_.get()) : nullptr, other.p_.get_deleter()), clone_(other.clone_) {}
+  OpaqueWorkspace(OpaqueWorkspace&&) noexcept = default;
+  OpaqueWorkspace& operator=(const OpaqueWorkspace& other) {
+    if (this != &other) *this = OpaqueWorkspace(other);
+    return *this;
+  }
+  OpaqueWorkspace& operator=(OpaqueWorkspace&&) noexcept = default;
+  ~OpaqueWorkspace() = default;
+  template <class T> T& get() { return *static_cast<T*>(p_.get()); }
+  template <class T> const T& get() const { return *static_cast<const T*>(p_.get()); }
+
+ private:
+  static void delete_nothing(void*) {}
+  std::unique_ptr<void, void (*)(void*)> p_{nullptr, &delete_nothing};
+  void* (*clone_)(const void*) = nullptr;
 };
 }  // namespace detail
 
@@ -188,10 +216,11 @@ struct DataTpl {
   VectorX<S> contact_tau;                    // generalized contact forces J^T f (nv), plus the penalty
                                              // joint-limit forces after contact_generalized_forces
   VectorX<S> contact_tau_total;              // tau + contact_tau, the input step() hands to forward_dynamics (nv)
-  // ---- velocity-level contact: each solver's workspace is declared in a header of its own, which
-  //      only that solver's files include (a change there rebuilds only them) ----
-  detail::DeepPtr<PgsDataTpl<S>> pgs;  // ContactModel::Pgs: contact/pgs_data.hpp
-  detail::DeepPtr<IpmDataTpl<S>> ipm;  // ContactModel::Ipm: contact/ipm_data.hpp
+  // ---- each contact model's own workspace, indexed by ContactModel, made by the model's
+  //      make_workspace (contact/contact_models.hpp); declared in a header of the model's own, which
+  //      only its files include (a change there rebuilds only them), and read through its accessor:
+  //      pgs_data(data) (contact/pgs_data.hpp), ipm_data(data) (contact/ipm_data.hpp) ----
+  std::array<detail::OpaqueWorkspace, kContactModelCount> contact_workspaces;
 
   // ---- contact adjoint workspace (dynamics/kinematics_vjp.hpp, collision/collide_vjp.hpp,
   //      src/contact/*_vjp.cpp) ----
@@ -229,6 +258,7 @@ struct DataTpl {
   MatrixX<S> deriv_contact_rate;      // 3 contacts x nv: d(frame_r . u(q, v+))/dq with v+ held (row 3 k + r)
   MatrixX<S> deriv_contact_depth;     // contacts x nv: d depth / dq
   MatrixX<S> deriv_contact_approach;  // contacts x nv: d(normal . u(q, v))/dq with v held (restitution targets)
+  VectorX<S> deriv_limit_tangent;     // (nv) a limit row's q derivative in the tangent space
   MatrixX<S> deriv_impulse_w;         // rows x 3nv: d(J v+ - target) with the impulses held, then d impulses
   MatrixX<S> deriv_impulse_Y;         // pgs: nv x rows, M^-1 J^T then times the response; ipm: nv x m, M^-1 Jr^T
   MatrixX<S> deriv_impulse_S;         // rows x rows: the ipm's Schur complement J M^-1 J^T - F + D, then its LU

@@ -43,6 +43,9 @@ enum class ContactModel : std::uint8_t {
   Ipm,      // velocity-level mixed LCP of paper 000 (docs/references.md; polyhedral friction cone) solved by a primal-dual
             // interior-point method (contact/ipm_contact.hpp); semi-implicit Euler only
 };
+// contact/contact_models.hpp registers each model's stages; a new model comes last and moves this.
+inline constexpr ContactModel kLastContactModel = ContactModel::Ipm;  // the serialised format's range check
+inline constexpr int kContactModelCount = static_cast<int>(kLastContactModel) + 1;
 // How step_vjp differentiates PGS contact (contact/pgs_contact_vjp.hpp).
 enum class PgsGradient : std::uint8_t {
   Implicit,  // implicit differentiation of the converged active set (Nimble); the default
@@ -101,10 +104,16 @@ struct ContactSettings {
   double max_penetration = 0.05;  // [m] a deeper contact sets kStatusDeepPenetration in Data::status
 };
 
+/// The contact settings that are parameters of the model (Model.params(), ModelTangent::contact):
+/// X(name) per field of ContactSettings, in the flat vector's order.
+#define GRADYN_DIFFERENTIABLE_CONTACT_SETTINGS(X) \
+  X(stiffness) X(exponent) X(damping) X(velocity_scale) X(static_friction_ratio) X(viscous_friction) X(erp) X(slop) X(cfm)
+
+/// The registered name ("none", "penalty", "pgs", "ipm"; contact/contact_models.hpp).
 const char* contact_model_name(ContactModel model);
 /// True for the contact models that act through velocity-level impulses (Pgs, Ipm): the constraints
 /// stage solves an LCP (sim/stages.hpp), and only the semi-implicit Euler step is defined for them.
-inline bool has_impulses(ContactModel model) { return model == ContactModel::Pgs || model == ContactModel::Ipm; }
+bool has_impulses(ContactModel model);
 const char* friction_model_name(FrictionModel model);
 /// Throws ModelError (element "contact settings") naming the bad field unless all numbers are finite and
 /// non-negative, exponent >= 1 and static_friction_ratio >= 1 (and velocity_scale > 0 when contact is on).

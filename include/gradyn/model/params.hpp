@@ -102,9 +102,10 @@ struct ModelTangentTpl {
   std::vector<Vector3<S>> geom_placement_p;
   VectorX<S> geom_friction, geom_restitution;
   // contact settings (model.contact holds doubles; these are their adjoints)
-  struct ContactSettingsBar {
-    S stiffness = S(0), exponent = S(0), damping = S(0), velocity_scale = S(0), static_friction_ratio = S(0),
-      viscous_friction = S(0), erp = S(0), slop = S(0), cfm = S(0);
+  struct ContactSettingsBar {  // one entry per GRADYN_DIFFERENTIABLE_CONTACT_SETTINGS (model.hpp)
+#define GRADYN_CONTACT_SETTING_ADJOINT(name) S name = S(0);
+    GRADYN_DIFFERENTIABLE_CONTACT_SETTINGS(GRADYN_CONTACT_SETTING_ADJOINT)
+#undef GRADYN_CONTACT_SETTING_ADJOINT
   } contact;
   // actuators, per actuator (model.actuators)
   VectorX<S> actuator_gear;
