@@ -14,9 +14,7 @@
 //   Impulse  velocity<S>(model, data, q, v, a_free, dt, v_next): the constraints stage (collide() and
 //            the solve run here); velocity_vjp(model, data, q, v, dt, v_next_bar, q_bar, v_bar,
 //            a_free_bar, model_bar) (double); and the solved problem as impulse_jacobian.cpp reads it
-//            (double): jacobian_transpose (nv x rows, contact k's frame rows in columns 3k..3k+2),
-//            contact_impulse, limit_rows, limit_row, limit_impulse, contact_target_weights,
-//            problem_rows and response (contact/impulse_jacobian.hpp says what each means)
+//            (double): GRADYN_IMPULSE_PROBLEM_HOOKS below
 #pragma once
 
 #include <array>
@@ -45,6 +43,32 @@ struct ContactWorkspaceSizes {
 template <class S>
 void make_contact_workspaces(const ModelTpl<S>& model, const ContactWorkspaceSizes& sizes,
                              std::array<detail::OpaqueWorkspace, kContactModelCount>& out);
+
+/// The solved problem of an impulse-level model, as the step Jacobian reads it
+/// (contact/impulse_jacobian.cpp), declared inside the model's struct; the model defines them in
+/// src/contact/<model>_impulse_jacobian.cpp. Rows: the contacts' frame rows (normal, tangent1,
+/// tangent2 per contact), then the joint-limit rows, in whatever order the model's own problem
+/// keeps them (its rows may combine these: the interior point's friction directions).
+///   jacobian_transpose      nv x rows: contact k's frame rows in columns 3 k .. 3 k + 2
+///   contact_impulse         contact k's impulse in its frame [N s]
+///   limit_rows, limit_row   how many limit rows the step had; limit l's coordinate and side
+///                           (+1 lower, -1 upper), limit_impulse its impulse
+///   contact_target_weights  contact k's normal-row target on the branch the step took, as weights
+///                           of its depth and its approach J_n v (plus a constant)
+///   problem_rows            the problem's row count (0: the step had no contact or limit rows)
+///   response                T (without the identity) and QR of impulse_response from the frame and
+///                           limit rows' change w (data.deriv_impulse_w's m leading rows)
+#define GRADYN_IMPULSE_PROBLEM_HOOKS                                                                              \
+  static const Eigen::MatrixXd& jacobian_transpose(const Data& data);                                            \
+  static Eigen::Vector3d contact_impulse(const Model& model, const Data& data, int k);                            \
+  static int limit_rows(const Model& model, const Data& data);                                                    \
+  static void limit_row(const Model& model, const Data& data, int l, int& coord, int& side);                      \
+  static double limit_impulse(const Model& model, const Data& data, int l);                                       \
+  static Eigen::Vector2d contact_target_weights(const Model& model, const Data& data, int k, double dt,            \
+                                                double approach);                                                 \
+  static int problem_rows(const Model& model, const Data& data);                                                  \
+  static void response(const Model& model, Data& data, int rows, int m, const Eigen::MatrixXd& Minv,              \
+                       bool v_columns, Eigen::Ref<Eigen::MatrixXd> T, Eigen::Ref<Eigen::MatrixXd> QR);
 
 struct ContactModelDefaults {
   static constexpr ContactLevel level = ContactLevel::None;

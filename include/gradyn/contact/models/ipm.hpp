@@ -27,26 +27,11 @@ struct IpmContact : ContactModelDefaults {
   static S normal_force(const ModelTpl<S>& model, const DataTpl<S>& data, int k, int nc, const S& dt);
 
   template <class S>
-  static void velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q, const VecRef<S>& v,
-                       const VecRef<S>& a_free, const NoDeduce<S>& dt, VecOut<S> v_next) {
-    ipm_contact_velocity<S>(model, data, q, v, a_free, dt, v_next);
-  }
-  static void velocity_vjp(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v, double dt,
-                           const VecRef<double>& v_next_bar, VecOut<double> q_bar, VecOut<double> v_bar,
-                           VecOut<double> a_free_bar, ModelTangent& model_bar) {
-    ipm_contact_velocity_vjp(model, data, q, v, dt, v_next_bar, q_bar, v_bar, a_free_bar, model_bar);
-  }
+  static constexpr auto velocity = &ipm_contact_velocity<S>;
+  static constexpr auto velocity_vjp = &ipm_contact_velocity_vjp;
 
-  // ---- the solved problem, as impulse_jacobian.cpp reads it (src/contact/ipm_impulse_jacobian.cpp) ----
-  static const Eigen::MatrixXd& jacobian_transpose(const Data& data);
-  static Eigen::Vector3d contact_impulse(const Model& model, const Data& data, int k);
-  static int limit_rows(const Model& model, const Data& data);
-  static void limit_row(const Model& model, const Data& data, int l, int& coord, int& side);
-  static double limit_impulse(const Model& model, const Data& data, int l);
-  static Eigen::Vector2d contact_target_weights(const Model& model, const Data& data, int k, double dt, double approach);
-  static int problem_rows(const Model& model, const Data& data);
-  static void response(const Model& model, Data& data, int rows, int m, const Eigen::MatrixXd& Minv, bool v_columns,
-                       Eigen::Ref<Eigen::MatrixXd> T, Eigen::Ref<Eigen::MatrixXd> QR);
+  // the solved problem, as impulse_jacobian.cpp reads it (src/contact/ipm_impulse_jacobian.cpp)
+  GRADYN_IMPULSE_PROBLEM_HOOKS
 };
 
 }  // namespace gradyn

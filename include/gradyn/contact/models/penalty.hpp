@@ -19,10 +19,7 @@ struct PenaltyContact : ContactModelDefaults {
   static constexpr bool evaluates_contact_networks = true;
 
   template <class S>
-  static const VectorX<S>& generalized_forces(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q,
-                                              const VecRef<S>& v) {
-    return contact_generalized_forces<S>(model, data, q, v);
-  }
+  static constexpr auto generalized_forces = &contact_generalized_forces<S>;
   /// The adjoint of generalized_forces given its adjoint forces_bar (nv); needs generalized_forces(q, v)
   /// to be the last contact call on data.
   template <class S>
@@ -33,10 +30,7 @@ struct PenaltyContact : ContactModelDefaults {
     add_joint_limit_forces_vjp<S>(model, q, v, forces_bar, q_bar, v_bar);
     add_joint_constraint_forces_vjp<S>(model, q, v, forces_bar, q_bar, v_bar, &model_bar);
   }
-  static void forces_jacobian(const Model& model, Data& data, const VecRef<double>& q, const VecRef<double>& v,
-                              Eigen::Ref<Eigen::MatrixXd> dtau_dq, Eigen::Ref<Eigen::MatrixXd> dtau_dv) {
-    penalty_forces_jacobian(model, data, q, v, dtau_dq, dtau_dv);
-  }
+  static constexpr auto forces_jacobian = &penalty_forces_jacobian;
   /// The connections' springs have no analytical Jacobian yet.
   static bool jacobian_by_reverse_mode(const Model& model) { return !model.body_connections.empty(); }
   template <class S>
