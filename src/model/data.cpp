@@ -126,7 +126,10 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   const int ncontact_slots = static_cast<int>(contacts.size());
   const int joint_rows = joint_constraint_rows<S>(model);
   const ContactWorkspaceSizes sizes{ncontact_slots, limit_rows, joint_rows};
-  make_contact_workspaces<S>(model, sizes, contact_workspaces);  // every registered model's, whichever is on
+  // Every registered model's, whichever is on. Made in contact_models.cpp, not here: this file must
+  // not include the models' headers, whose inline functions use Data before the defaulted assignment
+  // operators below (GCC 12 then rejects them: "invalid array assignment", once per C-array member).
+  make_contact_workspaces<S>(model, sizes, contact_workspaces);
   // contact adjoint workspace
   adj_pose_bar.assign(nb, Vector6<S>::Zero());
   adj_ow.assign(nb, Vector6<S>::Zero());
