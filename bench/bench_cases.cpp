@@ -18,6 +18,20 @@ const char* algorithm_name(Algorithm algorithm) {
   return "?";
 }
 
+double run_gradyn_calls(const BenchCase& c, Algorithm algorithm, long calls) {
+  gradyn::Data data(c.model);
+  double checksum = 0;
+  for (long n = 0; n < calls; ++n) {
+    const int k = static_cast<int>(n & (kStates - 1));
+    switch (algorithm) {
+      case Algorithm::Aba: checksum += gradyn::aba<double>(c.model, data, c.q[k], c.v[k], c.tau[k])[0]; break;
+      case Algorithm::Rnea: checksum += gradyn::rnea<double>(c.model, data, c.q[k], c.v[k], c.a[k])[0]; break;
+      case Algorithm::Crba: checksum += gradyn::crba<double>(c.model, data, c.q[k])(0, 0); break;
+    }
+  }
+  return checksum;
+}
+
 std::string benchmark_name(Algorithm algorithm, const std::string& model, const std::string& engine) {
   return std::string(algorithm_name(algorithm)) + "/" + model + "/" + engine;
 }

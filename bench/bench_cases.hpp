@@ -33,6 +33,11 @@ struct BenchCase {
 /// Loads `urdf` with gradyn and draws kStates states from a generator seeded by `seed`.
 BenchCase make_case(const std::string& name, const std::string& urdf, bool floating_base, unsigned seed);
 
+/// `calls` calls of gradyn's `algorithm` on the case, cycling through its states, in a plain loop
+/// (no timer): the profiling drivers' and count_instructions.py's unit of work. Returns a checksum
+/// of the results, so that no call can be optimised away.
+double run_gradyn_calls(const BenchCase& bench_case, Algorithm algorithm, long calls);
+
 /// Benchmark name, e.g. "aba/hyq/gradyn"; compare_pinocchio.py parses this shape.
 std::string benchmark_name(Algorithm algorithm, const std::string& model, const std::string& engine);
 

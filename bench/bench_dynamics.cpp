@@ -6,6 +6,9 @@
 //   python bench/compare_pinocchio.py      # the full comparison, see bench/README.md
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -84,6 +87,39 @@ int main(int argc, char** argv) {
       register_pinocchio_benchmark(pinocchio_cases[i], algorithm);
 #endif
     }
+
+  // --count-calls=ALGORITHM/MODEL/ENGINE/N (e.g. crba/hyq/pinocchio/2000): N calls in a plain loop and
+  // nothing else, for instruction counts under valgrind (bench/count_instructions.py runs it twice,
+  // with N and 2N calls: the difference is N calls' work, the loading and checks cancel).
+  for (int a = 1; a < argc; ++a) {
+    const std::string arg = argv[a], flag = "--count-calls=";
+    if (arg.rfind(flag, 0) != 0) continue;
+    const std::string spec = arg.substr(flag.size());
+    for (Algorithm algorithm : kAlgorithms)
+      for (size_t i = 0; i < cases.size(); ++i) {
+        const std::string prefix = benchmark_name(algorithm, cases[i]->name, "");  // "crba/hyq/"
+        for (const char* engine : {"gradyn", "pinocchio"}) {
+          if (spec.rfind(prefix + engine + "/", 0) != 0) continue;
+          const long calls = std::atol(spec.c_str() + prefix.size() + std::strlen(engine) + 1);
+          double checksum = 0;
+          if (std::strcmp(engine, "gradyn") == 0) checksum = run_gradyn_calls(*cases[i], algorithm, calls);
+#ifdef GRADYN_BENCH_WITH_PINOCCHIO
+          else checksum = run_pinocchio_calls(*pinocchio_cases[i], algorithm, calls);
+#else
+          else {
+            std::fprintf(stderr, "--count-calls=%s: this binary was built without Pinocchio (GRADYN_BENCH_PINOCCHIO=OFF)\n", spec.c_str());
+            return 2;
+          }
+#endif
+          std::printf("%s: %ld calls, checksum %.17g\n", spec.c_str(), calls, checksum);
+          return 0;
+        }
+      }
+    std::fprintf(stderr, "--count-calls=%s: expected ALGORITHM/MODEL/ENGINE/CALLS, e.g. crba/hyq/pinocchio/2000 "
+                         "(algorithms aba, rnea, crba; models iiwa, hyq, simple_humanoid, laikago; engines gradyn, pinocchio)\n",
+                 spec.c_str());
+    return 2;
+  }
 
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -188,6 +188,24 @@ std::shared_ptr<PinocchioCase> make_pinocchio_case(const BenchCase& c) {
   return pc;
 }
 
+double run_pinocchio_calls(PinocchioCase& pc, Algorithm algorithm, long calls) {
+  pinocchio::Data& data = *pc.data;
+  double checksum = 0;
+  for (long n = 0; n < calls; ++n) {
+    const int k = static_cast<int>(n & (kStates - 1));
+    switch (algorithm) {
+      case Algorithm::Aba:
+        checksum += pinocchio::aba(pc.model, data, ConstRef(pc.q[k]), ConstRef(pc.v[k]), ConstRef(pc.tau[k]))[0];
+        break;
+      case Algorithm::Rnea:
+        checksum += pinocchio::rnea(pc.model, data, ConstRef(pc.q[k]), ConstRef(pc.v[k]), ConstRef(pc.a[k]))[0];
+        break;
+      case Algorithm::Crba: checksum += pinocchio::crba(pc.model, data, ConstRef(pc.q[k]))(0, 0); break;
+    }
+  }
+  return checksum;
+}
+
 void register_pinocchio_benchmark(const std::shared_ptr<PinocchioCase>& pc, Algorithm algorithm) {
   const std::string name = benchmark_name(algorithm, pc->name, "pinocchio");
   switch (algorithm) {

@@ -23,4 +23,8 @@ std::shared_ptr<PinocchioCase> make_pinocchio_case(const BenchCase& bench_case);
 /// benchmark_name(algorithm, model, "pinocchio").
 void register_pinocchio_benchmark(const std::shared_ptr<PinocchioCase>& pinocchio_case, Algorithm algorithm);
 
+/// `calls` calls of Pinocchio's `algorithm` on the case in a plain loop (no timer), cycling through
+/// its states as the benchmark does; returns a checksum (see run_gradyn_calls).
+double run_pinocchio_calls(PinocchioCase& pinocchio_case, Algorithm algorithm, long calls);
+
 }  // namespace gradyn_bench

@@ -8,9 +8,6 @@
 #include <string>
 
 #include "bench_cases.hpp"
-#include "gradyn/dynamics/aba.hpp"
-#include "gradyn/dynamics/crba.hpp"
-#include "gradyn/dynamics/rnea.hpp"
 
 int main(int argc, char** argv) {
   using namespace gradyn_bench;
@@ -27,18 +24,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "unknown model '%s' (expected iiwa, hyq, simple_humanoid or laikago)\n", model.c_str());
     return 2;
   }
-  gradyn::Data data(c.model);
-  double checksum = 0;
-  for (long n = 0; n < calls; ++n) {
-    const int k = static_cast<int>(n & (kStates - 1));
-    if (algorithm == "aba") checksum += gradyn::aba<double>(c.model, data, c.q[k], c.v[k], c.tau[k])[0];
-    else if (algorithm == "rnea") checksum += gradyn::rnea<double>(c.model, data, c.q[k], c.v[k], c.a[k])[0];
-    else if (algorithm == "crba") checksum += gradyn::crba<double>(c.model, data, c.q[k])(0, 0);
-    else {
-      std::fprintf(stderr, "unknown algorithm '%s' (expected aba, rnea or crba)\n", algorithm.c_str());
-      return 2;
-    }
+  Algorithm which;
+  if (algorithm == "aba") which = Algorithm::Aba;
+  else if (algorithm == "rnea") which = Algorithm::Rnea;
+  else if (algorithm == "crba") which = Algorithm::Crba;
+  else {
+    std::fprintf(stderr, "unknown algorithm '%s' (expected aba, rnea or crba)\n", algorithm.c_str());
+    return 2;
   }
+  const double checksum = run_gradyn_calls(c, which, calls);
   std::printf("%s %s x%ld, checksum %.6e\n", model.c_str(), algorithm.c_str(), calls, checksum);
   return 0;
 }
