@@ -100,7 +100,14 @@ int main(int argc, char** argv) {
         const std::string prefix = benchmark_name(algorithm, cases[i]->name, "");  // "crba/hyq/"
         for (const char* engine : {"gradyn", "pinocchio"}) {
           if (spec.rfind(prefix + engine + "/", 0) != 0) continue;
-          const long calls = std::atol(spec.c_str() + prefix.size() + std::strlen(engine) + 1);
+          const char* count = spec.c_str() + prefix.size() + std::strlen(engine) + 1;
+          char* end = nullptr;
+          const long calls = std::strtol(count, &end, 10);
+          if (end == count || *end != '\0' || calls < 1) {
+            std::fprintf(stderr, "--count-calls=%s: the number of calls must be a positive integer, got '%s'\n",
+                         spec.c_str(), count);
+            return 2;
+          }
           double checksum = 0;
           if (std::strcmp(engine, "gradyn") == 0) checksum = run_gradyn_calls(*cases[i], algorithm, calls);
 #ifdef GRADYN_BENCH_WITH_PINOCCHIO
