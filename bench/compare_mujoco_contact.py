@@ -500,7 +500,8 @@ def write_markdown(path, info, rows, free_error, args, available, missing, mujoc
         L += ["", f"Solver iterations per step along the timed trajectories: MuJoCo's {mj_solver['name']} solver "
               f"{mj_solver['iterations_per_step']:.2f} (mean of `solver_niter`; it starts from the previous step's "
               f"accelerations); gradyn's 'ipm' {it['mean']:.2f} Newton iterations (range {it['min']}-{it['max']}, "
-              f"{it['states']} states; each factors the Newton system of the 24-row LCP and solves it twice), "
+              f"{it['states']} states; each solves the Newton system of the 24-row LCP twice, and factors it "
+              "except the first, which reuses the factorisation of the cold start), "
               "counted as the smallest `ipm_iterations` at which `gradyn.step(..., return_status=True)` does not "
               "report `Status.SOLVER_NOT_CONVERGED`."]
     L += ["",

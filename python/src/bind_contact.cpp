@@ -171,7 +171,7 @@ row, ipm_friction_directions rows spanning a polyhedral friction cone and one sl
 solved by a primal-dual interior-point method; semi-implicit Euler only (RK4 raises ValueError).
 Settings: ipm_iterations 50 (Newton steps at most; when reached before the tolerance the step keeps
 the last iterate and does not raise; step/rollout(..., return_status=True) report
-gradyn.Status.SOLVER_NOT_CONVERGED), ipm_tolerance 1e-10 (on every
+gradyn.Status.SOLVER_NOT_CONVERGED), ipm_tolerance 1e-11 (on every
 residual and on ``|s z - kappa|``), ipm_kappa 0 (complementarity relaxation s z = kappa: > 0 gives a
 slightly soft contact with smooth gradients), ipm_friction_directions 4 (>= 3; the cone holds
 cos(pi / N) of mu half-way between two directions: 71% for 4, 92% for 8), ipm_warm_start False

@@ -15,6 +15,7 @@
 #include "gradyn/contact/joint_constraints.hpp"
 #include "gradyn/contact/joint_limits.hpp"
 #include "gradyn/dynamics/crba.hpp"
+#include "gradyn/model/dof_tree.hpp"
 #include "gradyn/model/errors.hpp"
 
 namespace gradyn {
@@ -150,6 +151,8 @@ void ipm_contact_velocity(const ModelTpl<S>& model, DataTpl<S>& data, const VecR
     shape_problem(lcp, nv, ni, ne);
     if constexpr (!std::is_same_v<S, double>) shape_problem(ipm_data(data).problem_value, nv, ni, ne);
     ipm_data(data).workspace = IpmWorkspace(nv, ne, ni);
+    const std::vector<int> dof_parent = dof_parents(model);  // M's tree: the solver factors M without fill-in
+    ipm_data(data).workspace.mass_parent = Eigen::Map<const Eigen::VectorXi>(dof_parent.data(), nv);
     ipm_data(data).z.setZero(ni);
     ipm_data(data).warm_ncontacts = -1;
   }

@@ -34,6 +34,8 @@ IpmWorkspaceTpl<S>::IpmWorkspaceTpl(Eigen::Index nx, Eigen::Index ne, Eigen::Ind
       K(MatrixX<S>::Zero(nx + ni + ne, nx + ni + ne)),
       lu(nx + ni + ne),
       mass_llt(nx),
+      mass_ltl(MatrixX<S>::Zero(nx, nx)),
+      mass_scratch(Eigen::VectorXi::Zero(nx)),
       block_start(Eigen::VectorXi::Zero(ni + 1)),
       block_row(Eigen::VectorXi::Zero(ni)),
       block_entry(Eigen::VectorXi::Zero(ni + 1)),
@@ -57,6 +59,7 @@ IpmWorkspaceTpl<S>::IpmWorkspaceTpl(Eigen::Index nx, Eigen::Index ne, Eigen::Ind
       lu_index(Eigen::VectorXi::Zero(ni)),
       core_B(MatrixX<S>::Zero(ni + ne, nx)),
       core_X(MatrixX<S>::Zero(nx, ni + ne)),
+      core_X_first(Eigen::VectorXi::Zero(ni + ne)),
       core_W(MatrixX<S>::Zero(ni + ne, ni + ne)),
       core_c(VectorX<S>::Zero(ni + ne)),
       mass_q(VectorX<S>::Zero(nx)),
@@ -152,6 +155,100 @@ constexpr double kEliminationThreshold = 0.1;
 // this factor of each other: mixing rows costs ~ spread x rounding of the smallest D, which matters
 // where W is singular (more contact rows than unknowns) and the small D decide the null space.
 constexpr double kRotationSpread = 1e4;
+
+// The steps keep at least this fraction of the distance to the boundary s, z > 0 (the bound on the
+// adaptive step fraction of iterate: the reduction of a blocking s_i or z_i per iteration is at most 1e8).
+constexpr double kMinBoundaryGap = 1e-8;
+
+// The backward pass's D = s / z is at least this fraction of S's largest diagonal entry (Schur path).
+// At the solution an active row's D is ~0; where the multipliers are not unique (a sticking contact
+// whose N friction directions span only 2 tangents) S restricted to the active rows is singular, and
+// an iteration that converged far past the tolerance (D ~ 1e-17) leaves the implicit system as
+// singular as rounding allows: its solution then carries a large null-space part whose rounding reaches
+// the velocities' derivatives (a bouncing ball's 40-step rollout_vjp was 3e-3 off central differences,
+// tests/python/test_ipm_contact.py). The floor makes it a regularised solve; where S is regular it
+// moves the derivatives by ~1e-14 (relative).
+constexpr double kBackwardDiagonalFloor = 1e-14;
+
+// ---- M's factorisation, M = F F^T: F the dense Cholesky factor L, or L^T of the tree's M = L^T L ----
+
+// M keeps to the tree of mass_parent (parents first): M(i, j) = 0 unless i and j lie on one path to
+// a root. scratch: n ints.
+template <class S>
+bool keeps_to_mass_tree(const MatrixX<S>& M, const Eigen::VectorXi& parent, int* scratch) {
+  const Eigen::Index n = M.rows();
+  if (parent.size() != n) return false;
+  for (Eigen::Index j = 0; j < n; ++j) {
+    if (parent[j] >= j || parent[j] < -1) return false;
+    scratch[j] = static_cast<int>(j);  // scratch[i] == j: i is j's ancestor (or j)
+    for (int i = parent[j]; i >= 0; i = parent[i]) scratch[i] = static_cast<int>(j);
+    for (Eigen::Index i = 0; i < j; ++i)
+      if (scratch[i] != j && M(i, j) != S(0)) return false;
+  }
+  return true;
+}
+
+// Featherstone's LTL (RBDA 6.5): M = L^T L, L lower with the tree's pattern (no fill-in), eliminated
+// from the last unknown up; a row's updates reach only its ancestors. False if M is not positive definite.
+template <class S>
+bool ltl_factor(const MatrixX<S>& M, const Eigen::VectorXi& parent, MatrixX<S>& L) {
+  using std::sqrt;
+  const Eigen::Index n = M.rows();
+  L.template triangularView<Eigen::Lower>() = M.template triangularView<Eigen::Lower>();
+  for (Eigen::Index k = n - 1; k >= 0; --k) {
+    if (!(L(k, k) > S(0))) return false;
+    const S d = sqrt(L(k, k));
+    L(k, k) = d;
+    for (int i = parent[k]; i >= 0; i = parent[i]) L(k, i) /= d;
+    for (int i = parent[k]; i >= 0; i = parent[i]) {
+      const S l_ki = L(k, i);
+      for (int j = i; j >= 0; j = parent[j]) L(i, j) -= l_ki * L(k, j);
+    }
+  }
+  return true;
+}
+
+// Factors M (symmetric): on the tree where the caller gave one and M keeps to it, else dense.
+template <class S>
+bool factor_mass(const MatrixX<S>& M, IpmWorkspaceTpl<S>& ws) {
+  ws.mass_tree = keeps_to_mass_tree(M, ws.mass_parent, ws.mass_scratch.data());
+  if (ws.mass_tree) return ltl_factor(M, ws.mass_parent, ws.mass_ltl);
+  ws.mass_llt.compute(M);
+  return ws.mass_llt.info() == Eigen::Success;
+}
+
+// x <- F^-1 x (tree: L^-T x, from the leaves up; a zero entry passes nothing to its ancestors).
+template <class S>
+void mass_half_solve(const IpmWorkspaceTpl<S>& ws, S* x) {
+  const Eigen::Index n = ws.n_x;
+  if (!ws.mass_tree) {
+    Eigen::Map<VectorX<S>> v(x, n);
+    ws.mass_llt.matrixL().solveInPlace(v);
+    return;
+  }
+  const MatrixX<S>& L = ws.mass_ltl;
+  for (Eigen::Index k = n - 1; k >= 0; --k) {
+    if (x[k] == S(0)) continue;
+    const S xk = x[k] /= L(k, k);
+    for (int i = ws.mass_parent[k]; i >= 0; i = ws.mass_parent[i]) x[i] -= L(k, i) * xk;
+  }
+}
+
+// x <- F^-T x (tree: L^-1 x, from the roots down).
+template <class S>
+void mass_half_solve_transposed(const IpmWorkspaceTpl<S>& ws, VectorX<S>& x) {
+  const Eigen::Index n = ws.n_x;
+  if (!ws.mass_tree) {
+    ws.mass_llt.matrixU().solveInPlace(x);
+    return;
+  }
+  const MatrixX<S>& L = ws.mass_ltl;
+  for (Eigen::Index k = 0; k < n; ++k) {
+    S sum = x[k];
+    for (int i = ws.mass_parent[k]; i >= 0; i = ws.mass_parent[i]) sum -= L(k, i) * x[i];
+    x[k] = sum / L(k, k);
+  }
+}
 
 // ---- The Schur path: row blocks, the core, and the factorisation of T^T S T ----------------------
 
@@ -277,11 +374,36 @@ void prepare_blocks(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws, bool same_s
   ws.core_B.middleRows(ws.n_core_ineq, ne) = p.A;
   auto X = ws.core_X.leftCols(nc);
   X = ws.core_B.topRows(nc).transpose();
-  ws.mass_llt.matrixL().solveInPlace(X);
   ws.mass_q = p.q;
-  ws.mass_llt.matrixL().solveInPlace(ws.mass_q);
-  ws.core_W.topLeftCorner(nc, nc).noalias() = X.transpose() * X;
-  ws.core_c.head(nc).noalias() = X.transpose() * ws.mass_q;
+  mass_half_solve(ws, ws.mass_q.data());
+  if (!ws.mass_tree) {
+    ws.mass_llt.matrixL().solveInPlace(X);
+    ws.core_W.topLeftCorner(nc, nc).noalias() = X.transpose() * X;
+    ws.core_c.head(nc).noalias() = X.transpose() * ws.mass_q;
+    return;
+  }
+  // On the tree a column of X is zero off the paths of its row's unknowns: W's entries (its upper
+  // triangle, mirrored) run over the rows past both columns' first nonzero only.
+  const Eigen::Index nx = ws.n_x;
+  for (Eigen::Index c = 0; c < nc; ++c) {
+    S* x = &ws.core_X(0, c);
+    mass_half_solve(ws, x);
+    Eigen::Index first = 0;
+    while (first < nx && x[first] == S(0)) ++first;
+    ws.core_X_first[c] = static_cast<int>(first);
+  }
+  for (Eigen::Index c = 0; c < nc; ++c) {
+    const S* xc = &ws.core_X(0, c);
+    for (Eigen::Index r = 0; r <= c; ++r) {
+      const S* xr = &ws.core_X(0, r);
+      S sum(0);
+      for (Eigen::Index k = std::max(ws.core_X_first[c], ws.core_X_first[r]); k < nx; ++k) sum += xr[k] * xc[k];
+      ws.core_W(r, c) = ws.core_W(c, r) = sum;
+    }
+    S sum(0);
+    for (Eigen::Index k = ws.core_X_first[c]; k < nx; ++k) sum += xc[k] * ws.mass_q[k];
+    ws.core_c[c] = sum;
+  }
 }
 
 // f.template operator()<NB>() with NB = nb for the common block sizes (a limit row; a contact with 3
@@ -352,12 +474,12 @@ void core_product(IpmWorkspaceTpl<S>& ws) {
   ws.core_g.head(nc) -= ws.core_c.head(nc);
 }
 
-// x = x(w) = -M^-1 (q + B_c^T w_c) = -L^-T (L^-1 q + X w_c), with core_w current.
+// x = x(w) = -M^-1 (q + B_c^T w_c) = -F^-T (F^-1 q + X w_c), with core_w current.
 template <class S>
 void recover_x(IpmWorkspaceTpl<S>& ws) {
   ws.x = ws.mass_q;
   ws.x.noalias() += ws.core_X.leftCols(ws.n_core) * ws.core_w.head(ws.n_core);
-  ws.mass_llt.matrixU().solveInPlace(ws.x);
+  mass_half_solve_transposed(ws, ws.x);
   ws.x = -ws.x;
 }
 
@@ -641,7 +763,12 @@ void prepare_full_schur(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
   if (ws.full_schur_ready) return;
   const Eigen::Index ni = ws.n_ineq, ne = ws.n_eq;
   ws.minv.setIdentity();
-  ws.mass_llt.solveInPlace(ws.minv);
+  for (Eigen::Index c = 0; c < ws.n_x; ++c) {
+    mass_half_solve(ws, &ws.minv(0, c));
+    ws.rhs_x = ws.minv.col(c);
+    mass_half_solve_transposed(ws, ws.rhs_x);
+    ws.minv.col(c) = ws.rhs_x;
+  }
   ws.minv_BT.leftCols(ni).noalias() = ws.minv * p.G.transpose();
   ws.minv_BT.rightCols(ne).noalias() = ws.minv * p.A.transpose();
   ws.schur_static.topRows(ni).noalias() = p.G * ws.minv_BT;
@@ -666,10 +793,7 @@ void prepare_kkt(const MixedLcpTpl<S>& p, bool allow_schur, IpmWorkspaceTpl<S>& 
   if (!same_structure) collect_f_nonzeros(p, ws);
   ws.use_schur = false;
   ws.full_schur_ready = false;
-  if (allow_schur && exactly_symmetric(p.M)) {
-    ws.mass_llt.compute(p.M);
-    ws.use_schur = ws.mass_llt.info() == Eigen::Success;
-  }
+  if (allow_schur && exactly_symmetric(p.M)) ws.use_schur = factor_mass(p.M, ws);
   if (ws.use_schur) {
     prepare_blocks(p, ws, same_structure);
     if (!same_structure) ws.structure_F = p.F, ws.structure_basis = ws.row_basis, ws.structure_ready = true;
@@ -784,18 +908,23 @@ template <class S>
 void factor_at_solution(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
   if (ws.factored_at_solution) return;
   ws.ds_aff = ws.s.cwiseQuotient(ws.z);
+  if (ws.use_schur && ws.n_ineq > 0) {  // D floored (see kBackwardDiagonalFloor)
+    prepare_full_schur(p, ws);
+    const S floor = S(kBackwardDiagonalFloor) * ws.schur_static.diagonal().head(ws.n_ineq).cwiseAbs().maxCoeff();
+    ws.ds_aff = ws.ds_aff.cwiseMax(floor);
+  }
   factor_with(p, ws, ws.ds_aff, true);
   ws.factored_at_solution = true;
 }
 
-// Initial point: solve the KKT system with D = I, i.e. s = -z (Mattingley & Boyd), then shift s and z
-// into the positive orthant. kappa = 0: Mehrotra's (1992) shifts, 1.5 x the most negative entry and
-// then half of s.z over the other's sum (scale-aware: fewer Newton iterations than the plain shift; the
-// standing laikago takes 5, bench/results/mujoco_contact.md); kappa > 0 (or where those are degenerate):
-// 1 + the most negative entry, which keeps the iterates away from the boundary the relaxed problem
-// stops short of.
+// Initial point: solve the KKT system with D = I, i.e. s = -z (Mattingley & Boyd), then move s and z
+// into the positive orthant. kappa = 0: s_i = z_i = max(|z_i|, half the mean |z|) (a row the D = I
+// solution leaves with z_i > 0 looks active, one with s_i > 0 inactive; both start at that size). D is
+// then I again, so the first iteration reuses this factorisation. kappa > 0 (or where z = 0): 1 + the
+// most negative entry, which keeps the iterates away from the boundary the relaxed problem stops short of.
 template <class S>
 void cold_start(const MixedLcpTpl<S>& p, const S& kappa, IpmWorkspaceTpl<S>& ws) {
+  using std::abs;
   const Eigen::Index nx = ws.n_x, ni = ws.n_ineq, ne = ws.n_eq;
   ws.s.setOnes();
   factor_with(p, ws, ws.s, false);
@@ -820,25 +949,19 @@ void cold_start(const MixedLcpTpl<S>& p, const S& kappa, IpmWorkspaceTpl<S>& ws)
     ws.y = ws.sol.tail(ne);
   }
   ws.s = -ws.z;
-  if (ni > 0 && kappa == S(0)) {
-    const S shift_s = std::max(S(-1.5) * ws.s.minCoeff(), S(0)), shift_z = std::max(S(-1.5) * ws.z.minCoeff(), S(0));
-    S sz(0), sum_s(0), sum_z(0);
-    for (Eigen::Index i = 0; i < ni; ++i) {
-      sz += (ws.s[i] + shift_s) * (ws.z[i] + shift_z);
-      sum_s += ws.s[i] + shift_s;
-      sum_z += ws.z[i] + shift_z;
-    }
-    if (sz > S(0) && sum_s > S(0) && sum_z > S(0)) {
-      ws.s.array() += shift_s + S(0.5) * sz / sum_z;
-      ws.z.array() += shift_z + S(0.5) * sz / sum_s;
+  if (ni == 0) return;
+  if (kappa == S(0)) {
+    const S floor = S(0.5) * ws.z.cwiseAbs().sum() / S(ni);
+    if (floor > S(0)) {
+      for (Eigen::Index i = 0; i < ni; ++i) ws.z[i] = ws.s[i] = std::max(abs(ws.z[i]), floor);
+      ws.factored_at_start = true;
       return;
     }
   }
-  if (ni > 0) {
-    const S shift_s = -ws.s.minCoeff(), shift_z = -ws.z.minCoeff();
-    if (shift_s >= S(0)) ws.s.array() += S(1) + shift_s;
-    if (shift_z >= S(0)) ws.z.array() += S(1) + shift_z;
-  }
+  const S shift_s = -ws.s.minCoeff(), shift_z = -ws.z.minCoeff();
+  if (shift_s >= S(0)) ws.s.array() += S(1) + shift_s;
+  if (shift_z >= S(0)) ws.z.array() += S(1) + shift_z;
+  ws.factored_at_start = (ws.s.array() == ws.z.array()).all();
 }
 
 // Warm start from the multipliers (z, y) the workspace holds: z raised to at least `floor`, s from
@@ -875,8 +998,11 @@ LcpIpmResult iterate(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& settings,
     }
     if (iteration >= max_iterations) break;
 
-    ws.ds_aff = ws.s.cwiseQuotient(ws.z);  // D, as scratch
-    factor_with(p, ws, ws.ds_aff, false);
+    if (!ws.factored_at_start) {
+      ws.ds_aff = ws.s.cwiseQuotient(ws.z);  // D, as scratch
+      factor_with(p, ws, ws.ds_aff, false);
+    }
+    ws.factored_at_start = false;
     const S mu = ws.s.dot(ws.z) / n_comp;
 
     // Predictor: straight to the target s.z = kappa.
@@ -899,7 +1025,15 @@ LcpIpmResult iterate(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& settings,
     ws.dz_aff.array() += kappa - target;
     ws.r_comp += ws.dz_aff;
     corrected_direction(ws, ws.r_comp, ws.dz_aff);
-    const S alpha = std::min(S(1), settings.step_fraction * std::min(max_step(ws.s, ws.ds), max_step(ws.z, ws.dz)));
+    // Fraction of the step to the boundary: step_fraction while the iterates are far from the solution;
+    // 1 - sigma once the predictor nearly reaches the target alone (sigma -> 0: the local phase, where the
+    // active rows' s or z go to 0 and a fixed 0.99 would cut every step to 1 / 100 of the remaining
+    // distance: linear convergence at 0.01 where Newton's is quadratic). Kept below 1 so s, z stay > 0.
+    // Only for the exact LCP: with kappa > 0 no s_i or z_i tends to 0, and a step that nearly reaches the
+    // boundary leaves the central path the relaxed solution lies on.
+    const S fraction = kappa == S(0) ? std::min(std::max(settings.step_fraction, S(1) - sigma), S(1) - S(kMinBoundaryGap))
+                                     : settings.step_fraction;
+    const S alpha = std::min(S(1), fraction * std::min(max_step(ws.s, ws.ds), max_step(ws.z, ws.dz)));
     if (!ws.use_schur) ws.x += alpha * ws.dx;
     ws.z += alpha * ws.dz;
     ws.y += alpha * ws.dy;
@@ -916,6 +1050,7 @@ LcpIpmResult solve_mixed_lcp(const MixedLcpTpl<S>& p, const LcpIpmSettings<S>& s
   const bool warm = settings.warm_start && ws.has_solution && ws.converged && ws.n_ineq > 0 &&
                     ws.z.allFinite() && ws.y.allFinite();
   ws.factored_at_solution = false;
+  ws.factored_at_start = false;
   ws.has_solution = false;
   ws.converged = false;
   prepare_kkt(p, settings.schur, ws);

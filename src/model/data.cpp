@@ -7,6 +7,7 @@
 #include "gradyn/autodiff.hpp"
 #include "gradyn/contact/joint_constraints.hpp"
 #include "gradyn/contact/models/contact_model_defaults.hpp"
+#include "gradyn/model/dof_tree.hpp"
 #include "gradyn/model/params.hpp"
 
 namespace gradyn {
@@ -151,14 +152,8 @@ DataTpl<S>::DataTpl(const ModelTpl<S>& model) {
   deriv_minv = MatrixX<S>::Zero(model.nv, model.nv);
   deriv_LT = deriv_LinvT = MatrixX<S>::Zero(model.nv, model.nv);  // entries off the tree's pattern stay zero
   {
-    std::vector<int> dof_parent(model.nv, -1), path;
-    for (int i = 0; i < nb; ++i) {
-      int p = model.parent[i];
-      while (p >= 0 && model.joint_nv(p) == 0) p = model.parent[p];
-      for (int k = 0; k < model.joint_nv(i); ++k)
-        dof_parent[model.idx_v[i] + k] =
-            k > 0 ? model.idx_v[i] + k - 1 : (p >= 0 ? model.idx_v[p] + model.joint_nv(p) - 1 : -1);
-    }
+    const std::vector<int> dof_parent = dof_parents(model);
+    std::vector<int> path;
     deriv_path_begin.assign(1, 0);
     deriv_path.clear();
     for (int k = 0; k < model.nv; ++k) {

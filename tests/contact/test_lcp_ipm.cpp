@@ -282,6 +282,32 @@ TEST(LcpIpm, KappaGivesSmoothGradientAtDegeneratePoint) {
   EXPECT_NEAR((x0_of(1.0 + h) - x0_of(1.0)) / h, 0.0, 1e-5);
 }
 
+// Near a strictly complementary solution Newton's method converges superlinearly; the step length
+// must let it (a fixed 0.99 of the step to the boundary leaves 1% of every active s_i or z_i per
+// iteration: 1e-4 -> 1e-12 in 4 iterations). From the first iterate within 1e-4, 1e-12 takes at most 2.
+TEST(LcpIpm, LocalConvergenceIsSuperlinear) {
+  std::mt19937 rng(29);
+  for (int trial = 0; trial < 12; ++trial) {
+    const Index nx = 6 + trial % 4, ne = trial % 3, ni = 4 + trial % 5;
+    const Planted planted = planted_problem(rng, nx, ne, ni, ni / 2, trial % 2 == 1);
+    SCOPED_TRACE(::testing::Message() << "trial " << trial);
+    LcpIpmSettings<double> settings;
+    settings.tolerance = 1e-12;
+    int near = -1, done = -1;
+    for (int k = 1; k <= 30 && done < 0; ++k) {  // the k-th iterate: the solve stopped after k iterations
+      settings.max_iterations = k;
+      IpmWorkspace ws(nx, ne, ni);
+      const LcpIpmResult r = solve_mixed_lcp(planted.problem, settings, ws);
+      const double residual = std::max({r.primal_residual, r.dual_residual, r.complementarity_residual});
+      if (near < 0 && residual <= 1e-4) near = k;
+      if (r.converged) done = r.iterations;
+    }
+    ASSERT_GE(near, 0);
+    ASSERT_GE(done, 0);
+    EXPECT_LE(done - near, 2) << "reached 1e-4 at iteration " << near << ", 1e-12 at " << done;
+  }
+}
+
 TEST(LcpIpm, IterationCapSetsFlagWithoutThrowing) {
   std::mt19937 rng(3);
   const Planted planted = planted_problem(rng, 6, 2, 5, 2, true);
@@ -538,6 +564,60 @@ TEST(LcpIpm, RowBasisKeepsTheSolution) {
     EXPECT_LT((grad_basis.q - grad_plain.q).lpNorm<Eigen::Infinity>(), 1e-6 * (1 + grad_plain.q.lpNorm<Eigen::Infinity>()));
   }
   EXPECT_EQ(reduced, 36) << "the basis makes the core smaller in every trial";
+}
+
+// M on a kinematic tree (IpmWorkspace::mass_parent): the solver factors M = L^T L without fill-in, and
+// solution and backward pass equal those of the dense factorisation. An M off the tree's pattern is
+// factored densely instead (and solved as well).
+TEST(LcpIpm, MassTreeKeepsTheSolution) {
+  std::mt19937 rng(71);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int trial = 0; trial < 24; ++trial) {
+    const Index nx = 3 + trial % 9;
+    const int nc = 1 + trial % 3, N = 4;
+    MatrixXd basis;
+    MixedLcp p = contact_lcp(rng, nx, nc, N, trial % 2 == 0 ? 1e-6 : 0.0, basis);
+    Eigen::VectorXi parent(nx);
+    for (Index k = 0; k < nx; ++k) parent[k] = static_cast<int>(std::floor(u(rng) * static_cast<double>(k + 1))) - 1;
+    MatrixXd L = MatrixXd::Zero(nx, nx);  // lower, nonzero at (k, ancestor of k): M = L^T L keeps to the tree
+    for (Index k = 0; k < nx; ++k) {
+      L(k, k) = 0.5 + u(rng);
+      for (int i = parent[k]; i >= 0; i = parent[i]) L(k, i) = u(rng) - 0.5;
+    }
+    p.M = L.transpose() * L;
+    p.M = (0.5 * (p.M + p.M.transpose())).eval();  // exactly symmetric
+    const bool off_tree = trial % 4 == 3;           // an entry between two branches (if there are two)
+    Index a = -1, b = -1;
+    for (Index j = 0; off_tree && j < nx && a < 0; ++j)
+      for (Index i = 0; i < j && a < 0; ++i) {
+        bool related = false;
+        for (int k = parent[j]; k >= 0; k = parent[k]) related = related || k == i;
+        if (!related) a = i, b = j;
+      }
+    if (a >= 0) p.M(a, b) = p.M(b, a) = 0.1 * std::min(p.M(a, a), p.M(b, b));  // stays positive definite
+    SCOPED_TRACE(::testing::Message() << "trial " << trial << " nx " << nx << " off the tree " << (a >= 0));
+    const Index ni = p.n_ineq();
+    LcpIpmSettings<double> settings;
+    settings.tolerance = 1e-11;
+    IpmWorkspace dense(nx, 0, ni), tree(nx, 0, ni);
+    dense.row_basis = tree.row_basis = basis;
+    tree.mass_parent = parent;
+    const LcpIpmResult rd = solve_mixed_lcp(p, settings, dense);
+    const LcpIpmResult rt = solve_mixed_lcp(p, settings, tree);
+    ASSERT_TRUE(rd.converged);
+    ASSERT_TRUE(rt.converged);
+    EXPECT_FALSE(dense.mass_tree);
+    EXPECT_EQ(tree.mass_tree, a < 0);
+    EXPECT_LT(rt.primal_residual, 1e-11);
+    EXPECT_LT(rt.dual_residual, 1e-11);
+    EXPECT_LT((tree.x - dense.x).lpNorm<Eigen::Infinity>(), 1e-8);
+    const VectorXd gx = random_matrix(rng, nx, 1), none;
+    MixedLcp grad_dense(nx, 0, ni), grad_tree(nx, 0, ni);
+    mixed_lcp_vjp(p, dense, gx, none, none, none, grad_dense);
+    mixed_lcp_vjp(p, tree, gx, none, none, none, grad_tree);
+    EXPECT_LT((grad_tree.q - grad_dense.q).lpNorm<Eigen::Infinity>(), 1e-6 * (1 + grad_dense.q.lpNorm<Eigen::Infinity>()));
+    EXPECT_LT((grad_tree.M - grad_dense.M).lpNorm<Eigen::Infinity>(), 1e-6 * (1 + grad_dense.M.lpNorm<Eigen::Infinity>()));
+  }
 }
 
 // A workspace reused for problems of one shape keeps F's nonzeros and its blocks' setup while F and

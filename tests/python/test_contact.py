@@ -43,7 +43,7 @@ def test_friction_models_and_defaults(ball_path):
     assert s == {"model": "penalty", "stiffness": 1e5, "exponent": 1.5, "damping": 1.0, "friction": "smooth_coulomb",
                  "velocity_scale": 1e-2, "static_friction_ratio": 1.2, "viscous_friction": 0.0, "margin": 0.0,
                  "pgs_iterations": 100, "pgs_tolerance": 1e-10, "erp": 0.2, "slop": 1e-4, "cfm": 0.0,
-                 "restitution_threshold": 0.1, "max_correction_velocity": 0.5, "ipm_iterations": 50, "ipm_tolerance": 1e-10, "ipm_kappa": 0.0,
+                 "restitution_threshold": 0.1, "max_correction_velocity": 0.5, "ipm_iterations": 50, "ipm_tolerance": 1e-11, "ipm_kappa": 0.0,
                  "ipm_friction_directions": 4, "ipm_warm_start": False, "pgs_gradient": "implicit",
                  "limit_stiffness": 1e4, "limit_damping": 20.0, "limit_margin": 1e-3}
     brown = model.with_contact(friction="brown", static_friction_ratio=1.5)

@@ -73,9 +73,9 @@
 //
 // Warm start (opt-in: contact.ipm_warm_start = true): when a step's rows are the last solve's (the same
 // geom pairs in the same order, the same limit rows, and that solve converged), the solver starts from
-// its solution (lcp_ipm.hpp, LcpIpmSettings::warm_start): a box resting on a plane then takes ~2 Newton
-// iterations instead of 5. That run aims at ipm_tolerance / 100, so where the cold start is already
-// short (the standing quadruped of bench/compare_mujoco_contact.py: 6) it saves no time. The result is
+// its solution (lcp_ipm.hpp, LcpIpmSettings::warm_start): a box resting on a plane then takes 1 Newton
+// iteration instead of 2 (plus the cold start's factorisation), the standing quadruped of
+// bench/compare_mujoco_contact.py 1.2 instead of 3 (aiming at ipm_tolerance / 100). The result is
 // the same LCP solution to ipm_tolerance, but where the
 // iteration stops now depends on the previous step, so step() is no longer a function of (q, v, tau)
 // alone: repeated evaluations differ by ~ipm_tolerance in v+ and ~1e-9 (relative) in the implicit

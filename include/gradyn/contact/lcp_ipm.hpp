@@ -25,7 +25,7 @@
 //    good. With B = [G; A], w = [z; y], C = [F 0; 0 0], x(w) = -M^-1 (q + B^T w) satisfies the dual
 //    rows exactly, so the iterations run on w and s alone (x is formed once, at the end), and each
 //    Newton step solves  S dw = r,  S = B M^-1 B^T - C + diag(D, 0).  M is factored once per solve
-//    (LLT). S is factored in a basis that exposes its structure: an orthogonal T of the inequality
+//    (LLT; on a kinematic tree the caller names, IpmWorkspace::mass_parent, LTL without fill-in). S is factored in a basis that exposes its structure: an orthogonal T of the inequality
 //    rows (IpmWorkspace::row_basis, from the caller; the identity by default) makes some rows of
 //    T^T G zero (a contact's N friction rows span only its 2 tangents: N - 2 of them; and the
 //    friction cone's gamma row). Such "local" rows of T^T S T couple only to rows of their block
@@ -48,10 +48,13 @@
 // Both solve the same linear systems (to rounding), so the iterates and the solution agree.
 // The corrector's direction is the predictor's plus the response to the change of the complementarity
 // residual alone (K is linear). The residuals' F z goes through F's nonzeros (collected once per solve).
-// Initial point: the KKT system solved with D = I (s = -z), then s and z shifted positive: for
-// kappa = 0 by Mehrotra's scale-aware shifts (fewer Newton iterations than the plain shift: the standing
-// laikago of bench/compare_mujoco_contact.py takes 5, bench/results/mujoco_contact.md), for kappa > 0
-// by 1 + the most negative entry.
+// Initial point: the KKT system solved with D = I (s = -z), then s and z made positive: for kappa = 0
+// s_i = z_i = max(|z_i|, mean |z| / 2), so that D is I again and the first iteration reuses the start's
+// factorisation; for kappa > 0 by 1 + the most negative entry.
+// Step length: a fraction of the step to the boundary, step_fraction (0.99) far from the solution and,
+// for kappa = 0, 1 - sigma near it (sigma, Mehrotra's centring weight, -> 0 there): with a fixed
+// fraction the active rows' s or z could only shrink 100x per iteration. The standing laikago of
+// bench/compare_mujoco_contact.py takes 3 Newton iterations (bench/results/mujoco_contact.md).
 //
 // Relaxation kappa (Dojo-style smoothing, Howell et al. 2022): with kappa > 0 the solver stops on the
 // central path point s_i z_i = kappa instead of the complementary point. The solution is then a
@@ -64,6 +67,8 @@
 //     dl/dG = -(lambda_s x^T + z lambda_x^T)   dl/dF = -lambda_s z^T   dl/dA = -(lambda_y x^T + y lambda_x^T)
 // (the paper writes the symmetrised dl/dM for a symmetric M; symmetrise if M is parameterised so).
 // J^T reduces, by eliminating lambda for the complementarity rows, to exactly K^T at the solution.
+// (Schur path: D at the returned point floored at 1e-14 of S's largest diagonal entry, which keeps
+// the system regular where the multipliers are not unique; lcp_ipm.cpp, kBackwardDiagonalFloor.)
 // K is factored at the returned point on the first backward call (mixed_lcp_kkt_solve or
 // mixed_lcp_vjp) and every later one reuses that factorisation; a forward-only solve skips it.
 // Accurate when the solution is strictly complementary (kappa = 0) or kappa > 0.
@@ -96,7 +101,10 @@ struct LcpIpmSettings {
   int max_iterations = 50;
   S tolerance = S(1e-10);  ///< on the infinity norms of all residuals and of s.z - kappa
   S kappa = S(0);          ///< complementarity target s_i z_i = kappa (0: exact LCP)
-  S step_fraction = S(0.99);  ///< fraction of the step to the boundary s, z > 0
+  /// Fraction of the step to the boundary s, z > 0 far from the solution; near it (kappa = 0) the
+  /// fraction rises to 1 - sigma (Mehrotra's centring weight, -> 0 there), so the local convergence is
+  /// not held to a factor 1 / (1 - step_fraction) per iteration.
+  S step_fraction = S(0.99);
   bool schur = true;          ///< take the Schur path when M allows it (false: always the full K)
   /// Start from the solution the workspace holds (the last converged solve of a problem of the same
   /// shape, e.g. the previous time step's): z kept, x from the dual rows, s from the inequality rows,
@@ -132,7 +140,17 @@ struct IpmWorkspaceTpl {
   MatrixX<S> K;                              // reduced KKT matrix
   Eigen::PartialPivLU<MatrixX<S>> lu;        // its factorisation
   // Schur path (see the file comment); w = [z; y], n_w = n_ineq + n_eq
-  Eigen::LLT<MatrixX<S>> mass_llt;           // M = L L^T
+  /// Optional, set by the caller (it persists over solves; empty: M is treated as dense): per unknown
+  /// x_k its parent in a tree, parents before children (-1: a root), where M(i, j) != 0 only for i, j
+  /// on one path to a root: a kinematic tree's mass matrix (a dof's parent dof). Where a solve's M
+  /// keeps to that pattern (checked), M = L^T L (Featherstone's LTL, no fill-in) and every solve with
+  /// L touches a row's path only; otherwise M = L L^T, dense.
+  Eigen::VectorXi mass_parent;
+  Eigen::LLT<MatrixX<S>> mass_llt;           // M = L L^T (dense)
+  MatrixX<S> mass_ltl;                       // M = L^T L (tree): L in the lower triangle
+  Eigen::VectorXi mass_scratch;              // n_x ints (checking M's pattern)
+  bool mass_tree = false;                    // the last solve factored M = L^T L
+  // Below, F is M's half factor (M = F F^T): the dense L, or the tree's L^T.
   /// Optional orthogonal change of basis T of the inequality rows (n_ineq square; empty: identity),
   /// set by the caller (it persists over solves): the iterations factor T^T S T, whose rows with
   /// (T^T G)_r = 0 couple only within their block and are eliminated there (see the file comment).
@@ -163,10 +181,11 @@ struct IpmWorkspaceTpl {
   Eigen::Index n_core_ineq = 0, n_core = 0;  // core rows: those of T^T G that are not zero, then A's
   Eigen::Index n_lu = 0;                     // rows of the core LU: the blocks' rows not eliminated, then A's
   MatrixX<S> core_B;                         // n_w x n_x: the core rows of [T^T G; A] (first n_core)
-  MatrixX<S> core_X;                         // n_x x n_w: L^-1 core_B^T
+  MatrixX<S> core_X;                         // n_x x n_w: F^-1 core_B^T
+  Eigen::VectorXi core_X_first;              // per column of core_X: its first row not zero
   MatrixX<S> core_W;                         // n_w x n_w: core_B M^-1 core_B^T
   VectorX<S> core_c;                         // core_B M^-1 q
-  VectorX<S> mass_q;                         // L^-1 q
+  VectorX<S> mass_q;                         // F^-1 q
   VectorX<S> core_w, core_g, basis_w;        // scratch: core multipliers, core_B x, rows in the block basis
   // The backward pass's factorisation (at the solution, in the original basis), formed on demand
   MatrixX<S> minv;                           // M^-1, explicit
@@ -190,6 +209,8 @@ struct IpmWorkspaceTpl {
   bool has_solution = false;                 // a solve_mixed_lcp left its point here
   bool converged = false;                    // ... and it had converged (warm starts need one)
   bool factored_at_solution = false;         // the factorisation is the one at that point
+  bool factored_at_start = false;            // the factorisation is the one at the current iterate (the
+                                             // cold start's, D = I, where it set s = z)
 };
 using IpmWorkspace = IpmWorkspaceTpl<double>;
 
