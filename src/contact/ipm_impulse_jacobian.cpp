@@ -152,7 +152,9 @@ void IpmContact::response(const Model& model, Data& data, int rows, int m, const
   Eigen::MatrixXd& S = data.deriv_impulse_S;
   row_map_times(data, WPt, S);
   S -= lcp.F;
-  for (int r = 0; r < rows; ++r) S(r, r) += ws.s[r] / std::max(ws.z[r], std::numeric_limits<double>::min());
+  // D = s / z, floored as the solver's backward pass floors it (lcp_ipm.hpp, kIpmBackwardDiagonalFloor)
+  const double floor = rows > 0 ? kIpmBackwardDiagonalFloor * S.diagonal().cwiseAbs().maxCoeff() : 0.0;
+  for (int r = 0; r < rows; ++r) S(r, r) += std::max(ws.s[r] / std::max(ws.z[r], std::numeric_limits<double>::min()), floor);
   Eigen::VectorXi& order = data.deriv_impulse_row_order;
   if (order.size() != rows) order.resize(rows);  // allocates: a new row count
   detail::lu_in_place(S.data(), rows, nullptr, order.data());

@@ -160,15 +160,6 @@ constexpr double kRotationSpread = 1e4;
 // adaptive step fraction of iterate: the reduction of a blocking s_i or z_i per iteration is at most 1e8).
 constexpr double kMinBoundaryGap = 1e-8;
 
-// The backward pass's D = s / z is at least this fraction of S's largest diagonal entry (Schur path).
-// At the solution an active row's D is ~0; where the multipliers are not unique (a sticking contact
-// whose N friction directions span only 2 tangents) S restricted to the active rows is singular, and
-// an iteration that converged far past the tolerance (D ~ 1e-17) leaves the implicit system as
-// singular as rounding allows: its solution then carries a large null-space part whose rounding reaches
-// the velocities' derivatives (a bouncing ball's 40-step rollout_vjp was 3e-3 off central differences,
-// tests/python/test_ipm_contact.py). The floor makes it a regularised solve; where S is regular it
-// moves the derivatives by ~1e-14 (relative).
-constexpr double kBackwardDiagonalFloor = 1e-14;
 
 // ---- M's factorisation, M = F F^T: F the dense Cholesky factor L, or L^T of the tree's M = L^T L ----
 
@@ -908,9 +899,9 @@ template <class S>
 void factor_at_solution(const MixedLcpTpl<S>& p, IpmWorkspaceTpl<S>& ws) {
   if (ws.factored_at_solution) return;
   ws.ds_aff = ws.s.cwiseQuotient(ws.z);
-  if (ws.use_schur && ws.n_ineq > 0) {  // D floored (see kBackwardDiagonalFloor)
+  if (ws.use_schur && ws.n_ineq > 0) {  // D floored (see kIpmBackwardDiagonalFloor)
     prepare_full_schur(p, ws);
-    const S floor = S(kBackwardDiagonalFloor) * ws.schur_static.diagonal().head(ws.n_ineq).cwiseAbs().maxCoeff();
+    const S floor = S(kIpmBackwardDiagonalFloor) * ws.schur_static.diagonal().head(ws.n_ineq).cwiseAbs().maxCoeff();
     ws.ds_aff = ws.ds_aff.cwiseMax(floor);
   }
   factor_with(p, ws, ws.ds_aff, true);

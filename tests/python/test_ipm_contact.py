@@ -154,6 +154,25 @@ def test_rollout_vjp_through_ipm_matches_central_differences(ball_path, case):
         assert abs(p_bar[k] - fd) <= 1e-4 * max(1.0, abs(fd)), (name, p_bar[k], fd)
 
 
+def test_step_jacobian_of_a_landing_ball_matches_central_differences(ball_path):
+    """A ball that lands and sticks: its four friction directions all active, their split not unique.
+    The implicit system at such a solution is singular up to the solver's last D = s / z (which an
+    iteration converging far past its tolerance makes ~1e-17); the floor on D keeps the step Jacobian
+    equal to central differences (it was up to 58 off without it)."""
+    model = gradyn.load(ball_path).with_contact(model="ipm", ipm_tolerance=1e-13, ipm_iterations=100)
+    q0 = model.neutral()
+    q0[2] = 0.0995
+    v0 = np.array([0.1, 0.0, -1.5, 0.0, 0.0, 0.0])
+    T, dt, h = 40, 1e-3, 1e-6
+    taus = 0.1 * np.random.default_rng(5).standard_normal((T, model.nv))
+    qs, vs = gradyn.rollout(model, q0, v0, taus, dt)
+    for t in range(T):
+        A = gradyn.step_jacobian(model, qs[t], vs[t], taus[t], dt)[0]
+        fd = np.array([(gradyn.step(model, qs[t], vs[t] + h * e, taus[t], dt)[1]
+                        - gradyn.step(model, qs[t], vs[t] - h * e, taus[t], dt)[1]) / (2 * h) for e in np.eye(6)]).T
+        np.testing.assert_allclose(A[6:, 6:], fd, atol=1e-6, err_msg=f"step {t}")
+
+
 def test_gradcheck_through_ipm_contact(ball_path):
     """The hand-written adjoint against forward mode (implicit derivatives of each LCP) and FD. The
     ball sticks within the first step (Baumgarte's push gives a large normal impulse). At kappa = 0 the

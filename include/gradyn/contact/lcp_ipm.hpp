@@ -68,7 +68,7 @@
 // (the paper writes the symmetrised dl/dM for a symmetric M; symmetrise if M is parameterised so).
 // J^T reduces, by eliminating lambda for the complementarity rows, to exactly K^T at the solution.
 // (Schur path: D at the returned point floored at 1e-14 of S's largest diagonal entry, which keeps
-// the system regular where the multipliers are not unique; lcp_ipm.cpp, kBackwardDiagonalFloor.)
+// the system regular where the multipliers are not unique; kIpmBackwardDiagonalFloor.)
 // K is factored at the returned point on the first backward call (mixed_lcp_kkt_solve or
 // mixed_lcp_vjp) and every later one reuses that factorisation; a forward-only solve skips it.
 // Accurate when the solution is strictly complementary (kappa = 0) or kappa > 0.
@@ -79,6 +79,17 @@
 #include "gradyn/spatial/spatial.hpp"
 
 namespace gradyn {
+
+/// The backward pass's D = s / z is at least this fraction of S's largest diagonal entry (Schur path;
+/// the step Jacobian's response, contact/ipm_impulse_jacobian.cpp, the same). At the solution an
+/// active row's D is ~0; where the multipliers are not unique (a sticking contact whose N friction
+/// directions span only 2 tangents) S restricted to the active rows is singular, and an iteration that
+/// converged far past the tolerance (D ~ 1e-17) leaves the implicit system as singular as rounding
+/// allows: its solution then carries a large null-space part whose rounding reaches the velocities'
+/// derivatives (a bouncing ball's 40-step rollout_vjp was 3e-3 off central differences, its step
+/// Jacobian up to 58). The floor makes it a regularised solve; where S is regular it moves the
+/// derivatives by ~1e-14 (relative).
+inline constexpr double kIpmBackwardDiagonalFloor = 1e-14;
 
 /// The data of one mixed LCP (shapes: M n_x x n_x, q n_x, G n_ineq x n_x, F n_ineq x n_ineq, m n_ineq,
 /// A n_eq x n_x, b n_eq). Also holds the gradient w.r.t. each field in mixed_lcp_vjp.
