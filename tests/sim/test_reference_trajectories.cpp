@@ -156,8 +156,7 @@ TEST_P(ReferenceTrajectories, BitwiseUnchanged) {
 // factorisation), factors M without fill-in on the tree (LTL), and floors D in the backward
 // factorisation; the iterates, and the point where it stops below ipm_tolerance (now 1e-11), change.
 // Re-recorded for issue 24's CRBA (ipm only, bits only; statuses unchanged): a body's world inertia
-// fills the upper triangle of T R^T (T = R Ic) two rows at a time, and a revolute axis along +-x, +-y
-// or +-z takes R's column for R a, so M rounds differently.
+// fills the upper triangle of T R^T (T = R Ic) two rows at a time, so M rounds differently.
 INSTANTIATE_TEST_SUITE_P(
     Laikago, ReferenceTrajectories,
     ::testing::Values(

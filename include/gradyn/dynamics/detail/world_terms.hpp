@@ -85,9 +85,12 @@ inline void world_body_pose(const ModelTpl<S>& model, DataTpl<S>& data, const Ve
         Pose<S>& L = data.liMi[i];
         times_axis_rotation<S>(model.joint_placement[i].R, model.joint_axis[i], c, s, L.R);
         L.p = model.joint_placement[i].p;
+        times_axis_rotation<S>(P.R, model.joint_axis[i], c, s, data.oMi[i].R);
+        data.oMi[i].p.noalias() = P.R * L.p;
+      } else {
+        times_axis_rotation<S>(P.R, model.joint_axis[i], c, s, data.oMi[i].R);
+        data.oMi[i].p.noalias() = P.R * model.joint_placement[i].p;
       }
-      times_axis_rotation<S>(P.R, model.joint_axis[i], c, s, data.oMi[i].R);
-      data.oMi[i].p.noalias() = P.R * model.joint_placement[i].p;
       data.oMi[i].p += P.p;
       world_motion_subspace(model, data, i);
       return;
@@ -113,20 +116,7 @@ inline void world_motion_subspace(const ModelTpl<S>& model, DataTpl<S>& data, in
   S* oS = data.oS[i].data();  // column-major 6 x nv
   if (type == JointType::Revolute || type == JointType::Continuous) {  // oS = [R a; p x R a]
     Eigen::Map<Vector3<S>> w(oS);
-    const Vector3<S>& a = model.joint_axis[i];
-    if constexpr (std::is_same_v<S, double>) {  // R a for a = +-e_k: R's column k, exactly
-      using std::abs;
-      if (a[1] == 0.0 && a[2] == 0.0 && abs(a[0]) == 1.0)
-        w = a[0] * X.R.col(0);
-      else if (a[0] == 0.0 && a[2] == 0.0 && abs(a[1]) == 1.0)
-        w = a[1] * X.R.col(1);
-      else if (a[0] == 0.0 && a[1] == 0.0 && abs(a[2]) == 1.0)
-        w = a[2] * X.R.col(2);
-      else
-        w.noalias() = X.R * a;
-    } else {
-      w.noalias() = X.R * a;
-    }
+    w.noalias() = X.R * model.joint_axis[i];
     Eigen::Map<Vector3<S>>(oS + 3) = X.p.cross(w);
   } else if (type == JointType::Prismatic) {  // oS = [0; R a]
     Eigen::Map<Vector3<S>>(oS).setZero();
