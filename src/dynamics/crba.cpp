@@ -36,39 +36,12 @@ void crba_joint(const ModelTpl<S>& model, DataTpl<S>& data, int i) {
   }
 }
 
-// Body i's inertia in the world frame about the world origin: Io = R Ic R^T - m [c]x [c]x, m, h = m c.
-// Only Io's upper triangle is computed (columns 1 and 2 two rows at a time), then mirrored: exactly
-// symmetric, and fewer instructions than the full 3x3 product.
-template <class S>
-OriginInertia<S> world_origin_inertia(const Inertia<S>& I, const Pose<S>& oMi) {
-  OriginInertia<S> Y;
-  const Matrix3<S>& R = oMi.R;
-  const Vector3<S> c = oMi.act_point(I.com);
-  Y.m = I.mass;
-  Y.h = I.mass * c;
-  Matrix3<S> T;
-  T.noalias() = R * I.inertia_com;
-  const S ch = c.dot(Y.h);  // - m [c]x [c]x = m |c|^2 I - m c c^T
-  for (int col = 1; col < 3; ++col)
-    Y.Io.col(col).template head<2>() = T.template topRows<2>().col(0) * R(col, 0) +
-                                       T.template topRows<2>().col(1) * R(col, 1) +
-                                       T.template topRows<2>().col(2) * R(col, 2) -
-                                       c.template head<2>() * Y.h[col];
-  Y.Io(0, 0) = T.row(0).dot(R.row(0)) - c[0] * Y.h[0] + ch;
-  Y.Io(1, 1) += ch;
-  Y.Io(2, 2) = T.row(2).dot(R.row(2)) - c[2] * Y.h[2] + ch;
-  Y.Io(1, 0) = Y.Io(0, 1);
-  Y.Io(2, 0) = Y.Io(0, 2);
-  Y.Io(2, 1) = Y.Io(1, 2);
-  return Y;
-}
-
 template <class S>
 void crba_passes(const ModelTpl<S>& model, DataTpl<S>& data, const VecRef<S>& q) {
   const int nb = model.nbodies();
   for (int i = 0; i < nb; ++i) {
     detail::world_body_pose<S, false>(model, data, q, i);
-    data.oYc[i] = world_origin_inertia(model.body_inertia[i], data.oMi[i]);
+    data.oYc[i] = OriginInertia<S>::from_body(model.body_inertia[i], data.oMi[i]);
   }
   // Only ancestor-descendant blocks are written: the others stay zero from Data's construction.
   for (int i = nb - 1; i >= 0; --i) {

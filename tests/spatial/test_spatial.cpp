@@ -39,6 +39,20 @@ TEST(Spatial, InertiaTransformsConsistently) {
   (void)Xm;
 }
 
+TEST(Spatial, OriginInertiaFromBodyIsTheTransformedInertiaAndExactlySymmetric) {
+  const Pose<double> X = some_pose();
+  Eigen::Matrix3d A = Eigen::Matrix3d::Random();
+  const Inertia<double> I(2.5, Eigen::Vector3d(0.1, 0.2, -0.3), A * A.transpose() + Eigen::Matrix3d::Identity());
+  const OriginInertia<double> Y = OriginInertia<double>::from_body(I, X);
+  EXPECT_LE((Y.matrix() - I.transformed(X).matrix()).norm(), 1e-13);
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) EXPECT_EQ(Y.Io(r, c), Y.Io(c, r));
+  // the ten numbers add as the 6x6 matrices do
+  OriginInertia<double> sum = Y;
+  sum += OriginInertia<double>::from_body(I, Pose<double>::Identity());
+  EXPECT_LE((sum.matrix() - Y.matrix() - I.matrix()).norm(), 1e-13);
+}
+
 TEST(Spatial, CrossProductsAreDual) {
   const Vector6<double> v = Vector6<double>::Random(), m = Vector6<double>::Random(), f = Vector6<double>::Random();
   // (v x* f) . m = -f . (v x m)
